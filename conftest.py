@@ -1,0 +1,7 @@
+"""Root conftest: make this checkout's custom_components win over the harness's own.
+
+pytest-homeassistant-custom-component puts its testing_config/custom_components on
+sys.path; importing ours first, before Home Assistant starts, keeps `pacerelle` found.
+"""
+
+import custom_components.pacerelle  # noqa: F401

@@ -1,0 +1,1 @@
+"""Signal protocol engine (PQXDH, Double Ratchet, SPQR): HA-free and I/O-free."""

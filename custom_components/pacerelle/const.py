@@ -1,0 +1,17 @@
+"""Constants of the Pacerelle integration."""
+
+from typing import Final
+
+DOMAIN: Final = "pacerelle"
+
+CONF_CONNECTION_KEY: Final = "connection_key"
+CONF_AGENT_NAME: Final = "agent_name"
+CONF_AGENT_DESCRIPTION: Final = "agent_description"
+CONF_SERVER_URL: Final = "server_url"
+
+DEFAULT_AGENT_NAME: Final = "Home Assistant"
+DEFAULT_AGENT_DESCRIPTION: Final = (
+    "Your Home Assistant: answers your messages, reports what happens at home "
+    "and asks before it acts."
+)
+DEFAULT_SERVER_URL: Final = "https://api.pacerelle.com"

@@ -1,0 +1,135 @@
+# Shared by the project's scripts: where things live, and how to reach a Python >= 3.14.2.
+#
+# Home Assistant 2026.10 needs Python >= 3.14.2. A host that has it (a `python3.14` on
+# PATH, a developer laptop, the HA dev container) is used as it is. A Debian or Ubuntu
+# host without it, run as root, gets a Debian sid root file system with Python 3.14 in the
+# cache directory; every script then re-executes itself inside it (same paths, same
+# network), so the commands stay the same everywhere.
+# shellcheck shell=bash
+
+ROOT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+CACHE_DIR=${PACERELLE_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pacerelle-ha}
+DOWNLOADS_DIR=$CACHE_DIR/downloads
+ROOTFS=$CACHE_DIR/rootfs-sid
+ROOTFS_MARKER=$ROOTFS/.pacerelle-rootfs-ready
+# What the root file system holds; a change here rebuilds it. g++ builds the wheels that
+# Home Assistant's default_config installs at first start (assist_pipeline's audio filters).
+ROOTFS_PACKAGES=python3.14,python3.14-venv,python3.14-dev,ca-certificates,gcc,g++,libc6-dev,git,procps
+VENV=$ROOT_DIR/.venv
+PEER_DIR=$VENV/reference-peer
+export PACERELLE_REFERENCE_PEER=${PACERELLE_REFERENCE_PEER:-$PEER_DIR/libsignalwrap.so}
+
+log() { printf '%s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+python_ok() {
+  "$1" -c 'import sys; sys.exit(sys.version_info < (3, 14, 2))' >/dev/null 2>&1
+}
+
+# Prints the host's Python >= 3.14.2, a `python3.14` on PATH first.
+host_python() {
+  local candidate
+  for candidate in python3.14 python3; do
+    if command -v "$candidate" >/dev/null 2>&1 && python_ok "$candidate"; then
+      command -v "$candidate"
+      return 0
+    fi
+  done
+  return 1
+}
+
+# The main archive of the host's own apt configuration (never a host written here).
+apt_mirror() {
+  local file uri
+  for file in /etc/apt/sources.list.d/*.sources; do
+    [ -f "$file" ] || continue
+    uri=$(awk '
+      /^[[:space:]]*$/ { if (uri != "" && suites !~ /security/) { print uri; exit } uri = ""; suites = "" }
+      /^URIs:/ { uri = $2 }
+      /^Suites:/ { suites = $0 }
+      END { if (uri != "" && suites !~ /security/) print uri }' "$file" | head -n 1)
+    [ -n "$uri" ] && { echo "$uri"; return 0; }
+  done
+  for file in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [ -f "$file" ] || continue
+    uri=$(awk '$1 == "deb" && $0 !~ /security/ { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; exit } }' "$file")
+    [ -n "$uri" ] && { echo "$uri"; return 0; }
+  done
+  return 1
+}
+
+build_rootfs() {
+  [ "$(id -u)" = 0 ] || die "no Python >= 3.14.2 found; install python3.14, or run as root on Debian/Ubuntu so that scripts/setup can build one"
+  local distro suite mirror
+  distro=$(. /etc/os-release && echo "$ID")
+  case "$distro" in
+    debian) suite=${PACERELLE_ROOTFS_SUITE:-sid} ;;
+    ubuntu) suite=${PACERELLE_ROOTFS_SUITE:-resolute} ;;  # Ubuntu 26.04 ships Python 3.14
+    *) die "no Python >= 3.14.2 found and the host is $distro, not Debian or Ubuntu; install python3.14" ;;
+  esac
+  mirror=${PACERELLE_ROOTFS_MIRROR:-$(apt_mirror)} || die "cannot read an apt mirror from /etc/apt"
+  if ! command -v mmdebstrap >/dev/null 2>&1; then
+    log "setup: installing mmdebstrap"
+    apt-get install -y -q mmdebstrap >/dev/null 2>&1 \
+      || { apt-get update -q >/dev/null && apt-get install -y -q mmdebstrap >/dev/null; } \
+      || die "could not install mmdebstrap"
+  fi
+  log "setup: building a Debian $suite root file system with Python 3.14 in $ROOTFS"
+  rm -rf "$ROOTFS.tmp" "$ROOTFS"
+  mkdir -p "$CACHE_DIR"
+  # The mirror's sid Release file may be expired: do not reject it for that alone.
+  mmdebstrap --variant=minbase --aptopt='Acquire::Check-Valid-Until "false"' \
+    --include="$ROOTFS_PACKAGES" \
+    "$suite" "$ROOTFS.tmp" "$mirror" >"$CACHE_DIR/rootfs-build.log" 2>&1 \
+    || die "mmdebstrap failed, see $CACHE_DIR/rootfs-build.log"
+  mv "$ROOTFS.tmp" "$ROOTFS"
+  echo "$ROOTFS_PACKAGES" >"$ROOTFS_MARKER"
+}
+
+# Builds the root file system once; later package additions are installed into it (a
+# rebuild would pull it from under commands running inside).
+ensure_rootfs() {
+  if [ ! -f "$ROOTFS_MARKER" ]; then
+    build_rootfs
+  elif [ "$(cat "$ROOTFS_MARKER")" != "$ROOTFS_PACKAGES" ]; then
+    log "setup: adding packages to the root file system"
+    run_in_rootfs /bin/sh -c 'apt-get update -q && apt-get install -y -q "$@"' sh ${ROOTFS_PACKAGES//,/ } \
+      >"$CACHE_DIR/rootfs-update.log" 2>&1 || die "apt-get failed in the root file system, see $CACHE_DIR/rootfs-update.log"
+    echo "$ROOTFS_PACKAGES" >"$ROOTFS_MARKER"
+  fi
+}
+
+# Runs "$@" (an absolute command path and its arguments) inside the root file system, in
+# a private mount namespace so that no mount outlives the command.
+run_in_rootfs() {
+  # The host's CA bundle and resolver: pip and the tests reach the same network as the host.
+  if [ -f /etc/ssl/certs/ca-certificates.crt ]; then
+    cp /etc/ssl/certs/ca-certificates.crt "$ROOTFS/etc/ssl/certs/ca-certificates.crt"
+  fi
+  cp -L /etc/resolv.conf "$ROOTFS/etc/resolv.conf" 2>/dev/null || true
+  cp /etc/hosts "$ROOTFS/etc/hosts" 2>/dev/null || true
+  mkdir -p "$DOWNLOADS_DIR"
+  # The host's find-links folder does not exist inside; pip would warn at every call.
+  env -u PIP_FIND_LINKS PACERELLE_IN_ROOTFS=1 \
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    unshare --mount --propagation private -- \
+    "$ROOT_DIR/scripts/lib/chroot-exec" "$ROOTFS" "$ROOT_DIR" "$DOWNLOADS_DIR" "$PWD" "$@"
+}
+
+# Call at the top of a script with "$0" "$@": returns when this process can use Python
+# 3.14 directly, otherwise re-executes the script inside the root file system.
+ensure_python_env() {
+  if [ -n "${PACERELLE_IN_ROOTFS:-}" ] || host_python >/dev/null; then
+    return 0
+  fi
+  ensure_rootfs
+  local script
+  script=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+  shift
+  run_in_rootfs "$script" "$@"
+  exit $?
+}
+
+project_python() {
+  if [ -x "$VENV/bin/python" ]; then echo "$VENV/bin/python"; else host_python || echo /usr/bin/python3.14; fi
+}

@@ -1,0 +1,27 @@
+"""The first step of the config flow: what the user is asked for."""
+
+from homeassistant import config_entries
+from homeassistant.core import HomeAssistant
+from homeassistant.data_entry_flow import FlowResultType
+
+from custom_components.pacerelle.const import (
+    CONF_AGENT_DESCRIPTION,
+    CONF_AGENT_NAME,
+    CONF_CONNECTION_KEY,
+    DEFAULT_AGENT_NAME,
+    DOMAIN,
+)
+
+
+async def test_user_step_asks_for_a_connection_key(hass: HomeAssistant) -> None:
+    result = await hass.config_entries.flow.async_init(
+        DOMAIN, context={"source": config_entries.SOURCE_USER}
+    )
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == "user"
+    schema = result["data_schema"].schema
+    fields = {str(key): key for key in schema}
+    assert set(fields) == {CONF_CONNECTION_KEY, CONF_AGENT_NAME, CONF_AGENT_DESCRIPTION}
+    assert fields[CONF_AGENT_NAME].default() == DEFAULT_AGENT_NAME
+    selector = schema[fields[CONF_CONNECTION_KEY]]
+    assert selector.config["type"] == "password"
