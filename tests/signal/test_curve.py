@@ -1,0 +1,223 @@
+"""X25519 keys and XEdDSA signatures, checked against libsignal's native runtime."""
+
+import hashlib
+from dataclasses import replace
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from custom_components.pacerelle.client.signal import curve
+from custom_components.pacerelle.client.signal.curve import (
+    PUBLIC_KEY_TYPE,
+    KeyPair,
+    agree,
+    deserialize_public,
+    serialize_public,
+    xeddsa_sign,
+    xeddsa_verify,
+)
+from custom_components.pacerelle.client.signal.errors import SignalError, SignalErrorKind
+from tests.reference_peer import (
+    ReferenceBundle,
+    ReferencePeer,
+    ReferencePeerError,
+    reference_peer_available,
+)
+
+GROUP_ORDER = 2**252 + 27742317777372353535851937790883648493
+FIELD_PRIME = 2**255 - 19
+
+keys = st.binary(min_size=32, max_size=32)
+messages = st.binary(max_size=200)
+nonces = st.binary(min_size=64, max_size=64)
+native = pytest.mark.skipif(not reference_peer_available(), reason="reference peer not installed")
+
+
+def _flip(data: bytes, bit: int) -> bytes:
+    flipped = bytearray(data)
+    flipped[bit // 8] ^= 1 << (bit % 8)
+    return bytes(flipped)
+
+
+def test_key_pair_is_clamped_and_matches_native_x25519() -> None:
+    pair = KeyPair.generate()
+    assert len(pair.private) == len(pair.public) == 32
+    assert pair.private[0] & 0b111 == 0
+    assert pair.private[31] & 0b1100_0000 == 0b0100_0000
+    native_public = X25519PrivateKey.from_private_bytes(pair.private).public_key()
+    assert native_public.public_bytes_raw() == pair.public
+    assert KeyPair.from_private(pair.private) == pair
+    assert pair.private.hex() not in repr(pair)
+
+
+def test_from_private_clamps_like_libsignal() -> None:
+    pair = KeyPair.from_private(b"\xff" * 32)
+    assert pair.private == b"\xf8" + b"\xff" * 30 + b"\x7f"
+    with pytest.raises(SignalError) as failure:
+        KeyPair.from_private(b"\x01" * 31)
+    assert failure.value.kind is SignalErrorKind.INVALID_KEY
+
+
+def test_public_key_wire_form() -> None:
+    raw = KeyPair.generate().public
+    serialized = serialize_public(raw)
+    assert serialized == bytes([PUBLIC_KEY_TYPE]) + raw
+    assert deserialize_public(serialized) == raw
+    for bad in (b"\x08" + raw, serialized[:-1], serialized + b"\x00", b""):
+        with pytest.raises(SignalError) as failure:
+            deserialize_public(bad)
+        assert failure.value.kind is SignalErrorKind.INVALID_KEY
+    with pytest.raises(SignalError):
+        serialize_public(raw[:31])
+
+
+def test_agreement_is_symmetric_and_refuses_low_order_points() -> None:
+    alice, bob = KeyPair.generate(), KeyPair.generate()
+    assert agree(alice.private, bob.public) == agree(bob.private, alice.public)
+    for low_order in (bytes(32), (1).to_bytes(32, "little")):
+        with pytest.raises(SignalError) as failure:
+            agree(alice.private, low_order)
+        assert failure.value.kind is SignalErrorKind.INVALID_KEY
+
+
+def test_edwards_arithmetic_matches_native_ed25519() -> None:
+    for seed in (bytes(32), b"\x01" * 32, hashlib.sha256(b"seed").digest()):
+        expanded = bytearray(hashlib.sha512(seed).digest()[:32])
+        expanded[0] &= 248
+        expanded[31] = (expanded[31] & 127) | 64
+        scalar = int.from_bytes(expanded, "little")
+        expected = Ed25519PrivateKey.from_private_bytes(seed).public_key().public_bytes_raw()
+        assert curve._compress(curve._base_multiply(scalar)) == expected
+        assert curve._compress(curve._base_multiply(scalar % GROUP_ORDER)) == expected
+
+
+def test_signing_is_deterministic_given_the_randomness() -> None:
+    pair = KeyPair.from_private(bytes(range(32)))
+    first = xeddsa_sign(pair.private, b"message", bytes(64))
+    assert first == xeddsa_sign(pair.private, b"message", bytes(64))
+    assert first != xeddsa_sign(pair.private, b"message", b"\x01" * 64)
+    assert len(first) == 64
+    with pytest.raises(SignalError):
+        xeddsa_sign(pair.private, b"message", bytes(63))
+
+
+@settings(max_examples=60, deadline=None)
+@given(private=keys, message=messages, nonce=nonces)
+def test_signatures_verify(private: bytes, message: bytes, nonce: bytes) -> None:
+    pair = KeyPair.from_private(private)
+    signature = xeddsa_sign(pair.private, message, nonce)
+    assert xeddsa_verify(pair.public, message, signature)
+    # libsignal signs with the unclamped scalar mod the order too: same result either way.
+    assert xeddsa_sign(private, message, nonce) == signature
+
+
+@settings(max_examples=60, deadline=None)
+@given(private=keys, message=messages, bit=st.integers(0, 511), other=keys)
+def test_tampering_is_rejected(private: bytes, message: bytes, bit: int, other: bytes) -> None:
+    pair = KeyPair.from_private(private)
+    signature = xeddsa_sign(pair.private, message)
+    assert not xeddsa_verify(pair.public, message, _flip(signature, bit))
+    assert not xeddsa_verify(pair.public, message + b"!", signature)
+    if message:
+        assert not xeddsa_verify(pair.public, _flip(message, 0), signature)
+    stranger = KeyPair.from_private(other)
+    if stranger.public != pair.public:
+        assert not xeddsa_verify(stranger.public, message, signature)
+
+
+def test_verify_refuses_malformed_input() -> None:
+    pair = KeyPair.generate()
+    signature = xeddsa_sign(pair.private, b"m")
+    assert not xeddsa_verify(pair.public, b"m", signature[:63])
+    assert not xeddsa_verify(pair.public[:31], b"m", signature)
+    minus_one = (FIELD_PRIME - 1).to_bytes(32, "little")
+    assert not xeddsa_verify(minus_one, b"m", signature)
+    high = bytearray(signature)
+    high[63] |= 0b0010_0000
+    assert not xeddsa_verify(pair.public, b"m", bytes(high))
+
+
+def _unreduced(signature: bytes) -> bytes:
+    """The same signature with s + L in place of s (libsignal accepts s below 2**253)."""
+    sign = signature[63] & 0x80
+    s = int.from_bytes(signature[32:], "little") & ~(1 << 255)
+    bumped = bytearray((s + GROUP_ORDER).to_bytes(32, "little"))
+    bumped[31] |= sign
+    return signature[:32] + bytes(bumped)
+
+
+def test_unreduced_scalar_is_accepted_like_libsignal() -> None:
+    pair = KeyPair.generate()
+    signature = xeddsa_sign(pair.private, b"m")
+    assert xeddsa_verify(pair.public, b"m", _unreduced(signature))
+
+
+@native
+@pytest.mark.interop
+def test_native_signatures_verify_and_tampered_ones_do_not() -> None:
+    with ReferencePeer("agent:a") as peer:
+        for ids in range(1, 4):
+            bundle = peer.generate_prekey_bundle(ids, ids, ids)
+            identity = deserialize_public(bundle.identity_key)
+            signed = (
+                (bundle.signed_prekey_public, bundle.signed_prekey_signature),
+                (bundle.kyber_prekey_public, bundle.kyber_prekey_signature),
+            )
+            for message, signature in signed:
+                assert xeddsa_verify(identity, message, signature)
+                assert not xeddsa_verify(identity, _flip(message, 9), signature)
+                for bit in (0, 255, 256, 300, 511):
+                    assert not xeddsa_verify(identity, message, _flip(signature, bit))
+
+
+def _resigned(bundle: ReferenceBundle, identity: KeyPair, tamper: bool = False) -> ReferenceBundle:
+    signed_prekey_signature = xeddsa_sign(identity.private, bundle.signed_prekey_public)
+    kyber_signature = xeddsa_sign(identity.private, bundle.kyber_prekey_public)
+    if tamper:
+        kyber_signature = _flip(kyber_signature, 100)
+    return replace(
+        bundle,
+        identity_key=serialize_public(identity.public),
+        signed_prekey_signature=signed_prekey_signature,
+        kyber_prekey_signature=kyber_signature,
+    )
+
+
+@native
+@pytest.mark.interop
+def test_native_runtime_accepts_our_signatures() -> None:
+    with ReferencePeer("agent:a") as agent:
+        bundle = agent.generate_prekey_bundle()
+        assert len(bundle.kyber_prekey_public) == 1569
+        for _ in range(5):
+            identity = KeyPair.generate()
+            with ReferencePeer("human:b") as human:
+                human.process_prekey_bundle("agent:a", _resigned(bundle, identity))
+                assert human.encrypt("agent:a", b"hi")[0] == 0x01
+        unreduced = replace(
+            _resigned(bundle, identity),
+            signed_prekey_signature=_unreduced(
+                xeddsa_sign(identity.private, bundle.signed_prekey_public)
+            ),
+        )
+        with ReferencePeer("human:b") as human:
+            human.process_prekey_bundle("agent:a", unreduced)
+
+
+@native
+@pytest.mark.interop
+def test_native_runtime_rejects_our_tampered_signatures() -> None:
+    with ReferencePeer("agent:a") as agent, ReferencePeer("human:b") as human:
+        bundle = agent.generate_prekey_bundle()
+        identity = KeyPair.generate()
+        with pytest.raises(ReferencePeerError):
+            human.process_prekey_bundle("agent:a", _resigned(bundle, identity, tamper=True))
+        other = KeyPair.generate()
+        wrong_identity = replace(
+            _resigned(bundle, identity), identity_key=serialize_public(other.public)
+        )
+        with pytest.raises(ReferencePeerError):
+            human.process_prekey_bundle("agent:a", wrong_identity)
