@@ -1,0 +1,81 @@
+"""The key derivations of the Double Ratchet, as libsignal's ratchet/keys.rs computes them.
+
+Root key + DH output -> (next root key, chain key) with HKDF "WhisperRatchet"; a chain key
+steps with HMAC(key, 0x02) and yields a message key seed with HMAC(key, 0x01); the seed gives
+(cipher key, MAC key, IV) with HKDF "WhisperMessageKeys", salted by SPQR's key when it has one
+(that salt is what makes the ratchet triple).
+"""
+
+import hmac
+from dataclasses import dataclass
+from hashlib import sha256
+
+from .consts import IV_LENGTH, KEY_LENGTH
+
+ROOT_INFO = b"WhisperRatchet"
+MESSAGE_KEYS_INFO = b"WhisperMessageKeys"
+_MESSAGE_KEY_SEED = b"\x01"
+_CHAIN_KEY_SEED = b"\x02"
+_HASH_LENGTH = 32
+
+
+def hkdf_sha256(salt: bytes | None, ikm: bytes, info: bytes, length: int) -> bytes:
+    """RFC 5869 HKDF-SHA256 (no salt means 32 zero bytes)."""
+    prk = hmac.digest(salt or bytes(_HASH_LENGTH), ikm, sha256)
+    output = b""
+    block = b""
+    counter = 1
+    while len(output) < length:
+        block = hmac.digest(prk, block + info + bytes([counter]), sha256)
+        output += block
+        counter += 1
+    return output[:length]
+
+
+@dataclass(frozen=True, slots=True)
+class MessageKeys:
+    """The keys of one message: AES-256-CBC key and IV, HMAC-SHA256 key."""
+
+    cipher_key: bytes
+    mac_key: bytes
+    iv: bytes
+    counter: int
+
+
+def derive_message_keys(seed: bytes, counter: int, pq_key: bytes | None) -> MessageKeys:
+    """The message keys of a seed, mixed with SPQR's key for this message when there is one."""
+    okm = hkdf_sha256(pq_key, seed, MESSAGE_KEYS_INFO, 2 * KEY_LENGTH + IV_LENGTH)
+    return MessageKeys(
+        cipher_key=okm[:KEY_LENGTH],
+        mac_key=okm[KEY_LENGTH : 2 * KEY_LENGTH],
+        iv=okm[2 * KEY_LENGTH :],
+        counter=counter,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ChainKey:
+    """One step of a sending or receiving chain; `index` is the counter of its next message."""
+
+    key: bytes
+    index: int
+
+    def next(self) -> ChainKey:
+        """The chain key of the following message."""
+        return ChainKey(hmac.digest(self.key, _CHAIN_KEY_SEED, sha256), self.index + 1)
+
+    def message_seed(self) -> bytes:
+        """The seed of this message's keys (kept as-is for skipped messages, as libsignal)."""
+        return hmac.digest(self.key, _MESSAGE_KEY_SEED, sha256)
+
+
+@dataclass(frozen=True, slots=True)
+class RootKey:
+    """The root of the Double Ratchet: every DH ratchet step passes through it."""
+
+    key: bytes
+
+    def create_chain(self, dh_output: bytes) -> tuple[RootKey, ChainKey]:
+        """The next root key and a new chain from this root and a fresh DH output."""
+        okm = hkdf_sha256(self.key, dh_output, ROOT_INFO, 2 * KEY_LENGTH)
+        return RootKey(okm[:KEY_LENGTH]), ChainKey(okm[KEY_LENGTH:], 0)
