@@ -50,7 +50,8 @@ def test_manifest_key_order_is_hassfests() -> None:
 
 
 def test_no_requirement_that_home_assistant_already_ships() -> None:
-    shipped = {"aiohttp", "cryptography", "voluptuous"}
+    # Home Assistant 2026.10 validates with probatio, voluptuous's API-compatible successor.
+    shipped = {"aiohttp", "cryptography", "voluptuous", "probatio"}
     names = {re.split(r"[<>=!~\[]", req)[0].lower() for req in MANIFEST["requirements"]}
     assert not names & shipped
 

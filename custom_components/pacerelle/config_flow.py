@@ -4,9 +4,9 @@ This is the first step only (the form); the Agent Connect handshake that follows
 (registration, PKCE, approval in Pacerelle, code exchange) is built by the config flow issue.
 """
 
-from typing import Any
+from typing import Any, override
 
-import voluptuous as vol
+import probatio
 from homeassistant.config_entries import ConfigFlow, ConfigFlowResult
 from homeassistant.helpers.selector import (
     TextSelector,
@@ -23,13 +23,13 @@ from .const import (
     DOMAIN,
 )
 
-USER_SCHEMA = vol.Schema(
+USER_SCHEMA = probatio.Schema(
     {
-        vol.Required(CONF_CONNECTION_KEY): TextSelector(
+        probatio.Required(CONF_CONNECTION_KEY): TextSelector(
             TextSelectorConfig(type=TextSelectorType.PASSWORD)
         ),
-        vol.Required(CONF_AGENT_NAME, default=DEFAULT_AGENT_NAME): str,
-        vol.Required(CONF_AGENT_DESCRIPTION, default=DEFAULT_AGENT_DESCRIPTION): str,
+        probatio.Required(CONF_AGENT_NAME, default=DEFAULT_AGENT_NAME): str,
+        probatio.Required(CONF_AGENT_DESCRIPTION, default=DEFAULT_AGENT_DESCRIPTION): str,
     }
 )
 
@@ -39,6 +39,7 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
 
     VERSION = 1
 
+    @override
     async def async_step_user(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """Ask for the connection key created in Pacerelle."""
         if user_input is None:
