@@ -1,0 +1,205 @@
+"""The admin API under /_emulator/: what tests and the demo do as the user or the operator."""
+
+from typing import Any
+
+from aiohttp import web
+
+from .agent_connect import decide
+from .config import DEFAULT_USER_ID
+from .context import emulator_of
+from .gateway import CLOSE_REVOKED, CLOSE_TOKEN_EXPIRED
+from .http_util import ApiError, new_secret, read_json_object
+from .state import ConnectKey
+
+PREFIX = "/_emulator"
+
+
+async def create_connect_key(request: web.Request) -> web.Response:
+    emulator = emulator_of(request)
+    body = await read_json_object(request)
+    user_id = body.get("user_id") or DEFAULT_USER_ID
+    if not isinstance(user_id, str) or ":" in user_id:
+        raise ApiError(400, "`user_id` must be a string without colons")
+    key = ConnectKey(new_secret("pck"), user_id, emulator.now())
+    emulator.state.connect_keys[key.key] = key
+    emulator.commit()
+    return web.json_response({"connect_key": key.key, "user_id": user_id})
+
+
+async def list_requests(request: web.Request) -> web.Response:
+    emulator = emulator_of(request)
+    now = emulator.now()
+    return web.json_response(
+        [
+            {**item.to_json(), "code": None, "expired": now >= item.expires_at}
+            for item in emulator.state.requests.values()
+        ]
+    )
+
+
+async def approve(request: web.Request) -> web.Response:
+    url = decide(emulator_of(request), request.match_info["request_id"], approve=True)
+    return web.json_response({"redirect_url": url})
+
+
+async def deny(request: web.Request) -> web.Response:
+    url = decide(emulator_of(request), request.match_info["request_id"], approve=False)
+    return web.json_response({"redirect_url": url})
+
+
+async def send(request: web.Request) -> web.Response:
+    emulator = emulator_of(request)
+    body = await read_json_object(request)
+    message_id = await emulator.humans.send(request.match_info["conversation_id"], body)
+    return web.json_response({"message_id": message_id})
+
+
+async def inbox(request: web.Request) -> web.Response:
+    emulator = emulator_of(request)
+    conversation_id = request.match_info["conversation_id"]
+    emulator.humans.installation(conversation_id)
+    entries = emulator.state.conversation_log(conversation_id).inbox
+    device_id = request.query.get("device_id")
+    return web.json_response(
+        [entry for entry in entries if device_id is None or entry["device_id"] == device_id]
+    )
+
+
+async def timeline(request: web.Request) -> web.Response:
+    """Sent and received messages in time order, for the chat page."""
+    emulator = emulator_of(request)
+    conversation_id = request.match_info["conversation_id"]
+    installation = emulator.humans.installation(conversation_id)
+    log = emulator.state.conversation_log(conversation_id)
+    items: list[dict[str, Any]] = [
+        *({"direction": "out", **entry} for entry in log.sent),
+        *({"direction": "in", "at": entry["received_at"], **entry} for entry in log.inbox),
+    ]
+    items.sort(key=lambda item: item["at"])
+    return web.json_response(
+        {"installation": installation.to_json() | {"installation_token": None}, "items": items}
+    )
+
+
+async def installations(request: web.Request) -> web.Response:
+    emulator = emulator_of(request)
+    return web.json_response(
+        [
+            {
+                "agent_id": item.agent_id,
+                "owner_id": item.owner_id,
+                "conversation_id": item.conversation_id,
+                "agent_name": item.agent_name,
+                "agent_description": item.agent_description,
+                "client_id": item.client_id,
+                "revoked": item.revoked,
+                "connected": emulator.hub.is_connected(item.agent_id),
+            }
+            for item in emulator.state.installations.values()
+        ]
+    )
+
+
+async def revoke(request: web.Request) -> web.Response:
+    emulator = emulator_of(request)
+    agent_id = request.match_info["agent_id"]
+    installation = emulator.state.installations.get(agent_id)
+    if installation is None:
+        raise ApiError(404, "unknown installation")
+    installation.revoked = True
+    tokens = emulator.state.runtime_tokens
+    for token in [key for key, item in tokens.items() if item.agent_id == agent_id]:
+        del tokens[token]
+    emulator.commit()
+    emulator.record("installation_revoked", agent_id=agent_id)
+    await emulator.hub.close_agent(agent_id, CLOSE_REVOKED, "installation revoked")
+    return web.json_response({"agent_id": agent_id, "revoked": True})
+
+
+async def agent_status(request: web.Request) -> web.Response:
+    emulator = emulator_of(request)
+    agent_id = request.match_info["agent_id"]
+    if agent_id not in emulator.state.installations:
+        raise ApiError(404, "unknown agent")
+    keys = emulator.state.keys_for(agent_id)
+    bundle = keys.bundle or {}
+    return web.json_response(
+        {
+            "agent_id": agent_id,
+            "connected": emulator.hub.is_connected(agent_id),
+            "bundle_published": keys.bundle is not None,
+            "identity_key": bundle.get("identity_key"),
+            "protocol_features": bundle.get("protocol_features"),
+            "one_time_prekeys": len(keys.one_time_prekeys),
+            "one_time_prekeys_handed_out": keys.handed_out,
+            "queued": [item["id"] for item in emulator.state.queues.get(agent_id, [])],
+        }
+    )
+
+
+async def get_faults(request: web.Request) -> web.Response:
+    return web.json_response(emulator_of(request).faults.to_json())
+
+
+async def post_faults(request: web.Request) -> web.Response:
+    emulator = emulator_of(request)
+    body = await read_json_object(request)
+    emulator.faults.update(body)
+    result: dict[str, Any] = {"faults": emulator.faults.to_json()}
+    if body.get("expire_runtime_tokens") is True:
+        now = emulator.now()
+        for token in emulator.state.runtime_tokens.values():
+            token.expires_at = min(token.expires_at, now)
+        emulator.commit()
+        for agent_id in list(emulator.hub.connections):
+            await emulator.hub.close_agent(agent_id, CLOSE_TOKEN_EXPIRED, "runtime token expired")
+    drop = body.get("drop_connections")
+    if drop in (True, "close", "abort"):
+        result["dropped"] = await emulator.hub.drop_all(abort=drop == "abort")
+    frames = body.get("inject_frames")
+    if frames is not None:
+        if not isinstance(frames, list) or not all(isinstance(item, str) for item in frames):
+            raise ApiError(400, "`inject_frames` must be a list of strings")
+        target = body.get("agent_id")
+        result["injected"] = await emulator.hub.inject(
+            target if isinstance(target, str) else None, frames
+        )
+    emulator.record("faults", fields=sorted(body))
+    return web.json_response(result)
+
+
+async def clock(request: web.Request) -> web.Response:
+    emulator = emulator_of(request)
+    body = await read_json_object(request)
+    seconds = body.get("advance_seconds", 0)
+    if not isinstance(seconds, int | float) or isinstance(seconds, bool) or seconds < 0:
+        raise ApiError(400, "`advance_seconds` must be a non-negative number")
+    emulator.clock.advance(float(seconds))
+    emulator.commit()
+    return web.json_response({"now": emulator.now(), "offset": emulator.clock.offset})
+
+
+async def events(request: web.Request) -> web.Response:
+    kind = request.query.get("kind")
+    return web.json_response(
+        [item for item in emulator_of(request).events if kind is None or item["kind"] == kind]
+    )
+
+
+def routes() -> list[web.AbstractRouteDef]:
+    return [
+        web.post(f"{PREFIX}/connect-keys", create_connect_key),
+        web.get(f"{PREFIX}/requests", list_requests),
+        web.post(f"{PREFIX}/requests/{{request_id}}/approve", approve),
+        web.post(f"{PREFIX}/requests/{{request_id}}/deny", deny),
+        web.post(f"{PREFIX}/conversations/{{conversation_id}}/send", send),
+        web.get(f"{PREFIX}/conversations/{{conversation_id}}/inbox", inbox),
+        web.get(f"{PREFIX}/conversations/{{conversation_id}}/timeline", timeline),
+        web.get(f"{PREFIX}/installations", installations),
+        web.post(f"{PREFIX}/installations/{{agent_id}}/revoke", revoke),
+        web.get(f"{PREFIX}/agents/{{agent_id}}", agent_status),
+        web.get(f"{PREFIX}/faults", get_faults),
+        web.post(f"{PREFIX}/faults", post_faults),
+        web.post(f"{PREFIX}/clock", clock),
+        web.get(f"{PREFIX}/events", events),
+    ]

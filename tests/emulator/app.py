@@ -1,0 +1,34 @@
+"""Builds the emulator's aiohttp application."""
+
+from aiohttp import web
+
+from . import admin, agent_api, agent_connect, approval_page, chat_page, gateway
+from .config import EmulatorConfig
+from .context import EMULATOR, Emulator
+from .faults import faults_middleware
+from .gateway import GatewayHub
+from .http_util import error_middleware
+from .human_side import HumanSide
+
+# Room for the largest blob plus request overhead.
+_BODY_SLACK = 64 * 1024
+
+
+def create_app(config: EmulatorConfig | None = None) -> web.Application:
+    config = config or EmulatorConfig()
+    emulator = Emulator(config)
+    emulator.hub = GatewayHub(emulator)
+    emulator.humans = HumanSide(emulator)
+    app = web.Application(
+        middlewares=[error_middleware, faults_middleware(emulator.faults)],
+        client_max_size=config.max_blob_bytes + _BODY_SLACK,
+    )
+    app[EMULATOR] = emulator
+    for module in (agent_connect, approval_page, agent_api, gateway, admin, chat_page):
+        app.add_routes(module.routes())
+
+    async def close_connections(_app: web.Application) -> None:
+        await emulator.hub.shutdown()
+
+    app.on_shutdown.append(close_connections)
+    return app

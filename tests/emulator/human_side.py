@@ -1,0 +1,227 @@
+"""The human side of Pacerelle: each user's devices, holding real libsignal sessions."""
+
+import base64
+import binascii
+import hashlib
+import time
+import uuid
+
+from tests.reference_peer import ReferenceBundle, ReferencePeer, ReferencePeerError
+
+from .config import DEFAULT_DEVICE_ID
+from .context import Emulator
+from .http_util import ApiError
+from .human_payloads import (
+    HISTORY_FEATURE,
+    build_plaintext,
+    check_history_record,
+    describe_plaintext,
+    history_key,
+    wrap_for_history,
+)
+from .state import AgentKeys, DeviceRecord, Installation, Json
+
+
+def _unb64(value: str) -> bytes:
+    return base64.b64decode(value)
+
+
+def agent_peer_name(agent_id: str, identity_key_b64: str) -> str:
+    # One session name per agent identity: a changed identity starts a new, trusted session,
+    # as the app does once the user accepts the new safety number.
+    fingerprint = hashlib.sha256(_unb64(identity_key_b64)).hexdigest()[:16]
+    return f"agent:{agent_id}#{fingerprint}"
+
+
+def _take_bundle(keys: AgentKeys) -> ReferenceBundle:
+    """The agent's bundle with one one-time prekey, which leaves the server for good."""
+    bundle = keys.bundle
+    if bundle is None:
+        raise ApiError(409, "the agent has not published its prekey bundle yet")
+    prekey = keys.one_time_prekeys.pop(0) if keys.one_time_prekeys else None
+    keys.handed_out += prekey is not None
+    return ReferenceBundle(
+        registration_id=bundle["registration_id"],
+        device_id=bundle["device_id"],
+        prekey_id=prekey["prekey_id"] if prekey else 0,
+        prekey_public=_unb64(prekey["public_key"]) if prekey else b"",
+        signed_prekey_id=bundle["signed_prekey_id"],
+        signed_prekey_public=_unb64(bundle["signed_prekey_public"]),
+        signed_prekey_signature=_unb64(bundle["signed_prekey_signature"]),
+        kyber_prekey_id=bundle["kyber_prekey_id"],
+        kyber_prekey_public=_unb64(bundle["kyber_prekey_public"]),
+        kyber_prekey_signature=_unb64(bundle["kyber_prekey_signature"]),
+        identity_key=_unb64(bundle["identity_key"]),
+    )
+
+
+class HumanDevice:
+    """One phone or browser of a user: a native Signal store, saved after every use."""
+
+    def __init__(self, record: DeviceRecord) -> None:
+        self.record = record
+        name = f"human:{record.user_id}:device:{record.device_id}"
+        self.peer = (
+            ReferencePeer.from_snapshot(name, _unb64(record.snapshot_b64))
+            if record.snapshot_b64
+            else ReferencePeer(name)
+        )
+
+    def save(self) -> None:
+        self.record.snapshot_b64 = base64.b64encode(self.peer.export()).decode()
+
+    def encrypt_for(self, emulator: Emulator, agent_id: str, plaintext: bytes) -> bytes:
+        keys = emulator.state.keys_for(agent_id)
+        published = keys.bundle["identity_key"] if keys.bundle else None
+        current = self.record.session_identities.get(agent_id)
+        if published is not None and published != current:
+            bundle = _take_bundle(keys)
+            try:
+                self.peer.process_prekey_bundle(agent_peer_name(agent_id, published), bundle)
+            except ReferencePeerError as err:
+                raise ApiError(409, f"the agent's prekey bundle was refused: {err}") from err
+            self.record.session_identities[agent_id] = current = published
+            emulator.record("session_started", agent_id=agent_id, device_id=self.record.device_id)
+        if current is None:
+            raise ApiError(409, "the agent has not published its prekey bundle yet")
+        framed = self.peer.encrypt(agent_peer_name(agent_id, current), plaintext)
+        self.save()
+        return framed
+
+    def decrypt_from(self, agent_id: str, framed: bytes) -> bytes:
+        current = self.record.session_identities.get(agent_id)
+        if current is None:
+            raise ReferencePeerError("no session with this agent", -2)
+        plaintext = self.peer.decrypt(agent_peer_name(agent_id, current), framed)
+        self.save()
+        return plaintext
+
+
+class HumanSide:
+    """Sends for users (encrypting as their device) and receives what agents send them."""
+
+    def __init__(self, emulator: Emulator) -> None:
+        self._emulator = emulator
+        self._devices: dict[str, HumanDevice] = {}
+
+    def device(self, user_id: str, device_id: str) -> HumanDevice:
+        key = f"{user_id}/{device_id}"
+        device = self._devices.get(key)
+        if device is None:
+            records = self._emulator.state.devices
+            record = records.setdefault(key, DeviceRecord(user_id, device_id))
+            device = self._devices[key] = HumanDevice(record)
+        return device
+
+    def installation(self, conversation_id: str) -> Installation:
+        installation = self._emulator.state.installation_by_conversation(conversation_id)
+        if installation is None:
+            raise ApiError(404, "unknown conversation")
+        return installation
+
+    async def send(self, conversation_id: str, body: Json) -> str:
+        emulator = self._emulator
+        installation = self.installation(conversation_id)
+        if installation.revoked:
+            raise ApiError(409, "the installation was revoked")
+        device_id = str(body.get("device_id") or DEFAULT_DEVICE_ID)
+        plaintext, attachments, kind = build_plaintext(emulator, installation, body)
+        log = emulator.state.conversation_log(conversation_id)
+        keys = emulator.state.keys_for(installation.agent_id)
+        features = keys.bundle.get("protocol_features", []) if keys.bundle else []
+        wire_text = plaintext
+        if HISTORY_FEATURE in features and body.get("history", True) is not False:
+            wire_text = wrap_for_history(plaintext, history_key(log))
+        encrypted = body.get("encrypted", True) is not False
+        if encrypted:
+            device = self.device(installation.owner_id, device_id)
+            framed = device.encrypt_for(emulator, installation.agent_id, wire_text.encode())
+        else:
+            framed = wire_text.encode()
+        envelope: Json = {
+            "type": "MSG",
+            "id": str(uuid.uuid4()),
+            "conversation_id": conversation_id,
+            "from": installation.owner_id,
+            "from_device_id": device_id,
+            "to": installation.agent_id,
+            "payload_b64": base64.b64encode(framed).decode(),
+            "encrypted": encrypted,
+        }
+        if isinstance(body.get("reply_to_message_id"), str):
+            envelope["reply_to_message_id"] = body["reply_to_message_id"]
+        if attachments:
+            envelope["attachments"] = attachments
+        log.sent.append(
+            {
+                "message_id": envelope["id"],
+                "device_id": device_id,
+                "kind": kind,
+                "text": plaintext,
+                "encrypted": encrypted,
+                "frame_type": framed[0] if encrypted else None,
+                "at": emulator.now(),
+            }
+        )
+        last = emulator.state.last_device
+        last[conversation_id] = device_id
+        await emulator.hub.enqueue(installation.agent_id, envelope)
+        emulator.record("human_sent", conversation_id=conversation_id, message_id=envelope["id"])
+        return str(envelope["id"])
+
+    async def deliver_from_agent(self, installation: Installation, envelope: Json) -> None:
+        """What the addressed device receives: decrypted, checked, appended to the inbox."""
+        emulator = self._emulator
+        conversation_id = installation.conversation_id
+        log = emulator.state.conversation_log(conversation_id)
+        if any(entry["message_id"] == envelope["id"] for entry in log.inbox):
+            emulator.record("duplicate_agent_message", message_id=envelope["id"])
+            return
+        device_id = str(
+            envelope.get("to_device_id")
+            or emulator.state.last_device.get(conversation_id)
+            or DEFAULT_DEVICE_ID
+        )
+        entry: Json = {
+            "message_id": envelope["id"],
+            "conversation_id": conversation_id,
+            "from": envelope["from"],
+            "to": envelope["to"],
+            "to_device_id": envelope.get("to_device_id"),
+            "device_id": device_id,
+            "encrypted": envelope["encrypted"],
+            "reply_to_message_id": envelope.get("reply_to_message_id"),
+            "attachments": envelope.get("attachments"),
+            "received_at": emulator.now(),
+            "received_wall": time.time(),
+        }
+        entry.update(self._open(installation, device_id, envelope))
+        log.inbox.append(entry)
+        emulator.commit()
+        emulator.record("agent_sent", agent_id=installation.agent_id, message_id=envelope["id"])
+
+    def _open(self, installation: Installation, device_id: str, envelope: Json) -> Json:
+        emulator = self._emulator
+        try:
+            framed = base64.b64decode(envelope["payload_b64"], validate=True)
+        except binascii.Error:
+            return {"kind": "undecryptable", "error": "payload_b64 is not base64"}
+        if not envelope["encrypted"]:
+            plaintext = framed.decode(errors="replace")
+            return {"text": plaintext, **describe_plaintext(emulator, plaintext)}
+        key = f"{installation.owner_id}/{device_id}"
+        if key not in emulator.state.devices:
+            return {"kind": "undecryptable", "error": f"unknown device {device_id}"}
+        device = self.device(installation.owner_id, device_id)
+        try:
+            plain_bytes = device.decrypt_from(installation.agent_id, framed)
+            plaintext = plain_bytes.decode()
+        except (ReferencePeerError, UnicodeDecodeError) as err:
+            return {"kind": "undecryptable", "error": str(err), "frame_type": framed[:1].hex()}
+        log = emulator.state.conversation_log(installation.conversation_id)
+        return {
+            "text": plaintext,
+            "frame_type": framed[0],
+            "history": check_history_record(envelope, plaintext, log.history_key),
+            **describe_plaintext(emulator, plaintext),
+        }
