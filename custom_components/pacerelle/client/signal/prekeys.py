@@ -1,0 +1,399 @@
+"""The agent's prekey material: identity, signed and Kyber prekeys, one-time prekeys.
+
+Everything here is an immutable value: every change returns a new `PreKeys` and leaves the
+old one intact, so the session layer can drop what a failed decryption would have changed.
+Time is passed in (Unix seconds) to keep the module free of I/O and easy to test.
+
+Schedule, and why:
+- The signed prekey and the Kyber prekey (the last-resort PQXDH key, reused by every human
+  who finds no one-time prekey) rotate together every `ROTATION_INTERVAL` (7 days). Rotation
+  limits how many sessions a stolen prekey exposes; the agent runs on a home server that may
+  be offline for days, and every rotation means publishing a new bundle, so weekly (rather
+  than the few days of Signal's phones) keeps publishing rare while bounding the exposure.
+- A retired pair stays usable for `RETIRED_GRACE` (30 days): a human may fetch the bundle
+  just before a rotation and the first message can wait in Pacerelle's queue while Home
+  Assistant is down. Signal's clients also keep old signed prekeys for 30 days. Lookups
+  do not check the clock: retired pairs past their grace go at the next `rotate_if_due`
+  or `drop_expired`, which the runtime calls at each connect.
+- One-time prekeys: `ONE_TIME_PREKEY_TARGET` (50, as Pacerelle's SDK publishes), refilled
+  when fewer than `ONE_TIME_PREKEY_LOW_WATER` remain. Each is deleted once used.
+"""
+
+import base64
+import binascii
+import secrets
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .curve import KEY_LENGTH, SIGNATURE_LENGTH, KeyPair, serialize_public, xeddsa_sign
+from .errors import SignalError, SignalErrorKind
+from .kem import kyber1024, serialize_kyber_public
+
+STATE_VERSION = 1
+DEVICE_ID = 1
+MAX_REGISTRATION_ID = 16380  # libsignal clients draw 1..16380 (a 14-bit field on the wire)
+MAX_PREKEY_ID = 0xFFFFFF  # libsignal clients keep prekey ids in 24 bits and wrap
+ROTATION_INTERVAL = 7 * 24 * 3600
+RETIRED_GRACE = 30 * 24 * 3600
+ONE_TIME_PREKEY_TARGET = 50
+ONE_TIME_PREKEY_LOW_WATER = 20
+PROTOCOL_FEATURES = ("history-v1",)
+
+
+@dataclass(frozen=True, slots=True)
+class SignedPreKey:
+    """The X25519 signed prekey: its XEdDSA signature is over the 33-byte serialized public key."""
+
+    prekey_id: int
+    key_pair: KeyPair
+    signature: bytes
+    created_at: int
+
+
+@dataclass(frozen=True, slots=True)
+class KyberPreKey:
+    """The Kyber1024 prekey: signed over its 1569-byte serialized public key (type 0x08)."""
+
+    prekey_id: int
+    public: bytes
+    secret: bytes = field(repr=False)
+    signature: bytes
+    created_at: int
+
+
+@dataclass(frozen=True, slots=True)
+class RetiredPreKeys:
+    """A replaced signed/Kyber pair, still accepted until `retired_at + RETIRED_GRACE`."""
+
+    signed: SignedPreKey
+    kyber: KyberPreKey
+    retired_at: int
+
+
+@dataclass(frozen=True, slots=True)
+class OneTimePreKey:
+    """An X25519 prekey used by at most one incoming session."""
+
+    prekey_id: int
+    key_pair: KeyPair
+
+
+@dataclass(frozen=True, slots=True)
+class PreKeys:
+    """All prekey material of one agent (device 1)."""
+
+    registration_id: int
+    identity: KeyPair
+    signed_prekey: SignedPreKey
+    kyber_prekey: KyberPreKey
+    retired: tuple[RetiredPreKeys, ...]
+    one_time_prekeys: tuple[OneTimePreKey, ...]
+    next_signed_prekey_id: int
+    next_one_time_prekey_id: int
+    device_id: int = DEVICE_ID
+
+    @classmethod
+    def create(cls, now: int) -> PreKeys:
+        """New material: fresh identity, a signed/Kyber pair, a full set of one-time prekeys."""
+        identity = KeyPair.generate()
+        signed_id = _random_prekey_id()
+        signed, kyber = _signed_pair(identity, signed_id, now)
+        keys = cls(
+            registration_id=secrets.randbelow(MAX_REGISTRATION_ID) + 1,
+            identity=identity,
+            signed_prekey=signed,
+            kyber_prekey=kyber,
+            retired=(),
+            one_time_prekeys=(),
+            next_signed_prekey_id=_next_id(signed_id),
+            next_one_time_prekey_id=_random_prekey_id(),
+        )
+        return keys.replenish_one_time_prekeys()[0]
+
+    @property
+    def identity_key(self) -> bytes:
+        """The 33-byte serialized identity public key."""
+        return serialize_public(self.identity.public)
+
+    # Rotation
+
+    def rotation_due(self, now: int) -> bool:
+        """Whether the signed/Kyber pair is older than the rotation interval."""
+        return now - self.signed_prekey.created_at >= ROTATION_INTERVAL
+
+    def rotate(self, now: int) -> PreKeys:
+        """A new signed/Kyber pair under a fresh id; the current one joins the retired list."""
+        in_use = {self.signed_prekey.prekey_id} | {old.signed.prekey_id for old in self.retired}
+        signed_id = _free_id(self.next_signed_prekey_id, in_use)
+        signed, kyber = _signed_pair(self.identity, signed_id, now)
+        retired = (*self.retired, RetiredPreKeys(self.signed_prekey, self.kyber_prekey, now))
+        return replace(
+            self,
+            signed_prekey=signed,
+            kyber_prekey=kyber,
+            retired=retired,
+            next_signed_prekey_id=_next_id(signed_id),
+        ).drop_expired(now)
+
+    def rotate_if_due(self, now: int) -> PreKeys:
+        """Rotate when due, and drop retired pairs past their grace period either way."""
+        return self.rotate(now) if self.rotation_due(now) else self.drop_expired(now)
+
+    def drop_expired(self, now: int) -> PreKeys:
+        """Forget retired pairs whose grace period is over."""
+        kept = tuple(old for old in self.retired if now - old.retired_at < RETIRED_GRACE)
+        return self if kept == self.retired else replace(self, retired=kept)
+
+    # Lookups by the ids a PreKeySignalMessage names
+
+    def signed_prekey_by_id(self, prekey_id: int) -> SignedPreKey:
+        """The current or an in-grace signed prekey; UNKNOWN_PREKEY otherwise."""
+        if self.signed_prekey.prekey_id == prekey_id:
+            return self.signed_prekey
+        for old in self.retired:
+            if old.signed.prekey_id == prekey_id:
+                return old.signed
+        raise SignalError(SignalErrorKind.UNKNOWN_PREKEY, f"no signed prekey {prekey_id}")
+
+    def kyber_prekey_by_id(self, prekey_id: int) -> KyberPreKey:
+        """The current or an in-grace Kyber prekey; UNKNOWN_PREKEY otherwise."""
+        if self.kyber_prekey.prekey_id == prekey_id:
+            return self.kyber_prekey
+        for old in self.retired:
+            if old.kyber.prekey_id == prekey_id:
+                return old.kyber
+        raise SignalError(SignalErrorKind.UNKNOWN_PREKEY, f"no Kyber prekey {prekey_id}")
+
+    def one_time_prekey_by_id(self, prekey_id: int) -> OneTimePreKey:
+        """A one-time prekey not used yet; UNKNOWN_PREKEY otherwise."""
+        for prekey in self.one_time_prekeys:
+            if prekey.prekey_id == prekey_id:
+                return prekey
+        raise SignalError(SignalErrorKind.UNKNOWN_PREKEY, f"no one-time prekey {prekey_id}")
+
+    # One-time prekeys
+
+    def consume_one_time_prekey(self, prekey_id: int) -> PreKeys:
+        """This material without the given one-time prekey (UNKNOWN_PREKEY if absent)."""
+        self.one_time_prekey_by_id(prekey_id)
+        remaining = tuple(p for p in self.one_time_prekeys if p.prekey_id != prekey_id)
+        return replace(self, one_time_prekeys=remaining)
+
+    def needs_one_time_prekeys(self) -> bool:
+        """Whether fewer than the low-water mark of one-time prekeys remain."""
+        return len(self.one_time_prekeys) < ONE_TIME_PREKEY_LOW_WATER
+
+    def replenish_one_time_prekeys(
+        self, target: int = ONE_TIME_PREKEY_TARGET
+    ) -> tuple[PreKeys, tuple[OneTimePreKey, ...]]:
+        """Top the one-time prekeys up to `target`: (new material, the new keys to publish)."""
+        in_use = {prekey.prekey_id for prekey in self.one_time_prekeys}
+        next_id = self.next_one_time_prekey_id
+        created: list[OneTimePreKey] = []
+        for _ in range(target - len(self.one_time_prekeys)):
+            prekey_id = _free_id(next_id, in_use)
+            in_use.add(prekey_id)
+            created.append(OneTimePreKey(prekey_id, KeyPair.generate()))
+            next_id = _next_id(prekey_id)
+        if not created:
+            return self, ()
+        updated = replace(
+            self,
+            one_time_prekeys=(*self.one_time_prekeys, *created),
+            next_one_time_prekey_id=next_id,
+        )
+        return updated, tuple(created)
+
+    # Publication bodies
+
+    def bundle_json(self) -> dict[str, Any]:
+        """The body of `PUT /agent/prekey-bundle`."""
+        return {
+            "registration_id": self.registration_id,
+            "device_id": self.device_id,
+            "identity_key": _b64(self.identity_key),
+            "signed_prekey_id": self.signed_prekey.prekey_id,
+            "signed_prekey_public": _b64(serialize_public(self.signed_prekey.key_pair.public)),
+            "signed_prekey_signature": _b64(self.signed_prekey.signature),
+            "kyber_prekey_id": self.kyber_prekey.prekey_id,
+            "kyber_prekey_public": _b64(serialize_kyber_public(self.kyber_prekey.public)),
+            "kyber_prekey_signature": _b64(self.kyber_prekey.signature),
+            "protocol_features": list(PROTOCOL_FEATURES),
+        }
+
+    # Storage
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict (keys as standard base64) for the agent's encrypted state file."""
+        return {
+            "version": STATE_VERSION,
+            "registration_id": self.registration_id,
+            "device_id": self.device_id,
+            "identity": _pair_json(self.identity),
+            "signed_prekey": _signed_json(self.signed_prekey),
+            "kyber_prekey": _kyber_json(self.kyber_prekey),
+            "retired": [
+                {
+                    "signed_prekey": _signed_json(old.signed),
+                    "kyber_prekey": _kyber_json(old.kyber),
+                    "retired_at": old.retired_at,
+                }
+                for old in self.retired
+            ],
+            "one_time_prekeys": [
+                {"id": prekey.prekey_id, **_pair_json(prekey.key_pair)}
+                for prekey in self.one_time_prekeys
+            ],
+            "next_signed_prekey_id": self.next_signed_prekey_id,
+            "next_one_time_prekey_id": self.next_one_time_prekey_id,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> PreKeys:
+        """Material saved by `to_json`; INVALID_STATE if anything is missing or malformed."""
+        try:
+            if data["version"] != STATE_VERSION:
+                raise SignalError(
+                    SignalErrorKind.UNSUPPORTED_VERSION, f"prekey state version {data['version']}"
+                )
+            return cls(
+                registration_id=_int(data["registration_id"], 1, MAX_REGISTRATION_ID),
+                device_id=_int(data["device_id"], 1, DEVICE_ID),
+                identity=_pair_from(data["identity"]),
+                signed_prekey=_signed_from(data["signed_prekey"]),
+                kyber_prekey=_kyber_from(data["kyber_prekey"]),
+                retired=tuple(
+                    RetiredPreKeys(
+                        _signed_from(old["signed_prekey"]),
+                        _kyber_from(old["kyber_prekey"]),
+                        _int(old["retired_at"]),
+                    )
+                    for old in data["retired"]
+                ),
+                one_time_prekeys=tuple(
+                    OneTimePreKey(_int(item["id"], 1, MAX_PREKEY_ID), _pair_from(item))
+                    for item in data["one_time_prekeys"]
+                ),
+                next_signed_prekey_id=_int(data["next_signed_prekey_id"], 1, MAX_PREKEY_ID),
+                next_one_time_prekey_id=_int(data["next_one_time_prekey_id"], 1, MAX_PREKEY_ID),
+            )
+        except (KeyError, TypeError, ValueError, binascii.Error) as err:
+            raise SignalError(SignalErrorKind.INVALID_STATE, f"prekey state: {err!r}") from err
+
+
+def one_time_prekeys_json(prekeys: Iterable[OneTimePreKey]) -> dict[str, Any]:
+    """The body of `POST /agent/one-time-prekeys` publishing `prekeys`."""
+    return {
+        "one_time_prekeys": [
+            {
+                "prekey_id": prekey.prekey_id,
+                "public_key": _b64(serialize_public(prekey.key_pair.public)),
+            }
+            for prekey in prekeys
+        ]
+    }
+
+
+def _signed_pair(identity: KeyPair, prekey_id: int, now: int) -> tuple[SignedPreKey, KyberPreKey]:
+    """A signed prekey and a Kyber prekey sharing `prekey_id`, both signed by the identity."""
+    key_pair = KeyPair.generate()
+    signed = SignedPreKey(
+        prekey_id=prekey_id,
+        key_pair=key_pair,
+        signature=xeddsa_sign(identity.private, serialize_public(key_pair.public)),
+        created_at=now,
+    )
+    public, secret = kyber1024.generate_keypair()
+    kyber = KyberPreKey(
+        prekey_id=prekey_id,
+        public=public,
+        secret=secret,
+        signature=xeddsa_sign(identity.private, serialize_kyber_public(public)),
+        created_at=now,
+    )
+    return signed, kyber
+
+
+def _random_prekey_id() -> int:
+    return secrets.randbelow(MAX_PREKEY_ID) + 1
+
+
+def _next_id(prekey_id: int) -> int:
+    """The id after `prekey_id`, wrapping from MAX_PREKEY_ID back to 1 (0 is never used)."""
+    return prekey_id % MAX_PREKEY_ID + 1
+
+
+def _free_id(candidate: int, in_use: set[int]) -> int:
+    """The first id from `candidate` on (wrapping) that no stored key holds."""
+    while candidate in in_use:
+        candidate = _next_id(candidate)
+    return candidate
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _unb64(value: Any, length: int) -> bytes:
+    if not isinstance(value, str):
+        raise TypeError(f"expected a base64 string, got {type(value).__name__}")
+    data = base64.b64decode(value, validate=True)
+    if len(data) != length:
+        raise ValueError(f"expected {length} bytes, got {len(data)}")
+    return data
+
+
+def _int(value: Any, low: int = 0, high: int = 2**63) -> int:
+    if type(value) is not int or not low <= value <= high:
+        raise ValueError(f"integer out of range: {value!r}")
+    return value
+
+
+def _pair_json(pair: KeyPair) -> dict[str, Any]:
+    return {"private": _b64(pair.private), "public": _b64(pair.public)}
+
+
+def _pair_from(data: Mapping[str, Any]) -> KeyPair:
+    pair = KeyPair.from_private(_unb64(data["private"], KEY_LENGTH))
+    if pair.public != _unb64(data["public"], KEY_LENGTH):
+        raise ValueError("public key does not match its private key")
+    return pair
+
+
+def _signed_json(prekey: SignedPreKey) -> dict[str, Any]:
+    return {
+        "id": prekey.prekey_id,
+        **_pair_json(prekey.key_pair),
+        "signature": _b64(prekey.signature),
+        "created_at": prekey.created_at,
+    }
+
+
+def _signed_from(data: Mapping[str, Any]) -> SignedPreKey:
+    return SignedPreKey(
+        prekey_id=_int(data["id"], 1, MAX_PREKEY_ID),
+        key_pair=_pair_from(data),
+        signature=_unb64(data["signature"], SIGNATURE_LENGTH),
+        created_at=_int(data["created_at"]),
+    )
+
+
+def _kyber_json(prekey: KyberPreKey) -> dict[str, Any]:
+    return {
+        "id": prekey.prekey_id,
+        "public": _b64(prekey.public),
+        "secret": _b64(prekey.secret),
+        "signature": _b64(prekey.signature),
+        "created_at": prekey.created_at,
+    }
+
+
+def _kyber_from(data: Mapping[str, Any]) -> KyberPreKey:
+    return KyberPreKey(
+        prekey_id=_int(data["id"], 1, MAX_PREKEY_ID),
+        public=_unb64(data["public"], kyber1024.PUBLIC_KEY_SIZE),
+        secret=_unb64(data["secret"], kyber1024.SECRET_KEY_SIZE),
+        signature=_unb64(data["signature"], SIGNATURE_LENGTH),
+        created_at=_int(data["created_at"]),
+    )
