@@ -1,0 +1,198 @@
+"""Sessions with one peer device, as libsignal's state/session.rs and session_management.rs.
+
+A peer's record holds the identity key we trust for it (first use, then fixed, as the
+native runtime's identity store), the current session state and up to
+ARCHIVED_STATES_MAX_LENGTH previous ones, newest first. A PreKey message with a new base key
+starts a new session and archives the current one; a message is tried on the current state,
+then on the previous ones, and a previous state that decrypts becomes current again.
+We are always the responder (Bob): our sessions never carry a pending PreKey message.
+"""
+
+from dataclasses import dataclass, replace
+
+from . import spqr
+from .consts import (
+    ARCHIVED_STATES_MAX_LENGTH,
+    CIPHERTEXT_MESSAGE_VERSION,
+    MAX_FORWARD_JUMPS,
+    MAX_MESSAGE_KEYS,
+)
+from .double_ratchet import Random, RatchetState, SenderChain
+from .errors import SignalError, SignalErrorKind
+from .pqxdh import HandshakeKeys
+from .triple_ratchet import decrypt as ratchet_decrypt
+from .triple_ratchet import encrypt as ratchet_encrypt
+from .wire import SignalMessage
+
+SPQR_CHAIN_PARAMS = spqr.ChainParams(max_jump=MAX_FORWARD_JUMPS, max_ooo_keys=MAX_MESSAGE_KEYS)
+"""ratchet.rs spqr_chain_params for a session with someone else (never a self-session here)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PeerAddress:
+    """One device of one human in one conversation."""
+
+    user_id: str
+    conversation_id: str
+    device_id: int
+
+    @property
+    def storage_name(self) -> str:
+        """The name the SDK gives this peer's sessions (PROTOCOL.md)."""
+        return f"human:{self.user_id}:{self.conversation_id}:device:{self.device_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionState:
+    """One session: identities, the Double Ratchet, SPQR, and how it started."""
+
+    local_identity: bytes
+    remote_identity: bytes
+    alice_base_key: bytes
+    ratchet: RatchetState
+    pq_state: spqr.SpqrState
+    local_registration_id: int
+    remote_registration_id: int
+    version: int = CIPHERTEXT_MESSAGE_VERSION
+
+
+def initialize_bob_session(
+    keys: HandshakeKeys,
+    *,
+    signed_prekey_private: bytes,
+    signed_prekey_public: bytes,
+    local_identity: bytes,
+    remote_identity: bytes,
+    alice_base_key: bytes,
+    local_registration_id: int,
+    remote_registration_id: int,
+) -> SessionState:
+    """The responder's new session: our first ratchet key is the signed prekey (ratchet.rs)."""
+    pq_state = spqr.initial_state(
+        spqr.Direction.B2A,
+        keys.pq_auth_key,
+        version=spqr.Version.V1,
+        min_version=spqr.Version.V1,
+        chain_params=SPQR_CHAIN_PARAMS,
+    )
+    sender = SenderChain(signed_prekey_private, signed_prekey_public, keys.chain_key)
+    return SessionState(
+        local_identity=local_identity,
+        remote_identity=remote_identity,
+        alice_base_key=alice_base_key,
+        ratchet=RatchetState(keys.root_key, sender, (), 0),
+        pq_state=pq_state,
+        local_registration_id=local_registration_id,
+        remote_registration_id=remote_registration_id,
+    )
+
+
+def _state_decrypt(
+    state: SessionState, message: SignalMessage, random: Random
+) -> tuple[SessionState, bytes]:
+    ratchet, pq_state, plaintext = ratchet_decrypt(
+        state.ratchet,
+        state.pq_state,
+        message,
+        local_identity=state.local_identity,
+        remote_identity=state.remote_identity,
+        random=random,
+    )
+    return replace(state, ratchet=ratchet, pq_state=pq_state), plaintext
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    """Everything we keep for one peer device."""
+
+    trusted_identity: bytes | None = None
+    current: SessionState | None = None
+    previous: tuple[SessionState, ...] = ()
+
+    def check_trusted(self, identity: bytes) -> None:
+        """Refuse an identity other than the one this peer first used."""
+        if self.trusted_identity is not None and self.trusted_identity != identity:
+            raise SignalError(SignalErrorKind.UNTRUSTED_IDENTITY, "the peer's identity key changed")
+
+    def promote(self, state: SessionState) -> SessionRecord:
+        """`state` becomes current; the current one is archived first, newest first."""
+        previous = self.previous
+        if self.current is not None:
+            previous = (self.current, *previous[: ARCHIVED_STATES_MAX_LENGTH - 1])
+        return replace(self, current=state, previous=previous)
+
+    def promote_matching(self, version: int, base_key: bytes) -> SessionRecord | None:
+        """This record with the session this base key started made current, if we have it."""
+        current = self.current
+        if (
+            current is not None
+            and current.version == version
+            and current.alice_base_key == base_key
+        ):
+            return self
+        for index, state in enumerate(self.previous):
+            if state.version == version and state.alice_base_key == base_key:
+                return self._promote_previous(index, state)
+        return None
+
+    def _promote_previous(self, index: int, state: SessionState) -> SessionRecord:
+        trimmed = replace(self, previous=self.previous[:index] + self.previous[index + 1 :])
+        return trimmed.promote(state)
+
+    def decrypt(
+        self, message: SignalMessage, *, from_prekey_message: bool, random: Random
+    ) -> tuple[SessionRecord, bytes]:
+        """Decrypt with the current state, else (not for a PreKey message) a previous one.
+
+        A duplicate stops the search at once, as libsignal; otherwise the error of the
+        current state (the one the peer most likely used) is the one reported.
+        """
+        errors: list[SignalError] = []
+        current = self.current
+        if current is not None:
+            try:
+                state, plaintext = self._try(current, message, random)
+            except SignalError as error:
+                if error.kind is SignalErrorKind.DUPLICATE_MESSAGE or from_prekey_message:
+                    raise
+                errors.append(error)
+            else:
+                return replace(self, current=state), plaintext
+        if not from_prekey_message:
+            for index, previous in enumerate(self.previous):
+                try:
+                    state, plaintext = self._try(previous, message, random)
+                except SignalError as error:
+                    if error.kind is SignalErrorKind.DUPLICATE_MESSAGE:
+                        raise
+                    errors.append(error)
+                else:
+                    return self._promote_previous(index, state), plaintext
+        if errors:
+            raise errors[0]
+        raise SignalError(SignalErrorKind.NO_SESSION, "no session with this peer")
+
+    @staticmethod
+    def _try(
+        state: SessionState, message: SignalMessage, random: Random
+    ) -> tuple[SessionState, bytes]:
+        if state.version != CIPHERTEXT_MESSAGE_VERSION:
+            raise SignalError(
+                SignalErrorKind.UNSUPPORTED_VERSION, f"session version {state.version}"
+            )
+        return _state_decrypt(state, message, random)
+
+    def encrypt(self, plaintext: bytes, random: Random) -> tuple[SessionRecord, SignalMessage]:
+        """Our next message to this peer, on the current session."""
+        current = self.current
+        if current is None:
+            raise SignalError(SignalErrorKind.NO_SESSION, "no session with this peer")
+        ratchet, pq_state, message = ratchet_encrypt(
+            current.ratchet,
+            current.pq_state,
+            plaintext,
+            local_identity=current.local_identity,
+            remote_identity=current.remote_identity,
+            random=random,
+        )
+        return replace(self, current=replace(current, ratchet=ratchet, pq_state=pq_state)), message

@@ -1,0 +1,206 @@
+"""Interop driver: our engine as the agent, native libsignal peers as the humans' devices.
+
+Random conversations (reproducible schedule from --seed): each has one human with one to
+three devices; every device fetches the agent's bundle and speaks first, then the schedule
+mixes ping-pong, bursts of up to 50 messages one way delivered in shuffled order, agent
+state saved to JSON and reloaded, and devices that start a fresh session from a new bundle
+(the old session's late messages must still decrypt). Every message must decrypt on the
+other side with the plaintext that was sent.
+
+    python -m tests.signal.interop --seed 1 --conversations 5 --messages 200
+
+prints `interop: X/Y messages ok` last and exits 1 on any failure.
+"""
+
+import argparse
+import json
+import random
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from custom_components.pacerelle.client.signal.curve import serialize_public
+from custom_components.pacerelle.client.signal.engine import decrypt, encrypt
+from custom_components.pacerelle.client.signal.errors import SignalError
+from custom_components.pacerelle.client.signal.kem import serialize_kyber_public
+from custom_components.pacerelle.client.signal.prekeys import PreKeys
+from custom_components.pacerelle.client.signal.session import PeerAddress
+from custom_components.pacerelle.client.signal.state import AgentSignalState
+from tests.reference_peer import ReferenceBundle, ReferencePeer, ReferencePeerError
+
+AGENT_NAME = "agent:interop"
+MAX_BURST = 50
+MAX_DEVICES = 3
+
+
+@dataclass
+class Device:
+    """One human device: a native store and our address for it."""
+
+    peer: ReferencePeer
+    address: PeerAddress
+    spoke: bool = False
+
+
+@dataclass
+class Tally:
+    """Messages attempted and failures, with the first few failures described."""
+
+    total: int = 0
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> int:
+        return self.total - len(self.failures)
+
+
+class Agent:
+    """Our engine's state plus the bookkeeping a server would do (handing out prekeys)."""
+
+    def __init__(self) -> None:
+        self.state = AgentSignalState.new()
+        self.handed_out: set[int] = set()
+
+    def bundle(self) -> ReferenceBundle:
+        """A bundle with a one-time prekey nobody fetched yet (replenished when low)."""
+        prekeys = self.state.prekeys
+        fresh = [p for p in prekeys.one_time_prekeys if p.prekey_id not in self.handed_out]
+        if not fresh:
+            prekeys = prekeys.replenish_one_time_prekeys(len(prekeys.one_time_prekeys) + 10)[0]
+            self.state = self.state.with_prekeys(prekeys)
+            fresh = [p for p in prekeys.one_time_prekeys if p.prekey_id not in self.handed_out]
+        one_time = fresh[0]
+        self.handed_out.add(one_time.prekey_id)
+        return native_bundle(prekeys, one_time.prekey_id)
+
+    def reload(self) -> None:
+        """Save the state to JSON text and read it back, as the runtime does across restarts."""
+        text = json.dumps(self.state.to_json())
+        self.state = AgentSignalState.from_json(json.loads(text))
+
+
+def native_bundle(prekeys: PreKeys, one_time_id: int) -> ReferenceBundle:
+    """Our published bundle in the native runtime's shape."""
+    one_time = prekeys.one_time_prekey_by_id(one_time_id)
+    return ReferenceBundle(
+        registration_id=prekeys.registration_id,
+        device_id=prekeys.device_id,
+        prekey_id=one_time_id,
+        prekey_public=serialize_public(one_time.key_pair.public),
+        signed_prekey_id=prekeys.signed_prekey.prekey_id,
+        signed_prekey_public=serialize_public(prekeys.signed_prekey.key_pair.public),
+        signed_prekey_signature=prekeys.signed_prekey.signature,
+        kyber_prekey_id=prekeys.kyber_prekey.prekey_id,
+        kyber_prekey_public=serialize_kyber_public(prekeys.kyber_prekey.public),
+        kyber_prekey_signature=prekeys.kyber_prekey.signature,
+        identity_key=prekeys.identity_key,
+    )
+
+
+class Conversation:
+    """One human (several devices) talking with the agent, driven by a seeded schedule."""
+
+    def __init__(self, agent: Agent, rng: random.Random, index: int, tally: Tally) -> None:
+        self.agent, self.rng, self.tally = agent, rng, tally
+        user = f"user{index}"
+        self.devices = [
+            Device(ReferencePeer(f"human:{user}:{d}"), PeerAddress(user, f"conv{index}", d))
+            for d in range(1, rng.randint(1, MAX_DEVICES) + 1)
+        ]
+        self.counter = 0
+        for device in self.devices:
+            device.peer.process_prekey_bundle(AGENT_NAME, agent.bundle())
+
+    def _plaintext(self, direction: str) -> bytes:
+        self.counter += 1
+        padding = self.rng.randbytes(self.rng.choice((0, 1, 15, 16, 17, 200)))
+        return f"{direction} #{self.counter} ".encode() + padding
+
+    def _deliver(
+        self, frames: list[tuple[bytes, bytes]], receive: Callable[[bytes], bytes]
+    ) -> None:
+        order = list(frames)
+        if len(order) > 1 and self.rng.random() < 0.5:
+            self.rng.shuffle(order)
+        for frame, expected in order:
+            self.tally.total += 1
+            try:
+                got = receive(frame)
+            except (SignalError, ReferencePeerError) as error:
+                self.tally.failures.append(f"{expected[:20]!r}: {error}")
+                continue
+            if got != expected:
+                self.tally.failures.append(f"{expected[:20]!r}: got {got[:20]!r}")
+
+    def human_burst(self, device: Device, count: int) -> None:
+        frames = []
+        for _ in range(count):
+            plaintext = self._plaintext(f"h{device.address.device_id}")
+            frames.append((device.peer.encrypt(AGENT_NAME, plaintext), plaintext))
+        device.spoke = True
+
+        def receive(frame: bytes) -> bytes:
+            self.agent.state, plaintext = decrypt(self.agent.state, device.address, frame)
+            return plaintext
+
+        self._deliver(frames, receive)
+
+    def agent_burst(self, device: Device, count: int) -> None:
+        frames = []
+        for _ in range(count):
+            plaintext = self._plaintext("agent")
+            self.agent.state, frame = encrypt(self.agent.state, device.address, plaintext)
+            frames.append((frame, plaintext))
+        self._deliver(frames, lambda frame: device.peer.decrypt(AGENT_NAME, frame))
+
+    def step(self, budget: int) -> int:
+        """One scheduled event; returns how many messages it sent."""
+        rng = self.rng
+        device = rng.choice(self.devices)
+        roll = rng.random()
+        if roll < 0.05:
+            self.agent.reload()
+            return 0
+        if roll < 0.08 and device.spoke:
+            device.peer.process_prekey_bundle(AGENT_NAME, self.agent.bundle())  # new session
+            return 0
+        count = min(budget, rng.randint(1, MAX_BURST) if roll < 0.35 else 1)
+        if not device.spoke or rng.random() < 0.5:
+            self.human_burst(device, count)
+        else:
+            self.agent_burst(device, count)
+        return count
+
+    def run(self, messages: int) -> None:
+        sent = 0
+        while sent < messages:
+            sent += self.step(messages - sent)
+
+
+def run(seed: int, conversations: int, messages: int) -> Tally:
+    """Run the schedule; every conversation sends `messages` messages in all."""
+    rng = random.Random(seed)
+    agent, tally = Agent(), Tally()
+    for index in range(conversations):
+        Conversation(agent, rng, index, tally).run(messages)
+    return tally
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--conversations", type=int, default=3)
+    parser.add_argument("--messages", type=int, default=100, help="messages per conversation")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    tally = run(args.seed, args.conversations, args.messages)
+    for failure in tally.failures[:10]:
+        print(f"FAILED {failure}")
+    print(f"interop: seed {args.seed}, {time.perf_counter() - started:.1f} s")
+    print(f"interop: {tally.ok}/{tally.total} messages ok")
+    return 0 if tally.total and not tally.failures else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
