@@ -6,8 +6,10 @@ The library is the one shipped in Pacerelle's SDK (`libsignalwrap.so`); it is lo
 Every buffer the library hands back is released with the library's own free functions.
 """
 
+import base64
 import ctypes
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -74,6 +76,30 @@ class ReferenceBundle:
     kyber_prekey_public: bytes
     kyber_prekey_signature: bytes
     identity_key: bytes
+
+    @classmethod
+    def from_published(
+        cls, bundle: Mapping[str, Any], one_time_prekey: Mapping[str, Any]
+    ) -> ReferenceBundle:
+        """The bundle a human's device assembles from Pacerelle's API bodies: the body of
+        `PUT /agent/prekey-bundle` and one item of `POST /agent/one-time-prekeys`."""
+
+        def decode(value: str) -> bytes:
+            return base64.b64decode(value, validate=True)
+
+        return cls(
+            registration_id=bundle["registration_id"],
+            device_id=bundle["device_id"],
+            prekey_id=one_time_prekey["prekey_id"],
+            prekey_public=decode(one_time_prekey["public_key"]),
+            signed_prekey_id=bundle["signed_prekey_id"],
+            signed_prekey_public=decode(bundle["signed_prekey_public"]),
+            signed_prekey_signature=decode(bundle["signed_prekey_signature"]),
+            kyber_prekey_id=bundle["kyber_prekey_id"],
+            kyber_prekey_public=decode(bundle["kyber_prekey_public"]),
+            kyber_prekey_signature=decode(bundle["kyber_prekey_signature"]),
+            identity_key=decode(bundle["identity_key"]),
+        )
 
 
 def library_path() -> Path:

@@ -233,21 +233,8 @@ def test_verification_code_format() -> None:
 
 
 def _reference_bundle(keys: PreKeys) -> ReferenceBundle:
-    body = keys.bundle_json()
     one_time = one_time_prekeys_json(keys.one_time_prekeys[:1])["one_time_prekeys"][0]
-    return ReferenceBundle(
-        registration_id=body["registration_id"],
-        device_id=body["device_id"],
-        prekey_id=one_time["prekey_id"],
-        prekey_public=_decode(one_time["public_key"]),
-        signed_prekey_id=body["signed_prekey_id"],
-        signed_prekey_public=_decode(body["signed_prekey_public"]),
-        signed_prekey_signature=_decode(body["signed_prekey_signature"]),
-        kyber_prekey_id=body["kyber_prekey_id"],
-        kyber_prekey_public=_decode(body["kyber_prekey_public"]),
-        kyber_prekey_signature=_decode(body["kyber_prekey_signature"]),
-        identity_key=_decode(body["identity_key"]),
-    )
+    return ReferenceBundle.from_published(keys.bundle_json(), one_time)
 
 
 @pytest.mark.interop
