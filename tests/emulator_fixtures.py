@@ -20,6 +20,7 @@ from aiohttp import web
 
 from tests.emulator import EmulatorConfig, create_app
 from tests.emulator.context import EMULATOR, Emulator
+from tests.emulator.reference_agent import ReferenceAgent
 
 REDIRECT_URI = "http://127.0.0.1:8123/auth/external/callback"
 
@@ -129,6 +130,14 @@ class EmulatorHandle:
             headers={"Authorization": f"Bearer {installation_token}"},
         )
         return str(body["agent_token"])
+
+    async def agent(self, installed: Installed, *, publish: bool = True) -> ReferenceAgent:
+        """A reference agent for `installed`, with a fresh runtime token and keys published."""
+        token = await self.runtime_token(installed.installation_token)
+        agent = ReferenceAgent(self.session, self.base_url, installed.agent_id, token)
+        if publish:
+            await agent.publish()
+        return agent
 
     async def send(self, conversation_id: str, **body: Any) -> str:
         result = await self.admin("POST", f"/conversations/{conversation_id}/send", body)

@@ -129,10 +129,12 @@ class HumanSide:
         log = emulator.state.conversation_log(conversation_id)
         keys = emulator.state.keys_for(installation.agent_id)
         features = keys.bundle.get("protocol_features", []) if keys.bundle else []
-        wire_text = plaintext
-        if HISTORY_FEATURE in features and body.get("history", True) is not False:
-            wire_text = wrap_for_history(plaintext, history_key(log))
         encrypted = body.get("encrypted", True) is not False
+        wire_text = plaintext
+        # The history key is a secret: it only ever travels inside the encryption.
+        wants_history = body.get("history", True) is not False
+        if encrypted and wants_history and HISTORY_FEATURE in features:
+            wire_text = wrap_for_history(plaintext, history_key(log))
         if encrypted:
             device = self.device(installation.owner_id, device_id)
             framed = device.encrypt_for(emulator, installation.agent_id, wire_text.encode())
