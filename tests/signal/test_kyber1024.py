@@ -2,7 +2,7 @@
 
 import random
 from collections.abc import Callable
-from hashlib import sha3_256, sha256, shake_256
+from hashlib import sha3_256, sha3_512, sha256, shake_256
 from pathlib import Path
 
 import pytest
@@ -46,6 +46,7 @@ from custom_components.pacerelle.client.signal.kem.ntt import (
     to_standard,
 )
 from custom_components.pacerelle.client.signal.kem.sampling import sample_matrix
+from tests.reference_peer import ReferencePeer, reference_peer_available
 
 DATA = Path(__file__).parent / "data" / "kem"
 
@@ -119,6 +120,36 @@ def test_libsignal_test_keys_work() -> None:
     for coins in (bytes(32), bytes(range(32))):
         ciphertext, shared = encapsulate(public, coins)
         assert decapsulate(secret, ciphertext) == shared
+
+
+# Protobuf framing around the keys in the native store's snapshot and in the message:
+# KyberPreKeyRecordStructure.private_key (field 3) and PreKeySignalMessage.kyber_ciphertext
+# (field 8), each 1 + 3168 or 1 + 1568 bytes with the 0x08 type byte.
+SNAPSHOT_SECRET_PREFIX = b"\x1a\xe1\x18\x08"
+MESSAGE_CIPHERTEXT_PREFIX = b"\x42\xa1\x0c\x08"
+
+
+@pytest.mark.interop
+@pytest.mark.skipif(not reference_peer_available(), reason="reference peer not installed")
+def test_native_libsignal_encapsulation_reencrypts_under_our_decryption() -> None:
+    with ReferencePeer("agent:a") as agent, ReferencePeer("human:b") as human:
+        bundle = agent.generate_prekey_bundle()
+        snapshot = agent.export()
+        human.process_prekey_bundle("agent:a", bundle)
+        framed = human.encrypt("agent:a", b"hello")
+    public = deserialize_kyber_public(bundle.kyber_prekey_public)
+    after_public = snapshot.index(bundle.kyber_prekey_public) + len(bundle.kyber_prekey_public)
+    assert snapshot[after_public:].startswith(SNAPSHOT_SECRET_PREFIX)
+    start = after_public + len(SNAPSHOT_SECRET_PREFIX)
+    secret = snapshot[start : start + SECRET_KEY_SIZE]
+    assert secret[1536 : 1536 + PUBLIC_KEY_SIZE] == public
+    start = framed.index(MESSAGE_CIPHERTEXT_PREFIX) + len(MESSAGE_CIPHERTEXT_PREFIX)
+    ciphertext = framed[start : start + CIPHERTEXT_SIZE]
+    # The accepting branch of decapsulation: libcrux's ciphertext is exactly ours for that m.
+    message = kpke.decrypt(kpke.KYBER1024, secret[:1536], ciphertext)
+    coins = sha3_512(message + secret[-64:-32]).digest()[32:]
+    assert kpke.encrypt(kpke.KYBER1024, public, message, coins) == ciphertext
+    assert len(decapsulate(secret, ciphertext)) == 32
 
 
 def _fixed_randomness(*chunks: bytes) -> Callable[[int], bytes]:
