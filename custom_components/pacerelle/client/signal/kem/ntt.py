@@ -14,8 +14,9 @@ Reductions are lazy: sums are left to grow, and only products are reduced, which
 every int far below 2^62 while halving the number of `%` operations.
 """
 
-from collections.abc import Sequence
-from operator import add, mod, mul
+from collections.abc import Iterable, Sequence
+from itertools import repeat
+from operator import add, mod, mul, sub
 
 Q = 3329
 N = 256
@@ -61,7 +62,7 @@ def ntt(poly: Sequence[int]) -> list[int]:
         low = values[:HALF]
         twisted = list(map(mod, map(mul, twiddles, values[HALF:]), _Q_REPEATED))
         values[0::2] = map(add, low, twisted)
-        values[1::2] = [a - b for a, b in zip(low, twisted, strict=True)]
+        values[1::2] = map(sub, low, twisted)
     return [value % Q for value in values]
 
 
@@ -71,7 +72,7 @@ def inverse_ntt(values: Sequence[int]) -> list[int]:
     for twiddles in _INVERSE[:-1]:
         even = poly[0::2]
         odd = poly[1::2]
-        poly[HALF:] = [z * (b - a) % Q for z, a, b in zip(twiddles, even, odd, strict=True)]
+        poly[HALF:] = map(mod, map(mul, twiddles, map(sub, odd, even)), _Q_REPEATED)
         poly[:HALF] = map(add, even, odd)
     even = poly[0::2]
     odd = poly[1::2]
@@ -125,9 +126,12 @@ def dot(row: Sequence[Sequence[int]], column: Sequence[PreparedNtt]) -> list[int
     return [*map(mod, acc_even, _Q_REPEATED), *map(mod, acc_odd, _Q_REPEATED)]
 
 
-def add_reduce(*polys: Sequence[int]) -> list[int]:
+def add_reduce(first: Sequence[int], *others: Sequence[int]) -> list[int]:
     """Coefficient-wise sum of polynomials, reduced modulo q."""
-    return [sum(column) % Q for column in zip(*polys, strict=True)]
+    total: Iterable[int] = first
+    for poly in others:
+        total = map(add, total, poly)
+    return list(map(mod, total, repeat(Q, N)))
 
 
 def sub_reduce(left: Sequence[int], right: Sequence[int]) -> list[int]:
