@@ -8,7 +8,7 @@ import base64
 import hashlib
 import secrets
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import Any
@@ -158,6 +158,17 @@ class EmulatorHandle:
                 entries = await self.inbox(conversation_id)
                 if len(entries) >= count:
                     return entries
+                await asyncio.sleep(0.02)
+
+    async def wait_agent(
+        self, agent_id: str, until: Callable[[dict[str, Any]], bool], within: float = 10.0
+    ) -> dict[str, Any]:
+        """The agent's status (GET /_emulator/agents/{id}) once `until` holds for it."""
+        async with asyncio.timeout(within):
+            while True:
+                status: dict[str, Any] = await self.admin("GET", f"/agents/{agent_id}")
+                if until(status):
+                    return status
                 await asyncio.sleep(0.02)
 
     async def faults(self, **body: Any) -> Any:
