@@ -1,0 +1,161 @@
+"""One agent's state at rest: an AES-256-GCM encrypted JSON file and its separate key.
+
+Layout of a store directory (mode 0700):
+    <name>.key   32 random bytes, base64 (mode 0600), made once with the store
+    <name>.enc   MAGIC || FORMAT || 12-byte nonce || AES-256-GCM(JSON document) (mode 0600)
+The header and the store's name are the AEAD's associated data, so a file renamed to
+another agent's name, or a header edited, does not decrypt. Writes are atomic (temporary
+file, fsync, rename, fsync of the directory): a crash leaves the old or the new document,
+never a torn one. Both files must be backed up together; without the key the state is lost.
+
+This module is synchronous file I/O: call it from an executor, never from an event loop.
+"""
+
+import base64
+import binascii
+import json
+import os
+import secrets
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+MAGIC = b"PCRL"
+FORMAT = 1
+NONCE_SIZE = 12
+KEY_SIZE = 32
+DIRECTORY_MODE = 0o700
+FILE_MODE = 0o600
+MAX_DOCUMENT_SIZE = 64 * 1024 * 1024  # far above any real agent state; bounds a bad file's cost
+
+
+class StoreProblem(StrEnum):
+    """Why a store could not be read. Each is a repair issue, never a reason for a new identity."""
+
+    MISSING = "store_missing"
+    KEY_MISSING = "store_key_missing"
+    CORRUPT = "store_corrupt"
+    UNDECRYPTABLE = "store_undecryptable"
+
+
+class StoreError(Exception):
+    """The store could not be read or written."""
+
+    def __init__(self, problem: StoreProblem, detail: str) -> None:
+        super().__init__(f"{problem}: {detail}")
+        self.problem = problem
+        self.detail = detail
+
+
+class EncryptedFile:
+    """The encrypted document of one agent, named `name` inside `directory`."""
+
+    def __init__(self, directory: Path, name: str) -> None:
+        if not name or "/" in name or name.startswith("."):
+            raise ValueError(f"invalid store name {name!r}")
+        self.directory = directory
+        self.name = name
+        self.key_path = directory / f"{name}.key"
+        self.data_path = directory / f"{name}.enc"
+
+    def exists(self) -> bool:
+        """Whether a document (or its key) is present: then creating anew is refused."""
+        return self.data_path.exists() or self.key_path.exists()
+
+    def create(self, document: dict[str, Any]) -> None:
+        """Make the key and write the first document; refuses to overwrite anything."""
+        self._ensure_directory()
+        key = secrets.token_bytes(KEY_SIZE)
+        # O_EXCL: two flows racing for the same agent cannot both create a key.
+        fd = os.open(self.key_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+        with os.fdopen(fd, "wb") as out:
+            out.write(base64.b64encode(key))
+            out.flush()
+            os.fsync(out.fileno())
+        self._write(key, document)
+
+    def read(self) -> dict[str, Any]:
+        """The decrypted document; StoreError says precisely what is wrong."""
+        key = self._read_key()
+        try:
+            blob = self.data_path.read_bytes()
+        except FileNotFoundError:
+            raise StoreError(StoreProblem.MISSING, f"{self.data_path.name} is missing") from None
+        header = self._header()
+        name = self.data_path.name
+        if len(blob) > MAX_DOCUMENT_SIZE or not blob.startswith(MAGIC):
+            raise StoreError(StoreProblem.CORRUPT, f"{name} is not a Pacerelle store")
+        if not blob.startswith(header) or len(blob) < len(header) + NONCE_SIZE + 16:
+            raise StoreError(StoreProblem.CORRUPT, f"{name} has an unknown format")
+        nonce = blob[len(header) : len(header) + NONCE_SIZE]
+        try:
+            plain = AESGCM(key).decrypt(nonce, blob[len(header) + NONCE_SIZE :], self._aad())
+        except InvalidTag:
+            raise StoreError(
+                StoreProblem.UNDECRYPTABLE,
+                f"{self.data_path.name} does not decrypt with {self.key_path.name}",
+            ) from None
+        try:
+            document = json.loads(plain)
+        except ValueError:
+            raise StoreError(StoreProblem.CORRUPT, "the decrypted document is not JSON") from None
+        if not isinstance(document, dict):
+            raise StoreError(StoreProblem.CORRUPT, "the decrypted document is not an object")
+        return document
+
+    def write(self, document: dict[str, Any]) -> None:
+        """Replace the document atomically (the key must exist)."""
+        self._write(self._read_key(), document)
+
+    def remove(self) -> None:
+        """Delete the document and its key (the agent is gone)."""
+        for path in (self.data_path, self.key_path):
+            path.unlink(missing_ok=True)
+
+    def _ensure_directory(self) -> None:
+        self.directory.mkdir(mode=DIRECTORY_MODE, parents=True, exist_ok=True)
+        os.chmod(self.directory, DIRECTORY_MODE)
+
+    def _header(self) -> bytes:
+        return MAGIC + bytes([FORMAT])
+
+    def _aad(self) -> bytes:
+        return self._header() + self.name.encode()
+
+    def _read_key(self) -> bytes:
+        try:
+            encoded = self.key_path.read_bytes()
+        except FileNotFoundError:
+            raise StoreError(StoreProblem.KEY_MISSING, f"{self.key_path.name} is missing") from None
+        try:
+            key = base64.b64decode(encoded.strip(), validate=True)
+        except binascii.Error:
+            key = b""
+        if len(key) != KEY_SIZE:
+            raise StoreError(StoreProblem.CORRUPT, f"{self.key_path.name} is not a store key")
+        return key
+
+    def _write(self, key: bytes, document: dict[str, Any]) -> None:
+        self._ensure_directory()
+        nonce = secrets.token_bytes(NONCE_SIZE)
+        plain = json.dumps(document, separators=(",", ":")).encode()
+        blob = self._header() + nonce + AESGCM(key).encrypt(nonce, plain, self._aad())
+        temporary = self.directory / f".{self.name}.{secrets.token_hex(4)}.tmp"
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(blob)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(temporary, self.data_path)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
+        directory_fd = os.open(self.directory, os.O_RDONLY)
+        try:
+            os.fsync(directory_fd)
+        finally:
+            os.close(directory_fd)
