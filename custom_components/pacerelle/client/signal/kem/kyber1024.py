@@ -12,16 +12,19 @@ is not ML-KEM (FIPS 203) although keys and ciphertexts have the same sizes:
   the difference is invisible to peers; we follow libcrux to be libsignal exactly.
 Secret key layout (3168 bytes): s (1536) || public key (1568) || H(public key) || z.
 
-Side channels. This is pure Python: big-int arithmetic, `%` and list operations take
-time that depends on the values, and nothing here is constant-time. A local observer
-who can time decapsulations precisely could learn about the secret s and, through the
-re-encryption check, whether a crafted ciphertext was accepted (the classic chosen-
-ciphertext timing attack needs thousands of decapsulations of chosen ciphertexts under
-one key). What limits the exposure: decapsulation runs once per incoming PreKey message
-and only for a prekey we published, signed prekeys and their Kyber prekeys are rotated
-on a schedule, and after the first message the session runs on ratchet keys that never
-touch this code. The implicit-rejection comparison uses `hmac.compare_digest` and both
-candidate secrets are always computed, which removes the cheapest timing differences.
+Side channels. This is pure Python and nothing here is constant-time: integer
+arithmetic and `%`, the CBD table lookups indexed by secret bytes, and CPython's cache
+of small ints (which makes allocation depend on values) all let timing depend on secret
+data. Someone who can make us decapsulate many chosen ciphertexts under one key and time
+each run precisely could learn about the secret s, or learn which crafted ciphertexts
+re-encrypt (the known attacks of this kind, such as KyberSlash, need thousands of timed
+decapsulations or more). What limits the exposure: decapsulation runs once per incoming
+PreKey message, and only under a Kyber prekey we published; the published Kyber prekey
+is rotated on a schedule together with the signed prekey, so each key serves a bounded
+number of messages; remote timing of a busy Python process is noisy; and after the first
+message a session runs on ratchet keys that never reach this code. Both candidate
+secrets are always computed and compared with `hmac.compare_digest`, which removes the
+cheapest difference (an early exit on rejection).
 """
 
 import hmac
