@@ -15,6 +15,8 @@ import random
 import pytest
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from custom_components.pacerelle.client.signal.errors import SignalError, SignalErrorKind
 from custom_components.pacerelle.client.signal.spqr import kdf
@@ -237,3 +239,51 @@ def test_zero_params_mean_defaults() -> None:
     assert ChainParams().trim_size == 2201
     with pytest.raises(SignalError):
         ChainParams(max_jump=1 << 32)
+
+
+# Port of chain.rs ced_prop_test: one chain direction against a model of which keys it holds.
+_CED_PARAMS = ChainParams(max_jump=5, max_ooo_keys=3)
+_ced_actions = st.lists(
+    st.one_of(
+        st.just(("next_key", 0)),
+        st.tuples(st.just("next_key_at"), st.integers(0, 2**32 - 1)),
+        st.tuples(st.just("request_stored"), st.integers(0, 2**16)),
+        st.tuples(st.just("request_not_stored"), st.integers(0, 2**16)),
+        st.just(("too_high", 0)),
+    ),
+    max_size=25,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_ced_actions)
+def test_chain_direction_matches_its_model(actions: list[tuple[str, int]]) -> None:
+    ced = ChainDirection.new(bytes([1]) * 32)
+    stored: list[int] = []
+    not_stored = [0]
+    ctr = 0
+    for action, arg in actions:
+        if action == "next_key":
+            ctr += 1
+            ced, index, _ = ced.next_key()
+            not_stored.append(index)
+        elif action == "next_key_at":
+            jump = arg % _CED_PARAMS.max_jump
+            stored += range(ctr + 1, ctr + 1 + jump)
+            ctr += jump + 1
+            ced, _ = ced.key(ctr, _CED_PARAMS)
+            not_stored.append(ctr)
+        elif action == "request_stored" and stored:
+            index = stored.pop(arg % len(stored))
+            ced, _ = ced.key(index, _CED_PARAMS)
+            not_stored.append(index)
+        elif action == "request_not_stored" and not_stored:
+            index = not_stored.pop(arg % len(not_stored))
+            with pytest.raises(SignalError):
+                ced.key(index, _CED_PARAMS)
+        elif action == "too_high":
+            with pytest.raises(SignalError, match="Key jump"):
+                ced.key(ctr + _CED_PARAMS.max_jump + 1, _CED_PARAMS)
+        fell_off = [n for n in stored if n + _CED_PARAMS.max_ooo_keys < ctr]
+        stored = [n for n in stored if n + _CED_PARAMS.max_ooo_keys >= ctr]
+        not_stored += fell_off

@@ -1,5 +1,4 @@
-"""The ML-KEM braid: which side of an epoch we are on and what each message sends or ends
-(v1/chunked/states.rs).
+"""The ML-KEM braid: each message's part of the exchange, epoch by epoch (v1/chunked/states.rs).
 
 Party A starts on the key-generating side of epoch 1 and party B on the encapsulating side;
 each finished epoch swaps the roles. A message of an older epoch changes nothing; one from a
