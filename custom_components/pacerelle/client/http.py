@@ -1,0 +1,92 @@
+"""JSON over HTTP with Pacerelle's conventions, on an injected aiohttp session.
+
+Errors are HTTP status >= 400 with a JSON body whose `error` field is a message; 401 and
+403 mean the credential was refused. Bodies are bounded: a hostile or broken server cannot
+make us read without limit.
+"""
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import aiohttp
+
+from .errors import (
+    PacerelleApiError,
+    PacerelleAuthError,
+    PacerelleConnectionError,
+    PacerelleResponseError,
+)
+
+REQUEST_TIMEOUT = aiohttp.ClientTimeout(total=30)
+MAX_JSON_RESPONSE = 1024 * 1024
+MAX_ERROR_MESSAGE = 300
+
+
+async def request_json(
+    session: aiohttp.ClientSession,
+    method: str,
+    url: str,
+    *,
+    token: str | None = None,
+    json_body: Mapping[str, Any] | None = None,
+    form: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """Send one request and return its JSON object body ({} for an empty body)."""
+    headers = {"Accept": "application/json"}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    try:
+        async with session.request(
+            method,
+            url,
+            headers=headers,
+            json=json_body,
+            data=form,
+            timeout=REQUEST_TIMEOUT,
+            allow_redirects=False,
+        ) as response:
+            raw = await read_bounded(response, MAX_JSON_RESPONSE)
+            status = response.status
+    except (aiohttp.ClientError, TimeoutError) as err:
+        raise PacerelleConnectionError(f"{method} {url}: {err or type(err).__name__}") from err
+    if raw is None:
+        raise PacerelleResponseError(f"{method} {url}: response over {MAX_JSON_RESPONSE} bytes")
+    body = _parse_object(raw)
+    if status >= 400:
+        message = _error_message(body, status)
+        if status in (401, 403):
+            raise PacerelleAuthError(status, message)
+        raise PacerelleApiError(status, message)
+    if body is None:
+        raise PacerelleResponseError(f"{method} {url}: HTTP {status} without a JSON object")
+    return body
+
+
+async def read_bounded(response: aiohttp.ClientResponse, limit: int) -> bytes | None:
+    """The whole body, or None as soon as it grows past `limit` bytes."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.content.iter_chunked(64 * 1024):
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _parse_object(raw: bytes) -> dict[str, Any] | None:
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _error_message(body: dict[str, Any] | None, status: int) -> str:
+    message = body.get("error") if body else None
+    if not isinstance(message, str) or not message:
+        return f"HTTP {status}"
+    return message[:MAX_ERROR_MESSAGE]
