@@ -13,6 +13,13 @@ import pytest
 from custom_components.pacerelle.client.signal.engine import decrypt, encrypt
 from custom_components.pacerelle.client.signal.session import PeerAddress
 from custom_components.pacerelle.client.signal.spqr import SpqrState
+from custom_components.pacerelle.client.signal.spqr.message import (
+    PayloadType,
+    decode_message,
+    encode_message,
+)
+from custom_components.pacerelle.client.signal.wire.frame import parse_frame
+from custom_components.pacerelle.client.signal.wire.messages import PreKeySignalMessage
 from tests.reference_peer import ReferencePeer, reference_peer_available
 from tests.signal.interop import AGENT_NAME, Agent
 
@@ -37,14 +44,28 @@ def _spqr_states(data: Any) -> list[SpqrState]:
     return found
 
 
+def _pq_ratchet(frame: bytes) -> bytes:
+    message = parse_frame(frame)
+    if isinstance(message, PreKeySignalMessage):
+        return message.message.pq_ratchet
+    return message.pq_ratchet
+
+
 def test_many_epochs_with_the_native_peer() -> None:
     rng = random.Random(1)
+    payloads_seen = set()
     agent = Agent()
     address = PeerAddress("user", "conversation", 1)
     with ReferencePeer("human:user:1") as peer:
         peer.process_prekey_bundle(AGENT_NAME, agent.bundle())
         for i in range(300):
             frames = [peer.encrypt(AGENT_NAME, b"h%d" % i) for _ in range(rng.choice((1, 1, 3)))]
+            for frame in frames:
+                # libsignal's SPQR bytes read and re-encode to exactly themselves.
+                pq_ratchet = _pq_ratchet(frame)
+                message, index = decode_message(pq_ratchet)
+                assert encode_message(message, index) == pq_ratchet
+                payloads_seen.add(message.payload)
             rng.shuffle(frames)
             for frame in frames:
                 agent.state, plaintext = decrypt(agent.state, address, frame)
@@ -61,3 +82,4 @@ def test_many_epochs_with_the_native_peer() -> None:
     (state,) = _spqr_states(agent.state.to_json())
     assert state.chain is not None
     assert state.chain.current_epoch >= 6
+    assert payloads_seen == set(PayloadType)
