@@ -1,0 +1,201 @@
+"""Sessions through the engine's API, against the native peer: set-up, prekeys, archives, JSON."""
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from custom_components.pacerelle.client.signal import curve
+from custom_components.pacerelle.client.signal.consts import ARCHIVED_STATES_MAX_LENGTH
+from custom_components.pacerelle.client.signal.engine import decrypt, encrypt
+from custom_components.pacerelle.client.signal.errors import SignalError, SignalErrorKind
+from custom_components.pacerelle.client.signal.pqxdh import is_canonical_public_key
+from custom_components.pacerelle.client.signal.session import PeerAddress, SessionRecord
+from custom_components.pacerelle.client.signal.state import AgentSignalState
+from tests.reference_peer import ReferencePeer, reference_peer_available
+from tests.signal.interop import AGENT_NAME, Agent, native_bundle
+
+pytestmark = pytest.mark.skipif(not reference_peer_available(), reason="no reference peer")
+
+PEER = PeerAddress("user-1", "conv-1", 1)
+
+
+def _human(agent: Agent, name: str = "human") -> ReferencePeer:
+    human = ReferencePeer(name)
+    human.process_prekey_bundle(AGENT_NAME, agent.bundle())
+    return human
+
+
+def _kind(call: object) -> SignalErrorKind:
+    assert callable(call)
+    with pytest.raises(SignalError) as caught:
+        call()
+    return caught.value.kind
+
+
+def test_peer_storage_name_matches_the_sdk() -> None:
+    assert PEER.storage_name == "human:user-1:conv-1:device:1"
+
+
+def test_first_message_starts_a_session_and_uses_up_the_one_time_prekey() -> None:
+    agent = Agent()
+    bundle = agent.bundle()
+    human = ReferencePeer("human")
+    human.process_prekey_bundle(AGENT_NAME, bundle)
+    before = agent.state
+    state, plaintext = decrypt(before, PEER, human.encrypt(AGENT_NAME, b"hello"))
+    assert plaintext == b"hello"
+    assert before.record(PEER) == SessionRecord()  # the input state is untouched
+    ids = {p.prekey_id for p in state.prekeys.one_time_prekeys}
+    assert bundle.prekey_id not in ids
+    assert bundle.prekey_id in {p.prekey_id for p in before.prekeys.one_time_prekeys}
+    # Someone else presenting the same one-time prekey is refused.
+    other = ReferencePeer("other")
+    other.process_prekey_bundle(AGENT_NAME, bundle)
+    other_peer = PeerAddress("user-2", "conv-2", 1)
+    message = other.encrypt(AGENT_NAME, b"reuse")
+    assert _kind(lambda: decrypt(state, other_peer, message)) == SignalErrorKind.UNKNOWN_PREKEY
+    # Until we reply, every message is a PreKey message; all of them decrypt.
+    state, second = decrypt(state, PEER, human.encrypt(AGENT_NAME, b"again"))
+    assert second == b"again"
+    state, frame = encrypt(state, PEER, b"reply")
+    assert frame[0] == 0x02
+    assert human.decrypt(AGENT_NAME, frame) == b"reply"
+    assert human.encrypt(AGENT_NAME, b"now plain")[0] == 0x02
+
+
+def test_prekeys_in_grace_still_start_sessions() -> None:
+    agent = Agent()
+    human = _human(agent)
+    agent.state = agent.state.with_prekeys(agent.state.prekeys.rotate(now=2_000_000_000))
+    state, plaintext = decrypt(agent.state, PEER, human.encrypt(AGENT_NAME, b"late"))
+    assert plaintext == b"late"
+    assert state.record(PEER).current is not None
+
+
+def test_unknown_signed_prekey_and_missing_session() -> None:
+    agent = Agent()
+    human = _human(agent)
+    first = human.encrypt(AGENT_NAME, b"x")
+    prekeys = agent.state.prekeys
+    forgotten = replace(prekeys, signed_prekey=replace(prekeys.signed_prekey, prekey_id=999))
+    lost = agent.state.with_prekeys(forgotten)
+    assert _kind(lambda: decrypt(lost, PEER, first)) == SignalErrorKind.UNKNOWN_PREKEY
+    assert _kind(lambda: encrypt(agent.state, PEER, b"x")) == SignalErrorKind.NO_SESSION
+    state, _ = decrypt(agent.state, PEER, first)
+    state, reply = encrypt(state, PEER, b"r")
+    human.decrypt(AGENT_NAME, reply)
+    plain = human.encrypt(AGENT_NAME, b"plain")
+    stranger = PeerAddress("user-9", "conv-1", 1)
+    assert _kind(lambda: decrypt(state, stranger, plain)) == SignalErrorKind.NO_SESSION
+
+
+def test_changed_identity_is_refused_like_the_native_runtime() -> None:
+    agent = Agent()
+    state, _ = decrypt(agent.state, PEER, _human(agent).encrypt(AGENT_NAME, b"first"))
+    impostor = _human(agent, "impostor")
+    message = impostor.encrypt(AGENT_NAME, b"me too")
+    assert _kind(lambda: decrypt(state, PEER, message)) == SignalErrorKind.UNTRUSTED_IDENTITY
+
+
+def test_new_session_archives_the_old_one_which_still_decrypts() -> None:
+    agent = Agent()
+    human = _human(agent)
+    state, _ = decrypt(agent.state, PEER, human.encrypt(AGENT_NAME, b"one"))
+    state, reply = encrypt(state, PEER, b"r1")
+    human.decrypt(AGENT_NAME, reply)
+    late = human.encrypt(AGENT_NAME, b"sent on the old session")
+    human.process_prekey_bundle(AGENT_NAME, native_bundle(state.prekeys, _unused_id(state)))
+    state, plaintext = decrypt(state, PEER, human.encrypt(AGENT_NAME, b"new session"))
+    assert plaintext == b"new session"
+    record = state.record(PEER)
+    assert len(record.previous) == 1
+    new_base_key = record.current.alice_base_key if record.current else b""
+    state, plaintext = decrypt(state, PEER, late)
+    assert plaintext == b"sent on the old session"
+    promoted = state.record(PEER)
+    assert promoted.current is not None
+    assert promoted.current.alice_base_key != new_base_key  # the old session is current again
+    assert promoted.previous[0].alice_base_key == new_base_key
+
+
+def _unused_id(state: AgentSignalState) -> int:
+    return state.prekeys.one_time_prekeys[-1].prekey_id
+
+
+def test_archive_is_capped_newest_first() -> None:
+    agent = Agent()
+    state, _ = decrypt(agent.state, PEER, _human(agent).encrypt(AGENT_NAME, b"x"))
+    session = state.record(PEER).current
+    assert session is not None
+    record = SessionRecord()
+    for index in range(ARCHIVED_STATES_MAX_LENGTH + 5):
+        record = record.promote(replace(session, remote_registration_id=index))
+    assert len(record.previous) == ARCHIVED_STATES_MAX_LENGTH
+    assert record.current is not None
+    assert record.current.remote_registration_id == ARCHIVED_STATES_MAX_LENGTH + 4
+    assert record.previous[0].remote_registration_id == ARCHIVED_STATES_MAX_LENGTH + 3
+    assert record.previous[-1].remote_registration_id == 4
+
+
+def test_state_json_round_trips_and_refuses_garbage() -> None:
+    agent = Agent()
+    human = _human(agent)
+    state, _ = decrypt(agent.state, PEER, human.encrypt(AGENT_NAME, b"x"))
+    state, reply = encrypt(state, PEER, b"y")
+    human.decrypt(AGENT_NAME, reply)
+    data = json.loads(json.dumps(state.to_json()))
+    reloaded = AgentSignalState.from_json(data)
+    assert reloaded == state
+    assert decrypt(reloaded, PEER, human.encrypt(AGENT_NAME, b"z"))[1] == b"z"
+    broken = json.loads(json.dumps(data))
+    broken["sessions"][PEER.storage_name]["current"]["ratchet"]["root_key"] = "AAAA"
+    assert _kind(lambda: AgentSignalState.from_json(broken)) == SignalErrorKind.INVALID_STATE
+    assert _kind(lambda: AgentSignalState.from_json({"format": 99})) == (
+        SignalErrorKind.UNSUPPORTED_VERSION
+    )
+    assert _kind(lambda: AgentSignalState.from_json({})) == SignalErrorKind.INVALID_STATE
+
+
+# Curve25519 points of small order (encodings from the X25519 blocklists).
+LOW_ORDER_POINTS = [
+    0,
+    1,
+    325606250916557431795983626356110631294008115727848805560023387167927233504,
+    39382357235489614581723060781553021112529911719440698176882885853963445705823,
+    2**255 - 20,
+]
+
+
+def test_base_key_must_be_canonical() -> None:
+    for _ in range(5):
+        assert is_canonical_public_key(curve.serialize_public(curve.KeyPair.generate().public))
+    for u in LOW_ORDER_POINTS:
+        assert not is_canonical_public_key(b"\x05" + u.to_bytes(32, "little"))
+    unreduced = b"\x05" + (2**255 - 19 + 9).to_bytes(32, "little")
+    assert not is_canonical_public_key(unreduced)
+    top_bit = curve.serialize_public(curve.KeyPair.generate().public)
+    assert not is_canonical_public_key(top_bit[:-1] + bytes([top_bit[-1] | 0x80]))
+    # u = 2 lies on the twist, not on the curve.
+    assert not is_canonical_public_key(b"\x05" + (2).to_bytes(32, "little"))
+
+
+def _montgomery_y(u: int) -> int:
+    """A square root of u^3 + A u^2 + u modulo p (p = 5 mod 8)."""
+    p = 2**255 - 19
+    rhs = (u**3 + 486662 * u * u + u) % p
+    root = pow(rhs, (p + 3) // 8, p)
+    if root * root % p != rhs:
+        root = root * pow(2, (p - 1) // 4, p) % p
+    assert root * root % p == rhs
+    return root
+
+
+def test_prime_order_point_plus_small_order_point_is_refused() -> None:
+    p = 2**255 - 19
+    u1 = int.from_bytes(curve.KeyPair.generate().public, "little")
+    u2 = LOW_ORDER_POINTS[2]  # order 8
+    v1, v2 = _montgomery_y(u1), _montgomery_y(u2)
+    slope = (v2 - v1) * pow(u2 - u1, -1, p) % p
+    u3 = (slope * slope - 486662 - u1 - u2) % p
+    assert not is_canonical_public_key(b"\x05" + u3.to_bytes(32, "little"))
