@@ -321,3 +321,42 @@ async def test_faults_drop_inject_and_refuse(emulator: EmulatorHandle) -> None:
     assert loop.time() - started >= 0.05
     await emulator.faults(reset=True)
     await agent.close()
+
+
+async def test_a_reset_device_announces_a_new_identity(emulator: EmulatorHandle) -> None:
+    installed, agent = await _online(emulator)
+    conversation = installed.conversation_id
+    await emulator.send(conversation, text="one", device_id="phone")
+    first = await agent.frame()
+    assert agent.open(first) == "one"
+    await agent.ack(first)
+    await emulator.admin("POST", f"/conversations/{conversation}/devices/phone/reset")
+    assert await agent.frame() == {"type": "IDENTITY_CHANGED", "user_id": installed.owner_id}
+    await emulator.send(conversation, text="two", device_id="phone")
+    second = await agent.frame()
+    assert base64.b64decode(second["payload_b64"])[0] == 1  # a new session from scratch
+    status = await emulator.admin("GET", f"/agents/{installed.agent_id}")
+    assert status["one_time_prekeys_handed_out"] == 2
+    await agent.close()
+
+
+async def test_group_keys_are_served_to_their_agent_only(emulator: EmulatorHandle) -> None:
+    installed = await emulator.install()
+    agent = await emulator.agent(installed)
+    envelope = {
+        "conversation_id": "conv_group",
+        "key_id": "k1",
+        "epoch": 1,
+        "sender_id": "usr_bob",
+        "envelope_b64": "AQID",
+    }
+    await emulator.admin("POST", "/group-keys", {**envelope, "agent_id": installed.agent_id})
+    headers = {"Authorization": f"Bearer {agent.token}"}
+    url = f"{emulator.base_url}/agent/group-keys?conversation_id="
+    async with emulator.session.get(url + "conv_group", headers=headers) as response:
+        assert await response.json() == [envelope]
+    async with emulator.session.get(url + installed.conversation_id, headers=headers) as response:
+        assert await response.json() == []
+    async with emulator.session.get(url + "conv_elsewhere", headers=headers) as response:
+        assert response.status == 403
+    await agent.close()

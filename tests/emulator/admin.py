@@ -8,7 +8,7 @@ from .agent_connect import decide
 from .config import DEFAULT_USER_ID
 from .context import emulator_of
 from .gateway import CLOSE_REVOKED, CLOSE_TOKEN_EXPIRED
-from .http_util import ApiError, new_secret, read_json_object
+from .http_util import ApiError, new_secret, read_json_object, require_str
 from .state import ConnectKey
 
 PREFIX = "/_emulator"
@@ -79,6 +79,37 @@ async def timeline(request: web.Request) -> web.Response:
     return web.json_response(
         {"installation": installation.to_json() | {"installation_token": None}, "items": items}
     )
+
+
+async def reset_device(request: web.Request) -> web.Response:
+    emulator = emulator_of(request)
+    conversation_id = request.match_info["conversation_id"]
+    await emulator.humans.reset_device(conversation_id, request.match_info["device_id"])
+    return web.json_response({"reset": True})
+
+
+async def add_group_key(request: web.Request) -> web.Response:
+    """Stores a group key envelope for an agent, as a group member's app would upload it."""
+    emulator = emulator_of(request)
+    body = await read_json_object(request)
+    for name in ("agent_id", "conversation_id", "key_id", "sender_id", "envelope_b64"):
+        require_str(body, name)
+    if type(body.get("epoch")) is not int:
+        raise ApiError(400, "`epoch` must be an integer")
+    fields = (*_GROUP_KEY_FIELDS, "agent_id")
+    emulator.state.group_keys.append({name: body[name] for name in fields if name in body})
+    emulator.commit()
+    return web.json_response({"stored": True})
+
+
+_GROUP_KEY_FIELDS = (
+    "conversation_id",
+    "key_id",
+    "epoch",
+    "sender_id",
+    "sender_device_id",
+    "envelope_b64",
+)
 
 
 async def installations(request: web.Request) -> web.Response:
@@ -195,6 +226,10 @@ def routes() -> list[web.AbstractRouteDef]:
         web.post(f"{PREFIX}/conversations/{{conversation_id}}/send", send),
         web.get(f"{PREFIX}/conversations/{{conversation_id}}/inbox", inbox),
         web.get(f"{PREFIX}/conversations/{{conversation_id}}/timeline", timeline),
+        web.post(
+            f"{PREFIX}/conversations/{{conversation_id}}/devices/{{device_id}}/reset", reset_device
+        ),
+        web.post(f"{PREFIX}/group-keys", add_group_key),
         web.get(f"{PREFIX}/installations", installations),
         web.post(f"{PREFIX}/installations/{{agent_id}}/revoke", revoke),
         web.get(f"{PREFIX}/agents/{{agent_id}}", agent_status),

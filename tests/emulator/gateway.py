@@ -62,6 +62,11 @@ class GatewayHub:
         if connection is not None and await connection.send(json.dumps(envelope)):
             self._emulator.record("delivered", agent_id=agent_id, message_id=envelope["id"])
 
+    async def notify(self, agent_id: str, frame: Json) -> bool:
+        """A notice for the agent if it is online; notices are never queued."""
+        connection = self.connections.get(agent_id)
+        return connection is not None and await connection.send(json.dumps(frame))
+
     async def close_agent(self, agent_id: str, code: int, reason: str) -> None:
         connection = self.connections.pop(agent_id, None)
         if connection is not None:

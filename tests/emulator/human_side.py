@@ -113,6 +113,20 @@ class HumanSide:
             device = self._devices[key] = HumanDevice(record)
         return device
 
+    async def reset_device(self, conversation_id: str, device_id: str) -> None:
+        """A reinstalled app: the device gets a new identity, the agent gets a notice."""
+        installation = self.installation(conversation_id)
+        key = f"{installation.owner_id}/{device_id}"
+        device = self._devices.pop(key, None)
+        if device is not None:
+            device.peer.close()
+        if self._emulator.state.devices.pop(key, None) is None and device is None:
+            raise ApiError(404, "unknown device")
+        self._emulator.commit()
+        await self._emulator.hub.notify(
+            installation.agent_id, {"type": "IDENTITY_CHANGED", "user_id": installation.owner_id}
+        )
+
     def installation(self, conversation_id: str) -> Installation:
         installation = self._emulator.state.installation_by_conversation(conversation_id)
         if installation is None:
