@@ -103,11 +103,14 @@ ensure_rootfs() {
 # a private mount namespace so that no mount outlives the command.
 run_in_rootfs() {
   # The host's CA bundle and resolver: pip and the tests reach the same network as the host.
-  if [ -f /etc/ssl/certs/ca-certificates.crt ]; then
-    cp /etc/ssl/certs/ca-certificates.crt "$ROOTFS/etc/ssl/certs/ca-certificates.crt"
-  fi
-  cp -L /etc/resolv.conf "$ROOTFS/etc/resolv.conf" 2>/dev/null || true
-  cp /etc/hosts "$ROOTFS/etc/hosts" 2>/dev/null || true
+  # Copied only when changed, and by rename: concurrent commands must never read a half copy.
+  local source target
+  for source in /etc/ssl/certs/ca-certificates.crt /etc/resolv.conf /etc/hosts; do
+    target=$ROOTFS$source
+    [ -f "$source" ] || continue
+    cmp -s "$source" "$target" && continue
+    cp -L "$source" "$target.$$" && mv -f "$target.$$" "$target"
+  done
   mkdir -p "$DOWNLOADS_DIR"
   # The host's find-links folder does not exist inside; pip would warn at every call.
   env -u PIP_FIND_LINKS PACERELLE_IN_ROOTFS=1 \
