@@ -5,3 +5,6 @@ sys.path; importing ours first, before Home Assistant starts, keeps `pacerelle` 
 """
 
 import custom_components.pacerelle  # noqa: F401
+
+# The Pacerelle emulator as a real server on loopback, for every test that asks for it.
+pytest_plugins = ["tests.emulator_fixtures"]

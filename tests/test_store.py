@@ -1,0 +1,60 @@
+"""The agent's encrypted store inside Home Assistant's configuration directory."""
+
+from pathlib import Path
+
+import pytest
+from homeassistant.core import HomeAssistant
+
+from custom_components.pacerelle import store as store_module
+from custom_components.pacerelle.client.encrypted_file import StoreError, StoreProblem
+from custom_components.pacerelle.store import STORE_VERSION, AgentStore, migrate
+
+INSTALLATION = {"token": "inst-secret", "agent_id": "agent-1"}
+
+
+async def test_created_saved_loaded_removed(hass: HomeAssistant) -> None:
+    store = AgentStore(hass, "agent-1")
+    assert not await store.async_exists()
+    await store.async_create({"installation": INSTALLATION})
+    assert await store.async_exists()
+    assert await store.async_load() == {"installation": INSTALLATION, "version": STORE_VERSION}
+    await store.async_save({"installation": INSTALLATION, "signal": {"x": 1}})
+    assert (await store.async_load())["signal"] == {"x": 1}
+    directory = Path(hass.config.path(".storage", "pacerelle"))
+    assert b"inst-secret" not in (directory / "agent-1.enc").read_bytes()
+    await store.async_remove()
+    assert not await store.async_exists()
+
+
+async def test_create_never_overwrites_an_identity(hass: HomeAssistant) -> None:
+    store = AgentStore(hass, "agent-1")
+    await store.async_create({"installation": INSTALLATION})
+    with pytest.raises(FileExistsError):
+        await store.async_create({"installation": {"token": "other"}})
+    assert (await store.async_load())["installation"] == INSTALLATION
+
+
+async def test_missing_store_is_reported(hass: HomeAssistant) -> None:
+    with pytest.raises(StoreError) as err:
+        await AgentStore(hass, "nobody").async_load()
+    assert err.value.problem is StoreProblem.KEY_MISSING
+
+
+def test_migrations_run_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(store_module, "STORE_VERSION", 3)
+    monkeypatch.setattr(
+        store_module,
+        "MIGRATIONS",
+        {
+            1: lambda d: {**d, "steps": [*d["steps"], 1]},
+            2: lambda d: {**d, "steps": [*d["steps"], 2]},
+        },
+    )
+    assert migrate({"version": 1, "steps": []}) == {"version": 3, "steps": [1, 2]}
+
+
+@pytest.mark.parametrize("version", [None, 0, "1", STORE_VERSION + 1])
+def test_unknown_versions_are_refused(version: object) -> None:
+    with pytest.raises(StoreError) as err:
+        migrate({"version": version})
+    assert err.value.problem is StoreProblem.CORRUPT
