@@ -360,3 +360,21 @@ async def test_group_keys_are_served_to_their_agent_only(emulator: EmulatorHandl
     async with emulator.session.get(url + "conv_elsewhere", headers=headers) as response:
         assert response.status == 403
     await agent.close()
+
+
+async def test_expiring_every_token_and_clean_drops(emulator: EmulatorHandle) -> None:
+    installed, agent = await _online(emulator)
+    dropped = await emulator.faults(drop_connections=True)
+    assert dropped["dropped"] == 1
+    assert agent.ws is not None
+    await agent.ws.receive(timeout=5)
+    assert agent.ws.close_code == 1012
+    await agent.connect()
+    await emulator.faults(expire_runtime_tokens=True)
+    await agent.ws.receive(timeout=5)
+    assert agent.ws.close_code == 4401
+    with pytest.raises(aiohttp.WSServerHandshakeError):
+        await agent.connect()
+    agent.token = await emulator.runtime_token(installed.installation_token)
+    await agent.connect()
+    await agent.close()

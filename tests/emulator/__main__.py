@@ -22,6 +22,9 @@ def _arguments() -> argparse.Namespace:
         metavar="SECONDS",
         help="lifetime of runtime tokens (Pacerelle: 900)",
     )
+    parser.add_argument(
+        "--public-url", help="base URL browsers use, for authorization URLs (default: as called)"
+    )
     parser.add_argument("--verbose", action="store_true", help="log every event")
     return parser.parse_args()
 
@@ -37,6 +40,7 @@ def main() -> None:
         port=args.port,
         state_file=args.state,
         runtime_token_ttl=args.runtime_token_ttl,
+        public_url=args.public_url,
     )
     web.run_app(create_app(config), host=config.host, port=config.port)
 

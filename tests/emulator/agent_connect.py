@@ -32,7 +32,8 @@ def iso_time(timestamp: float) -> str:
 
 
 def base_url(request: web.Request) -> str:
-    return f"{request.scheme}://{request.host}"
+    public = emulator_of(request).config.public_url
+    return public.rstrip("/") if public else f"{request.scheme}://{request.host}"
 
 
 def _check_redirect_uri(uri: object) -> str:

@@ -24,3 +24,5 @@ class EmulatorConfig:
     auth_request_ttl: float = AUTH_REQUEST_TTL_SECONDS
     max_blob_bytes: int = MAX_BLOB_BYTES
     max_frame_bytes: int = MAX_GATEWAY_FRAME_BYTES
+    # Where browsers reach the emulator, if not at the address the API caller used.
+    public_url: str | None = None
