@@ -182,12 +182,13 @@ function bubbleFor(item, patches, answers) {
     bubble.append(renderWidget(item.payload, patches[item.payload.id] || [], answers.has(item.payload.id)));
   } else if (item.direction === "in" && item.kind === "widget.update") {
     return null;
-  } else if (item.kind === "chat.message" && item.payload) {
-    bubble.append(item.payload.text || "");
-    for (const file of item.files || []) {
+  } else if (item.kind === "chat.message") {
+    const payload = item.payload || JSON.parse(item.text);
+    bubble.append(payload.text || "");
+    for (const file of item.files || payload.attachments || []) {
       bubble.append(el("div", {}, file.content_b64
         ? el("a", { href: `data:${file.mime};base64,${file.content_b64}`, download: file.name }, "📎 " + file.name)
-        : "📎 " + file.name + " (" + (file.error || "unavailable") + ")"));
+        : "📎 " + file.name + (file.error ? ` (${file.error})` : "")));
     }
   } else if (item.kind === "widget.response") {
     const answer = JSON.parse(item.text);
