@@ -2,10 +2,11 @@
 
 Random conversations (reproducible schedule from --seed): each has one human with one to
 three devices; every device fetches the agent's bundle and speaks first, then the schedule
-mixes ping-pong, bursts of up to 50 messages one way delivered in shuffled order, agent
-state saved to JSON and reloaded, and devices that start a fresh session from a new bundle
-(the old session's late messages must still decrypt). Every message must decrypt on the
-other side with the plaintext that was sent.
+mixes ping-pong, bursts of up to 50 messages one way delivered in shuffled order, some of a
+human's messages held back until after the next event, agent state saved to JSON and
+reloaded (also in the middle of a burst), native stores exported and re-imported, and
+devices that start a fresh session from a new bundle (late messages of the old session must
+still decrypt). Every message must decrypt on the other side to the plaintext that was sent.
 
     python -m tests.signal.interop --seed 1 --conversations 5 --messages 200
 
@@ -17,6 +18,7 @@ import json
 import random
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -49,6 +51,7 @@ class Tally:
 
     total: int = 0
     failures: list[str] = field(default_factory=list)
+    events: Counter[str] = field(default_factory=Counter)
 
     @property
     def ok(self) -> int:
@@ -109,6 +112,7 @@ class Conversation:
             for d in range(1, rng.randint(1, MAX_DEVICES) + 1)
         ]
         self.counter = 0
+        self.held_back: list[tuple[Device, bytes, bytes]] = []
         for device in self.devices:
             device.peer.process_prekey_bundle(AGENT_NAME, agent.bundle())
 
@@ -137,33 +141,64 @@ class Conversation:
         frames = []
         for _ in range(count):
             plaintext = self._plaintext(f"h{device.address.device_id}")
-            frames.append((device.peer.encrypt(AGENT_NAME, plaintext), plaintext))
+            frame = device.peer.encrypt(AGENT_NAME, plaintext)
+            self.tally.events["PreKey messages" if frame[0] == 1 else "human messages"] += 1
+            frames.append((frame, plaintext))
         device.spoke = True
+        if len(frames) > 1 and self.rng.random() < 0.2:
+            for _ in range(self.rng.randint(1, len(frames) - 1)):
+                frame, plaintext = frames.pop(self.rng.randrange(len(frames)))
+                self.held_back.append((device, frame, plaintext))
+        self._deliver(frames, self._agent_receiver(device))
 
+    def _agent_receiver(self, device: Device) -> Callable[[bytes], bytes]:
         def receive(frame: bytes) -> bytes:
             self.agent.state, plaintext = decrypt(self.agent.state, device.address, frame)
             return plaintext
 
-        self._deliver(frames, receive)
+        return receive
+
+    def deliver_held_back(self) -> None:
+        """Deliver what was held back: late messages, in random order."""
+        held, self.held_back = self.held_back, []
+        self.rng.shuffle(held)
+        self.tally.events["late messages"] += len(held)
+        for device, frame, plaintext in held:
+            self._deliver([(frame, plaintext)], self._agent_receiver(device))
 
     def agent_burst(self, device: Device, count: int) -> None:
         frames = []
         for _ in range(count):
             plaintext = self._plaintext("agent")
             self.agent.state, frame = encrypt(self.agent.state, device.address, plaintext)
+            self.tally.events["agent messages"] += 1
             frames.append((frame, plaintext))
         self._deliver(frames, lambda frame: device.peer.decrypt(AGENT_NAME, frame))
 
     def step(self, budget: int) -> int:
         """One scheduled event; returns how many messages it sent."""
+        held_before = bool(self.held_back)
+        sent = self._event(budget)
+        if held_before:
+            self.deliver_held_back()
+        return sent
+
+    def _event(self, budget: int) -> int:
         rng = self.rng
         device = rng.choice(self.devices)
         roll = rng.random()
-        if roll < 0.05:
+        if roll < 0.04:
             self.agent.reload()
+            self.tally.events["state reloads"] += 1
             return 0
-        if roll < 0.08 and device.spoke:
-            device.peer.process_prekey_bundle(AGENT_NAME, self.agent.bundle())  # new session
+        if roll < 0.06:
+            snapshot = device.peer.export()
+            device.peer = ReferencePeer.from_snapshot(device.peer.name, snapshot)
+            self.tally.events["native reloads"] += 1
+            return 0
+        if roll < 0.09 and device.spoke:
+            device.peer.process_prekey_bundle(AGENT_NAME, self.agent.bundle())
+            self.tally.events["new sessions"] += 1
             return 0
         count = min(budget, rng.randint(1, MAX_BURST) if roll < 0.35 else 1)
         if not device.spoke or rng.random() < 0.5:
@@ -176,6 +211,7 @@ class Conversation:
         sent = 0
         while sent < messages:
             sent += self.step(messages - sent)
+        self.deliver_held_back()
 
 
 def run(seed: int, conversations: int, messages: int) -> Tally:
@@ -197,7 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     tally = run(args.seed, args.conversations, args.messages)
     for failure in tally.failures[:10]:
         print(f"FAILED {failure}")
-    print(f"interop: seed {args.seed}, {time.perf_counter() - started:.1f} s")
+    events = ", ".join(f"{count} {name}" for name, count in sorted(tally.events.items()))
+    print(f"interop: seed {args.seed}, {time.perf_counter() - started:.1f} s; {events}")
     print(f"interop: {tally.ok}/{tally.total} messages ok")
     return 0 if tally.total and not tally.failures else 1
 

@@ -19,6 +19,15 @@ from .session import PeerAddress, SessionRecord, initialize_bob_session
 from .state import AgentSignalState
 from .wire import PreKeySignalMessage, frame_signal_message, parse_frame
 
+__all__ = [
+    "AgentSignalState",
+    "PeerAddress",
+    "SignalError",
+    "SignalErrorKind",
+    "decrypt",
+    "encrypt",
+]
+
 
 def _start_session(
     record: SessionRecord, prekeys: PreKeys, message: PreKeySignalMessage
