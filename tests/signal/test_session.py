@@ -6,7 +6,10 @@ from dataclasses import replace
 import pytest
 
 from custom_components.pacerelle.client.signal import curve
-from custom_components.pacerelle.client.signal.consts import ARCHIVED_STATES_MAX_LENGTH
+from custom_components.pacerelle.client.signal.consts import (
+    ARCHIVED_STATES_MAX_LENGTH,
+    MAX_MESSAGE_KEYS,
+)
 from custom_components.pacerelle.client.signal.engine import decrypt, encrypt
 from custom_components.pacerelle.client.signal.errors import SignalError, SignalErrorKind
 from custom_components.pacerelle.client.signal.pqxdh import is_canonical_public_key
@@ -199,3 +202,20 @@ def test_prime_order_point_plus_small_order_point_is_refused() -> None:
     slope = (v2 - v1) * pow(u2 - u1, -1, p) % p
     u3 = (slope * slope - 486662 - u1 - u2) % p
     assert not is_canonical_public_key(b"\x05" + u3.to_bytes(32, "little"))
+
+
+def test_skipped_keys_beyond_the_limit_are_gone_as_in_libsignal() -> None:
+    agent = Agent()
+    human = _human(agent)
+    state, _ = decrypt(agent.state, PEER, human.encrypt(AGENT_NAME, b"start"))
+    state, reply = encrypt(state, PEER, b"r")
+    human.decrypt(AGENT_NAME, reply)
+    frames = [human.encrypt(AGENT_NAME, b"m%d" % index) for index in range(MAX_MESSAGE_KEYS + 50)]
+    state, last = decrypt(state, PEER, frames[-1])
+    assert last == b"m%d" % (MAX_MESSAGE_KEYS + 49)
+    # The 2000 newest skipped keys are kept (Double Ratchet and SPQR alike), older ones dropped.
+    assert decrypt(state, PEER, frames[49])[1] == b"m49"
+    assert _kind(lambda: decrypt(state, PEER, frames[48])) == SignalErrorKind.DUPLICATE_MESSAGE
+    state, middle = decrypt(state, PEER, frames[1000])
+    assert middle == b"m1000"
+    assert _kind(lambda: decrypt(state, PEER, frames[1000])) == SignalErrorKind.DUPLICATE_MESSAGE
