@@ -10,12 +10,12 @@ from .state import EmulatorState
 
 def _write_atomically(path: Path, data: bytes) -> None:
     # A reader (or a restarted emulator) sees the old file or the new one, never half of one.
+    # No fsync: surviving a killed process is the point, not a power cut, and fsync after
+    # every change would make each message cost milliseconds.
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
         Path(tmp).replace(path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
