@@ -12,9 +12,10 @@ CACHE_DIR=${PACERELLE_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pacerelle-ha}
 DOWNLOADS_DIR=$CACHE_DIR/downloads
 ROOTFS=$CACHE_DIR/rootfs-sid
 ROOTFS_MARKER=$ROOTFS/.pacerelle-rootfs-ready
-# What the root file system holds; a change here rebuilds it. g++ builds the wheels that
-# Home Assistant's default_config installs at first start (assist_pipeline's audio filters).
-ROOTFS_PACKAGES=python3.14,python3.14-venv,python3.14-dev,ca-certificates,gcc,g++,libc6-dev,git,procps
+# What the root file system holds; an addition here is installed into it by ensure_rootfs.
+# g++ builds the wheels that Home Assistant's default_config installs at first start
+# (assist_pipeline's audio filters); chromium runs the browser test of the config flow.
+ROOTFS_PACKAGES=python3.14,python3.14-venv,python3.14-dev,ca-certificates,gcc,g++,libc6-dev,git,procps,chromium
 VENV=$ROOT_DIR/.venv
 PEER_DIR=$VENV/reference-peer
 export PACERELLE_REFERENCE_PEER=${PACERELLE_REFERENCE_PEER:-$PEER_DIR/libsignalwrap.so}
