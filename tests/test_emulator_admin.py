@@ -6,8 +6,6 @@ import pytest
 
 from tests.emulator_fixtures import AdminError, EmulatorHandle
 
-pytest_plugins = ["tests.emulator_fixtures"]
-
 
 async def test_chat_page_and_its_assets_are_served(emulator: EmulatorHandle) -> None:
     for path, kind in (

@@ -11,8 +11,6 @@ import pytest
 
 from tests.emulator_fixtures import REDIRECT_URI, AdminError, EmulatorHandle
 
-pytest_plugins = ["tests.emulator_fixtures"]
-
 
 def _pkce() -> tuple[str, str]:
     verifier = secrets.token_urlsafe(64)

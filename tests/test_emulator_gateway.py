@@ -12,8 +12,6 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from tests.emulator.reference_agent import ReferenceAgent
 from tests.emulator_fixtures import EmulatorHandle, Installed
 
-pytest_plugins = ["tests.emulator_fixtures"]
-
 
 async def _online(emulator: EmulatorHandle) -> tuple[Installed, ReferenceAgent]:
     installed = await emulator.install()

@@ -12,8 +12,6 @@ from urllib.parse import parse_qs, urlsplit
 
 from tests.emulator_fixtures import REDIRECT_URI, EmulatorHandle
 
-pytest_plugins = ["tests.emulator_fixtures"]
-
 PEER_DIR = Path(__file__).resolve().parent.parent / ".venv/reference-peer"
 SDK_DIR = PEER_DIR / "sdk"
 NATIVE_LIBRARY = PEER_DIR / "libsignalwrap.so"
