@@ -4,11 +4,13 @@ import json
 import os
 from dataclasses import dataclass, replace
 from functools import cache
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from custom_components.pacerelle.client.signal import curve
 from custom_components.pacerelle.client.signal.engine import decrypt, encrypt
 from custom_components.pacerelle.client.signal.errors import SignalError, SignalErrorKind
 from custom_components.pacerelle.client.signal.session import PeerAddress
@@ -19,6 +21,7 @@ from custom_components.pacerelle.client.signal.wire import (
     frame_signal_message,
     parse_frame,
 )
+from custom_components.pacerelle.client.signal.wire.protobuf import encode_bytes, encode_uint32
 from tests.reference_peer import ReferencePeer, reference_peer_available
 from tests.signal.interop import AGENT_NAME, Agent
 
@@ -200,3 +203,58 @@ def test_replays_are_duplicates_and_change_nothing() -> None:
     message = parse_frame(s.prekey_frame)
     assert isinstance(message, PreKeySignalMessage)
     assert json.dumps(state.to_json(), sort_keys=True) != snapshot
+
+
+KEYS = st.one_of(
+    st.binary(min_size=33, max_size=33).map(lambda key: b"\x05" + key[1:]),
+    st.binary(max_size=40),
+)
+
+
+@SETTINGS
+@given(
+    fields=st.lists(
+        st.tuples(st.integers(1, 9), st.one_of(st.integers(0, 2**32 - 1), KEYS)), max_size=12
+    ),
+    prekey=st.booleans(),
+)
+def test_arbitrary_structured_frames_only_raise_signal_errors(
+    fields: list[tuple[int, int | bytes]], prekey: bool
+) -> None:
+    body = b"".join(
+        encode_uint32(number, value) if isinstance(value, int) else encode_bytes(number, value)
+        for number, value in fields
+    )
+    frame = bytes([1 if prekey else 2, 0x44]) + body + (b"" if prekey else os.urandom(8))
+    assert _refused(frame, NEWCOMER if prekey else PEER) in REFUSALS | {SignalErrorKind.NO_SESSION}
+
+
+def _prekey_frame_with(**changes: Any) -> bytes:
+    original = parse_frame(scene().prekey_frame)
+    assert isinstance(original, PreKeySignalMessage)
+    return b"\x01" + replace(original, **changes).encode()
+
+
+def test_forged_prekey_material_is_refused_precisely() -> None:
+    random_kyber = b"\x08" + os.urandom(1568)
+    assert _refused(_prekey_frame_with(kyber_ciphertext=random_kyber), NEWCOMER) == (
+        SignalErrorKind.INVALID_MAC
+    )
+    other_base_key = curve.serialize_public(curve.KeyPair.generate().public)
+    assert _refused(_prekey_frame_with(base_key=other_base_key), NEWCOMER) == (
+        SignalErrorKind.INVALID_MAC
+    )
+    small_order = b"\x05" + bytes(32)
+    assert _refused(_prekey_frame_with(base_key=small_order), NEWCOMER) == (
+        SignalErrorKind.INVALID_KEY
+    )
+    other_identity = curve.serialize_public(curve.KeyPair.generate().public)
+    assert _refused(_prekey_frame_with(identity_key=other_identity), NEWCOMER) == (
+        SignalErrorKind.INVALID_MAC
+    )
+    assert _refused(_prekey_frame_with(signed_pre_key_id=12345), NEWCOMER) == (
+        SignalErrorKind.UNKNOWN_PREKEY
+    )
+    assert _refused(_prekey_frame_with(kyber_ciphertext=b"\x07" + os.urandom(1568)), NEWCOMER) == (
+        SignalErrorKind.INVALID_MESSAGE
+    )
