@@ -239,6 +239,21 @@ async def test_bad_frames_are_refused_without_closing(emulator: EmulatorHandle) 
     assert [(item["message_id"], item["text"], item["encrypted"]) for item in inbox] == [
         ("m3", "hi", False)
     ]
+    await agent.ws.send_str("[" * 100_000)  # deeper than any JSON parser goes
+    assert (await agent.frame())["type"] == "ERROR"
+    odd = json.dumps({"kind": "chat.message", "text": "x", "attachments": 5})
+    await agent.ws.send_json(
+        {
+            "type": "MSG",
+            "id": "m4",
+            "conversation_id": installed.conversation_id,
+            "to": installed.owner_id,
+            "payload_b64": base64.b64encode(odd.encode()).decode(),
+            "encrypted": False,
+        }
+    )
+    inbox = await emulator.wait_inbox(installed.conversation_id, 2)
+    assert (inbox[1]["kind"], inbox[1]["files"]) == ("chat.message", [])
     kinds = [event["kind"] for event in await emulator.admin("GET", "/events")]
     assert "ignored_frame" in kinds
     await agent.close()

@@ -103,8 +103,9 @@ class GatewayHub:
             # No await between registering and the snapshot: nothing is sent twice or lost.
             self.connections[connection.agent_id] = connection
             backlog = list(self._emulator.state.queues.get(connection.agent_id, []))
-            for envelope in backlog:
-                await connection.ws.send_str(json.dumps(envelope))
+            with contextlib.suppress(ConnectionError):
+                for envelope in backlog:
+                    await connection.ws.send_str(json.dumps(envelope))
         if previous is not None and previous is not connection:
             await previous.ws.close(code=CLOSE_REPLACED, message=b"replaced by a newer connection")
         self._emulator.record("agent_connected", agent_id=connection.agent_id, backlog=len(backlog))
@@ -133,7 +134,7 @@ async def _handle_text(
 ) -> None:
     try:
         frame = json.loads(text)
-    except json.JSONDecodeError:
+    except json.JSONDecodeError, RecursionError:
         emulator.record("rejected_frame", agent_id=installation.agent_id, error="not JSON")
         await _error(connection, "the frame is not JSON")
         return
@@ -198,7 +199,12 @@ async def agent_socket(request: web.Request) -> web.StreamResponse:
     try:
         async for message in ws:
             if message.type is WSMsgType.TEXT:
-                await _handle_text(emulator, installation, connection, message.data)
+                try:
+                    await _handle_text(emulator, installation, connection, message.data)
+                except Exception:
+                    # An emulator bug must not look like a relay that drops the agent.
+                    _LOGGER.exception("frame from %s not handled", installation.agent_id)
+                    await _error(connection, "internal error")
             elif message.type is WSMsgType.BINARY:
                 await _error(connection, "binary frames are not accepted")
     finally:

@@ -148,10 +148,13 @@ def describe_plaintext(emulator: Emulator, plaintext: str) -> Json:
     if parsed.get("type") in ("widget.standard", "widget.update"):
         return {"kind": parsed["type"], "payload": parsed}
     if parsed.get("kind") == "chat.message":
+        files = parsed.get("attachments")
         return {
             "kind": "chat.message",
             "payload": parsed,
-            "files": [_open_file(emulator, item) for item in parsed.get("attachments") or []],
+            "files": [_open_file(emulator, item) for item in files]
+            if isinstance(files, list)
+            else [],
         }
     return {"kind": "json", "payload": parsed}
 
