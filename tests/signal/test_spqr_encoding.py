@@ -2,7 +2,9 @@
 
 The vectors in data/spqr_encoding/vectors.json come from spqr v1.5.1's own
 encoding/gf.rs and encoding/polynomial.rs, compiled unchanged apart from their
-formal-verification annotations, fed messages from the LCG below.
+formal-verification annotations, fed messages from the LCG below
+(data/spqr_encoding/oracle/gen_vectors.py rebuilds them). The chunks libsignal
+itself sends are checked against the reference peer.
 """
 
 import base64
@@ -30,6 +32,10 @@ from custom_components.pacerelle.client.signal.spqr.encoding import (
     gf,
     lagrange,
 )
+from custom_components.pacerelle.client.signal.spqr.message import PayloadType, decode_message
+from custom_components.pacerelle.client.signal.wire.frame import parse_frame
+from custom_components.pacerelle.client.signal.wire.messages import PreKeySignalMessage
+from tests.reference_peer import ReferencePeer, reference_peer_available
 
 VECTORS: dict[str, Any] = json.loads(
     (Path(__file__).parent / "data" / "spqr_encoding" / "vectors.json").read_text()
@@ -178,6 +184,58 @@ def test_decoder_matches_spqr_step_by_step(scenario: dict[str, Any]) -> None:
     final = decoder.decoded_message()
     expected = lcg_message(scenario["seed"], scenario["len"])
     assert (final == expected) is scenario["final_is_message"]
+
+
+# --- Against libsignal itself -------------------------------------------------------
+
+
+def _braid_chunk(framed: bytes) -> tuple[PayloadType, Chunk]:
+    message = parse_frame(framed)
+    inner = message.message if isinstance(message, PreKeySignalMessage) else message
+    braid, _ = decode_message(inner.pq_ratchet)
+    assert braid.chunk is not None
+    return braid.payload, braid.chunk
+
+
+def _check_libsignal_chunks(chunks: list[Chunk], length: int) -> None:
+    """Chunks 0, 1, ... of one value from libsignal: ours are identical, parity decodes."""
+    systematic = chunks_needed(length)
+    assert [c.index for c in chunks] == list(range(len(chunks)))
+    decoder = PolyDecoder.new(length)
+    for chunk in chunks[:systematic]:
+        decoder.add_chunk(chunk)
+    value = decoder.decoded_message()
+    assert value is not None
+    encoder = PolyEncoder.encode_bytes(value)
+    assert [encoder.next_chunk() for _ in chunks] == chunks
+    parity_only = PolyDecoder.new(length)
+    for chunk in reversed(chunks[systematic:]):
+        parity_only.add_chunk(chunk)
+    assert parity_only.decoded_message() == value
+
+
+@pytest.mark.interop
+@pytest.mark.skipif(not reference_peer_available(), reason="reference peer not installed")
+def test_libsignal_chunks_are_ours() -> None:
+    """libsignal's SPQR sends the header (96 B), ct1 (960 B) and ek (1152 B) in chunks,
+    parity ones included when the other side stays silent."""
+    with ReferencePeer("agent:a") as agent, ReferencePeer("human:b") as human:
+        human.process_prekey_bundle("agent:a", agent.generate_prekey_bundle())
+        header = []
+        for n in range(8):
+            framed = human.encrypt("agent:a", b"h%d" % n)
+            agent.decrypt("human:b", framed)
+            header.append(_braid_chunk(framed))
+        ct1 = [_braid_chunk(agent.encrypt("human:b", b"a%d" % n)) for n in range(64)]
+        human.decrypt("agent:a", agent.encrypt("human:b", b"one ct1 chunk"))
+        ek = [_braid_chunk(human.encrypt("agent:a", b"e%d" % n)) for n in range(80)]
+    for payloads, expected_type, length in (
+        (header, PayloadType.HDR, 96),
+        (ct1, PayloadType.CT1, 960),
+        (ek, PayloadType.EK, 1152),
+    ):
+        assert {payload for payload, _ in payloads} == {expected_type}
+        _check_libsignal_chunks([chunk for _, chunk in payloads], length)
 
 
 # --- Ports of spqr's polynomial.rs unit tests -------------------------------------

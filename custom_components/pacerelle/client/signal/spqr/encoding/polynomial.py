@@ -22,7 +22,8 @@ from . import gf, lagrange
 from .chunk import ELEMENT_SIZE, MAX_CHUNK_INDEX, NUM_POLYS, Chunk
 from .errors import EncodingError, EncodingErrorReason
 
-# spqr's bound: at most 2^16 points in each of the 16 polynomials.
+# spqr's bound on message bytes (encode_bytes). Interpolation is quadratic in the
+# points per polynomial: spqr's messages (at most 1152 bytes) need 36.
 MAX_MESSAGE_LEN = (1 << 16) * NUM_POLYS
 # The encoder's chunk counter is a u32 that wraps; the chunk index is its low 16 bits.
 COUNTER_MODULUS = 1 << 32
