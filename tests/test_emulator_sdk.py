@@ -101,6 +101,7 @@ async def test_the_sdk_connects_and_answers_the_human_device(
         status = await emulator.wait_agent(runtime.agent_id, lambda status: status["connected"])
         assert status["one_time_prekeys"] == 50
         assert status["protocol_features"] == ["history-v1"]
+        identity_key = status["identity_key"]
 
         conversation = installation.conversation_id
         await emulator.send(conversation, text="hello")
@@ -118,7 +119,29 @@ async def test_the_sdk_connects_and_answers_the_human_device(
         # Every message was acknowledged once handled.
         await emulator.wait_agent(runtime.agent_id, lambda status: not status["queued"])
     finally:
-        await emulator.emulator.hub.close_agent(runtime.agent_id, 1000, "test over")
-        await asyncio.to_thread(agent.thread.join, 10)
+        await _stop(emulator, agent, runtime.agent_id)
+
+    # Offline, a message waits; the restarted SDK (same store, new token) answers it.
+    waiting_id = await emulator.send(conversation, text="while you were away")
+    runtime = await asyncio.to_thread(
+        sdk.request_agent_runtime_token,
+        installation_token=installation.installation_token,
+        base_url=emulator.base_url,
+    )
+    agent = EchoAgent(sdk, emulator.base_url, runtime, tmp_path)
+    agent.thread.start()
+    try:
+        inbox = await emulator.wait_inbox(conversation, 4)
+        assert inbox[3]["text"] == "echo: while you were away"
+        assert inbox[3]["reply_to_message_id"] == waiting_id
+        status = await emulator.wait_agent(runtime.agent_id, lambda status: not status["queued"])
+        assert status["identity_key"] == identity_key
+    finally:
+        await _stop(emulator, agent, runtime.agent_id)
+
+
+async def _stop(emulator: EmulatorHandle, agent: EchoAgent, agent_id: str) -> None:
+    await emulator.emulator.hub.close_agent(agent_id, 1000, "test over")
+    await asyncio.to_thread(agent.thread.join, 10)
     assert not agent.thread.is_alive()
     assert agent.errors == []
