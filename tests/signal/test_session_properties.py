@@ -258,3 +258,24 @@ def test_forged_prekey_material_is_refused_precisely() -> None:
     assert _refused(_prekey_frame_with(kyber_ciphertext=b"\x07" + os.urandom(1568)), NEWCOMER) == (
         SignalErrorKind.INVALID_MESSAGE
     )
+
+
+@SETTINGS
+@given(pq_ratchet=st.binary(max_size=80).map(lambda data: b"\x01" + data))
+def test_forged_pq_ratchet_parts_are_refused(pq_ratchet: bytes) -> None:
+    real = parse_frame(scene().signal_frame)
+    assert isinstance(real, SignalMessage)
+    forged = SignalMessage.create(
+        mac_key=bytes(32),
+        ratchet_key=real.ratchet_key,
+        counter=real.counter,
+        previous_counter=real.previous_counter,
+        ciphertext=real.ciphertext,
+        pq_ratchet=pq_ratchet,
+        sender_identity=bytes(33),
+        receiver_identity=bytes(33),
+    )
+    assert _refused(frame_signal_message(forged)) in {
+        SignalErrorKind.PQ_RATCHET,
+        SignalErrorKind.INVALID_MAC,
+    }
