@@ -219,3 +219,22 @@ def test_skipped_keys_beyond_the_limit_are_gone_as_in_libsignal() -> None:
     state, middle = decrypt(state, PEER, frames[1000])
     assert middle == b"m1000"
     assert _kind(lambda: decrypt(state, PEER, frames[1000])) == SignalErrorKind.DUPLICATE_MESSAGE
+
+
+def test_prekey_message_of_an_archived_session_brings_it_back() -> None:
+    agent = Agent()
+    human = _human(agent)
+    first_session = human.encrypt(AGENT_NAME, b"old session")
+    human.process_prekey_bundle(AGENT_NAME, agent.bundle())
+    second_session = human.encrypt(AGENT_NAME, b"new session")
+    state, plaintext = decrypt(agent.state, PEER, second_session)
+    assert plaintext == b"new session"
+    state, plaintext = decrypt(state, PEER, first_session)
+    assert plaintext == b"old session"
+    record = state.record(PEER)
+    assert len(record.previous) == 1
+    state, plaintext = decrypt(state, PEER, human.encrypt(AGENT_NAME, b"new again"))
+    assert plaintext == b"new again"
+    assert len(state.record(PEER).previous) == 1  # promoted back, nothing duplicated
+    state, reply = encrypt(state, PEER, b"reply")
+    assert human.decrypt(AGENT_NAME, reply) == b"reply"
