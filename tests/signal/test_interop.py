@@ -1,5 +1,7 @@
 """Our engine against the native libsignal peer over random conversations (fixed seeds)."""
 
+from collections import Counter
+
 import pytest
 
 from tests.reference_peer import reference_peer_available
@@ -10,9 +12,27 @@ pytestmark = [
     pytest.mark.skipif(not reference_peer_available(), reason="no reference peer"),
 ]
 
+SEEDS = (11, 12, 13, 14)
+CONVERSATIONS, MESSAGES = 4, 150
 
-@pytest.mark.parametrize("seed", [11, 12, 13, 14])
-def test_random_conversations_all_decrypt(seed: int) -> None:
-    tally = run(seed, conversations=3, messages=100)
-    assert tally.total == 300
-    assert tally.failures == []
+
+def test_random_conversations_all_decrypt() -> None:
+    events: Counter[str] = Counter()
+    total = 0
+    for seed in SEEDS:
+        tally = run(seed, conversations=CONVERSATIONS, messages=MESSAGES)
+        assert tally.failures == [], f"seed {seed}"
+        total += tally.total
+        events += tally.events
+    assert total == len(SEEDS) * CONVERSATIONS * MESSAGES >= 1000
+    # The schedule really exercised every situation it is meant to.
+    for event in (
+        "PreKey messages",
+        "human messages",
+        "agent messages",
+        "late messages",
+        "new sessions",
+        "state reloads",
+        "native reloads",
+    ):
+        assert events[event] > 0, event
