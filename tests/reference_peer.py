@@ -108,8 +108,17 @@ def library_path() -> Path:
 
 
 def reference_peer_available() -> bool:
-    """Whether the native runtime exists (tests skip cleanly without it)."""
-    return library_path().is_file()
+    """Whether the native runtime exists.
+
+    The project's scripts set PACERELLE_REFERENCE_PEER after installing it: then a missing
+    library is an error, never a silent skip of every crypto claim. Only a bare pytest run
+    outside the scripts may skip.
+    """
+    if library_path().is_file():
+        return True
+    if os.environ.get(LIBRARY_ENV):
+        raise RuntimeError(f"{LIBRARY_ENV} names {library_path()}, which does not exist")
+    return False
 
 
 @cache
