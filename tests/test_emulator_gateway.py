@@ -391,3 +391,26 @@ async def test_expiring_every_token_and_clean_drops(emulator: EmulatorHandle) ->
     agent.token = await emulator.runtime_token(installed.installation_token)
     await agent.connect()
     await agent.close()
+
+
+async def test_an_agent_with_a_new_identity_gets_a_new_session(emulator: EmulatorHandle) -> None:
+    installed, agent = await _online(emulator)
+    await emulator.send(installed.conversation_id, text="to the old identity")
+    old = await agent.frame()
+    assert agent.open(old) == "to the old identity"
+    await agent.ack(old)
+    await agent.close()
+
+    # The agent lost its store and starts over: new identity, new prekeys.
+    reborn = await emulator.agent(installed)
+    status = await emulator.admin("GET", f"/agents/{installed.agent_id}")
+    assert status["one_time_prekeys"] == 5  # the old identity's prekeys were discarded
+    await reborn.connect()
+    await emulator.send(installed.conversation_id, text="to the new identity")
+    new = await reborn.frame()
+    assert base64.b64decode(new["payload_b64"])[0] == 1
+    assert reborn.open(new) == "to the new identity"
+    await reborn.reply(new, "hello again")
+    inbox = await emulator.wait_inbox(installed.conversation_id, 1)
+    assert inbox[0]["text"] == "hello again"
+    await reborn.close()
