@@ -11,3 +11,9 @@ def auto_enable_custom_integrations(request: pytest.FixtureRequest) -> None:
     """
     if "hass" in request.fixturenames:
         request.getfixturevalue("enable_custom_integrations")
+
+
+@pytest.fixture
+def hass_config_dir(hass_tmp_config_dir: str) -> str:
+    """A private configuration directory per test: agent stores never leak between tests."""
+    return hass_tmp_config_dir

@@ -100,11 +100,9 @@ ensure_rootfs() {
   fi
 }
 
-# Runs "$@" (an absolute command path and its arguments) inside the root file system, in
-# a private mount namespace so that no mount outlives the command.
-run_in_rootfs() {
-  # The host's CA bundle and resolver: pip and the tests reach the same network as the host.
-  # Copied only when changed, and by rename: concurrent commands must never read a half copy.
+# The host's CA bundle and resolver: pip and the tests reach the same network as the host.
+# Copied only when changed, and by rename: concurrent commands must never read a half copy.
+sync_host_files() {
   local source target
   for source in /etc/ssl/certs/ca-certificates.crt /etc/resolv.conf /etc/hosts; do
     target=$ROOTFS$source
@@ -113,15 +111,24 @@ run_in_rootfs() {
     cp -L "$source" "$target.$$" && mv -f "$target.$$" "$target"
   done
   mkdir -p "$DOWNLOADS_DIR"
-  # The host's find-links folder does not exist inside; pip would warn at every call.
-  env -u PIP_FIND_LINKS PACERELLE_IN_ROOTFS=1 \
-    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    unshare --mount --propagation private -- \
-    "$ROOT_DIR/scripts/lib/chroot-exec" "$ROOTFS" "$ROOT_DIR" "$DOWNLOADS_DIR" "$PWD" "$@"
+}
+
+# The command line that runs "$@" (an absolute command path and its arguments) inside the
+# root file system, in a private mount namespace so that no mount outlives the command.
+# The host's find-links folder does not exist inside; pip would warn at every call.
+rootfs_command=(env -u PIP_FIND_LINKS PACERELLE_IN_ROOTFS=1
+  PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+  unshare --mount --propagation private --
+  "$ROOT_DIR/scripts/lib/chroot-exec" "$ROOTFS" "$ROOT_DIR" "$DOWNLOADS_DIR")
+
+run_in_rootfs() {
+  sync_host_files
+  "${rootfs_command[@]}" "$PWD" "$@"
 }
 
 # Call at the top of a script with "$0" "$@": returns when this process can use Python
-# 3.14 directly, otherwise re-executes the script inside the root file system.
+# 3.14 directly, otherwise replaces itself with the script run inside the root file system
+# (exec all the way down, so that signals sent to the script reach the program).
 ensure_python_env() {
   if [ -n "${PACERELLE_IN_ROOTFS:-}" ] || host_python >/dev/null; then
     return 0
@@ -130,8 +137,8 @@ ensure_python_env() {
   local script
   script=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
   shift
-  run_in_rootfs "$script" "$@"
-  exit $?
+  sync_host_files
+  exec "${rootfs_command[@]}" "$PWD" "$script" "$@"
 }
 
 project_python() {
