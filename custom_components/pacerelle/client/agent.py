@@ -1,0 +1,348 @@
+"""The HA-free agent: keeps one agent online and exposes what the integration builds on.
+
+Connection states: connecting (first attempt) -> connected -> reconnecting (after a drop,
+with exponential backoff and jitter capped at backoff_cap) ... -> stopped (by us) or
+disconnected (the installation was revoked: the runtime token is refused). A fresh runtime
+token is requested before each connection; before it is due for renewal the agent opens a
+new connection with a new token and closes the old one (the relay moves the queue over).
+"""
+
+import asyncio
+import contextlib
+import json
+import logging
+import secrets
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import aiohttp
+
+from .agent_core import AgentConfig, AgentCore, AgentHooks, ConnectionState
+from .agent_data import AgentData
+from .api import AgentApi
+from .checkpoints import Checkpoint, check_fields
+from .errors import PacerelleAuthError, PacerelleError
+from .gateway import CLOSE_TOKEN_EXPIRED, GatewayConnection
+from .gateway_frames import IdentityChanged, InboundMessage, RelayError
+from .history import MAX_NOTE_CHARS, History, Reply
+from .inbox import Request
+from .inbox_pipeline import InboxPipeline
+from .payloads import chat_payload
+from .sender import Sender, SendError, public_descriptor, secret_descriptor
+from .signal.identity import verification_code
+from .signal.prekeys import one_time_prekeys_json
+from .tokens import RuntimeTokens
+
+_LOGGER = logging.getLogger(__name__)
+
+STABLE_CONNECTION = 60.0  # a connection that lasted this long resets the backoff
+
+
+@dataclass(frozen=True, slots=True)
+class AgentStatus:
+    state: ConnectionState
+    pending: int
+    uncertain_sends: int
+    verification_code: str
+    last_message_at: float | None
+
+
+def backoff_delay(attempt: int, base: float, cap: float) -> float:
+    """Exponential backoff with jitter: between half and all of min(cap, base * 2^attempt)."""
+    ceiling = min(cap, base * 2 ** min(attempt, 30))
+    jitter = secrets.randbelow(1001) / 1000
+    return float(ceiling * (0.5 + jitter / 2))
+
+
+class Agent:
+    def __init__(
+        self,
+        session: aiohttp.ClientSession,
+        config: AgentConfig,
+        hooks: AgentHooks,
+        tokens: RuntimeTokens,
+        data: AgentData,
+        extra: dict[str, Any],
+    ) -> None:
+        self._session = session
+        self._tokens = tokens
+        self._core = AgentCore(config, hooks, data, extra)
+        self._api = AgentApi(session, config.server_url, tokens)
+        self._inbox = InboxPipeline(self._core, self._api)
+        self._sender = Sender(self._core, self._api)
+        self._published: set[int] = set()  # one-time prekey ids sent during this run
+        self._tasks: list[asyncio.Task[None]] = []
+        self._stopping = asyncio.Event()
+
+    # Lifecycle
+
+    def start(self) -> None:
+        if self._tasks:
+            return
+        self._stopping.clear()
+        self._tasks = [
+            asyncio.create_task(self._run(), name="pacerelle-agent"),
+            asyncio.create_task(self._inbox.run(), name="pacerelle-inbox"),
+            asyncio.create_task(self._prekey_keeper(), name="pacerelle-prekeys"),
+        ]
+
+    async def stop(self) -> None:
+        """Close the connection cleanly and stop every task."""
+        self._stopping.set()
+        connection = self._core.connection
+        if connection is not None:
+            await connection.close()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks = []
+        if self._core.state is not ConnectionState.DISCONNECTED:
+            self._core.set_state(ConnectionState.STOPPED)
+
+    # Status and queries
+
+    @property
+    def status(self) -> AgentStatus:
+        data = self._core.data
+        self._sender.outbox.settle(time.time())
+        return AgentStatus(
+            state=self._core.state,
+            pending=len(data.inbox.pending),
+            uncertain_sends=len(data.uncertain),
+            verification_code=self.verification_code,
+            last_message_at=self._core.last_message_at,
+        )
+
+    @property
+    def verification_code(self) -> str:
+        return verification_code(self._core.data.signal.prekeys.identity_key)
+
+    @property
+    def data(self) -> AgentData:
+        return self._core.data
+
+    def pending_requests(self, conversation_id: str | None = None) -> list[Request]:
+        return [
+            request
+            for request in self._core.data.inbox.pending.values()
+            if conversation_id is None or request.conversation_id == conversation_id
+        ]
+
+    def history(self, conversation_id: str | None = None, limit: int = 50) -> History:
+        return self._core.data.history.filtered(conversation_id, max(1, min(limit, 50)))
+
+    def checkpoints(
+        self, conversation_id: str | None = None, include_completed: bool = False
+    ) -> list[Checkpoint]:
+        return self._core.data.checkpoints.listed(conversation_id, include_completed)
+
+    # Actions
+
+    async def send_text(
+        self,
+        text: str,
+        *,
+        source_message_id: str | None = None,
+        conversation_id: str | None = None,
+        to: str | None = None,
+        to_device_id: str | None = None,
+        reply_to_message_id: str | None = None,
+        attachments: Sequence[Mapping[str, Any]] = (),
+    ) -> Reply:
+        """Send text (and uploaded attachments, from `upload_attachment`)."""
+        target = self._sender.resolve(source_message_id, conversation_id, to, to_device_id)
+        secrets = [secret_descriptor(item) for item in attachments]
+        return await self._sender.send(
+            chat_payload(text, secrets),
+            target,
+            kind="chat.message" if secrets else "text",
+            display_text=text,
+            reply_to_message_id=reply_to_message_id or source_message_id,
+            source_message_id=source_message_id,
+            public_attachments=[public_descriptor(item) for item in attachments],
+        )
+
+    async def send_widget(
+        self,
+        payload: Mapping[str, Any],
+        *,
+        source_message_id: str | None = None,
+        conversation_id: str | None = None,
+        to: str | None = None,
+        to_device_id: str | None = None,
+    ) -> Reply:
+        """Send a widget payload (validated by the caller) to the same target as a request."""
+        target = self._sender.resolve(source_message_id, conversation_id, to, to_device_id)
+        text = json.dumps(dict(payload), separators=(",", ":"))
+        return await self._sender.send(
+            text,
+            target,
+            kind=str(payload.get("type", "widget")),
+            display_text=text,
+            source_message_id=source_message_id,
+        )
+
+    async def upload_attachment(
+        self, content: bytes, *, name: str, mime: str, extra: Mapping[str, int] | None = None
+    ) -> dict[str, Any]:
+        return await self._sender.upload(content, name=name, mime=mime, extra=extra)
+
+    async def download_attachment(self, attachment: Mapping[str, Any]) -> bytes:
+        return await self._sender.download(attachment)
+
+    async def mark_processed(self, message_id: str, note: str | None = None) -> Request:
+        if note is not None and len(note) > MAX_NOTE_CHARS:
+            raise SendError("note_too_long", f"over {MAX_NOTE_CHARS} characters")
+        core = self._core
+        async with core.lock:
+            request = core.data.inbox.pending.get(message_id)
+            if request is None:
+                raise SendError("unknown_request", message_id)
+            data = core.data
+            await core.commit(
+                replace(
+                    data,
+                    inbox=data.inbox.processed(message_id),
+                    history=data.history.with_processed(message_id, core.now(), note),
+                )
+            )
+        core.hooks.status_changed()
+        return request
+
+    async def save_checkpoint(
+        self,
+        source_message_id: str,
+        summary: str,
+        next_action: str,
+        *,
+        host_session_label: str | None = None,
+        status: str = "active",
+    ) -> Checkpoint:
+        check_fields(summary, next_action, host_session_label, status)
+        request = self._sender.find_request(source_message_id)
+        checkpoint = Checkpoint(
+            source_message_id,
+            request.conversation_id if request else None,
+            summary,
+            next_action,
+            host_session_label,
+            status,
+            time.time(),
+        )
+        core = self._core
+        async with core.lock:
+            data = core.data
+            await core.commit(
+                replace(data, checkpoints=data.checkpoints.with_checkpoint(checkpoint))
+            )
+        return checkpoint
+
+    # Connection loop
+
+    async def _run(self) -> None:
+        core = self._core
+        attempt = 0
+        core.set_state(ConnectionState.CONNECTING)
+        while not self._stopping.is_set():
+            started = time.monotonic()
+            try:
+                clean = await self._connect_and_serve()
+            except PacerelleAuthError:
+                _LOGGER.warning("Pacerelle refused the runtime token: the installation was revoked")
+                core.set_state(ConnectionState.DISCONNECTED)
+                core.hooks.revoked()
+                return
+            except PacerelleError as err:
+                _LOGGER.info("Pacerelle connection failed: %s", err)
+                clean = False
+            if self._stopping.is_set():
+                return
+            if clean:
+                attempt = 0
+                continue  # planned renewal or token expiry: reconnect at once
+            if time.monotonic() - started >= STABLE_CONNECTION:
+                attempt = 0
+            core.set_state(ConnectionState.RECONNECTING)
+            delay = backoff_delay(attempt, core.config.backoff_base, core.config.backoff_cap)
+            attempt += 1
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), delay)
+
+    async def _connect_and_serve(self) -> bool:
+        """One connection, until it ends; True when it ended for a token renewal."""
+        core = self._core
+        credential = await self._tokens.fresh()
+        await self._publish_prekeys()
+        connection = await GatewayConnection.open(
+            self._session, core.config.server_url, credential.token
+        )
+        core.connection_serial += 1
+        serial = core.connection_serial
+        core.connection = connection
+        core.set_state(ConnectionState.CONNECTED)
+        reader = asyncio.create_task(self._read(connection))
+        renew = max(credential.renew_at - time.monotonic(), 0.0)
+        renewed = False
+        try:
+            done, _ = await asyncio.wait({reader}, timeout=renew)
+            renewed = not done
+        finally:
+            await connection.close()
+            if not reader.done():
+                reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
+            if core.connection is connection:
+                core.connection = None
+        clean = renewed or self._stopping.is_set()
+        await self._sender.connection_ended(serial, clean=clean)
+        return renewed or connection.close_code == CLOSE_TOKEN_EXPIRED
+
+    async def _read(self, connection: GatewayConnection) -> None:
+        async for frame in connection.frames():
+            if isinstance(frame, InboundMessage):
+                self._inbox.queue.put_nowait(frame)
+            elif isinstance(frame, IdentityChanged):
+                _LOGGER.warning("The identity key of %s changed", frame.peer_id)
+                self._core.hooks.identity_changed(frame.peer_id)
+            elif isinstance(frame, RelayError) and frame.message_id is not None:
+                await self._sender.relay_refused(frame.message_id, frame.error)
+
+    # Prekeys
+
+    async def _publish_prekeys(self) -> None:
+        """Rotate when due, top up, save the private keys, then publish the public ones."""
+        core = self._core
+        async with core.lock:
+            data = core.data
+            now = int(time.time())
+            prekeys = data.signal.prekeys.rotate_if_due(now)
+            if prekeys.needs_one_time_prekeys():
+                prekeys = await core.hooks.run_blocking(
+                    lambda: prekeys.replenish_one_time_prekeys()[0]
+                )
+            if prekeys is not data.signal.prekeys:
+                await core.commit(replace(data, signal=data.signal.with_prekeys(prekeys)))
+        prekeys = core.data.signal.prekeys
+        await self._api.put_prekey_bundle(prekeys.bundle_json())
+        fresh = [p for p in prekeys.one_time_prekeys if p.prekey_id not in self._published]
+        if fresh:
+            body = one_time_prekeys_json(fresh)
+            await self._api.post_one_time_prekeys(body["one_time_prekeys"])
+            self._published.update(p.prekey_id for p in fresh)
+
+    async def _prekey_keeper(self) -> None:
+        """Replenish one-time prekeys once sessions have used them up to the low-water mark."""
+        while True:
+            await self._inbox.prekeys_used.wait()
+            self._inbox.prekeys_used.clear()
+            if not self._core.data.signal.prekeys.needs_one_time_prekeys():
+                continue
+            try:
+                await self._publish_prekeys()
+            except PacerelleError as err:
+                _LOGGER.info("Could not replenish one-time prekeys yet: %s", err)

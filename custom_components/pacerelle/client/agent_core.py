@@ -1,0 +1,108 @@
+"""What the agent's parts share: configuration, hooks, the data and its one writer.
+
+Every change to the agent's data is a transaction under `lock`: compute a new AgentData
+(in the executor when it is crypto), `commit` it (the document is built in the executor
+and saved through the hook), and only then use it. A failed save keeps the old data.
+"""
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Protocol
+
+from .agent_data import AgentData
+from .errors import PacerelleConnectionError
+from .gateway import GatewayConnection
+from .inbox import Request
+
+_LOGGER = logging.getLogger(__name__)
+
+
+class ConnectionState(StrEnum):
+    CONNECTING = "connecting"
+    CONNECTED = "connected"
+    RECONNECTING = "reconnecting"
+    DISCONNECTED = "disconnected"
+    STOPPED = "stopped"
+
+
+class BlockingRunner(Protocol):
+    """Runs a blocking function off the event loop (Home Assistant's executor)."""
+
+    def __call__[T](self, function: Callable[[], T], /) -> Awaitable[T]: ...
+
+
+def _nothing(*_args: Any) -> None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class AgentConfig:
+    agent_id: str
+    owner_id: str
+    conversation_id: str
+    server_url: str
+    encrypted: bool = True
+    backoff_base: float = 1.0
+    backoff_cap: float = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class AgentHooks:
+    """How the agent reaches its host; `deliver` hands a request over (fires the event)."""
+
+    save: Callable[[dict[str, Any]], Awaitable[None]]
+    run_blocking: BlockingRunner
+    deliver: Callable[[Request], None]
+    identity_changed: Callable[[str], None] = field(default=_nothing)
+    status_changed: Callable[[], None] = field(default=_nothing)
+    revoked: Callable[[], None] = field(default=_nothing)
+
+
+class AgentCore:
+    def __init__(
+        self, config: AgentConfig, hooks: AgentHooks, data: AgentData, extra: dict[str, Any]
+    ) -> None:
+        self.config = config
+        self.hooks = hooks
+        self.lock = asyncio.Lock()
+        self._data = data
+        self._extra = extra  # the integration's document keys, passed through
+        self.connection: GatewayConnection | None = None
+        self.connection_serial = 0
+        self.state = ConnectionState.STOPPED
+        self.last_message_at: float | None = None
+
+    @property
+    def data(self) -> AgentData:
+        return self._data
+
+    async def commit(self, data: AgentData) -> None:
+        """Save `data` durably, then make it current. Call with `lock` held."""
+        if data is self._data:
+            return
+        extra = dict(self._extra)
+        document = await self.hooks.run_blocking(lambda: {**extra, **data.sections()})
+        await self.hooks.save(document)
+        self._data = data
+
+    def set_state(self, state: ConnectionState) -> None:
+        if state is not self.state:
+            _LOGGER.debug("Agent %s: %s", self.config.agent_id, state)
+            self.state = state
+            self.hooks.status_changed()
+
+    async def write(self, text: str) -> int:
+        """Write a frame on the open connection; its serial (for send confirmation)."""
+        connection = self.connection
+        if connection is None or connection.closed:
+            raise PacerelleConnectionError("the agent is not connected")
+        await connection.send(text)
+        return self.connection_serial
+
+    @staticmethod
+    def now() -> float:
+        return time.time()

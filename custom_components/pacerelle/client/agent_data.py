@@ -1,0 +1,142 @@
+"""Everything the runtime keeps for one agent, and its place in the encrypted store document.
+
+The document's top-level keys written here: "signal" (identity, prekeys, sessions),
+"inbox", "history", "checkpoints", "conversations" (history-v1 keys, group keys, last
+device per peer) and "uncertain_sends". Other keys ("installation", "version") belong to
+the integration and pass through untouched. Immutable: the agent builds a new AgentData,
+saves it, and only then uses it, so a failed save changes nothing.
+"""
+
+import base64
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .checkpoints import Checkpoints
+from .errors import PacerelleError
+from .groups import GroupKey
+from .history import History
+from .history_v1 import HistoryKey
+from .inbox import Inbox
+from .signal.errors import SignalError
+from .signal.state import AgentSignalState
+
+SECTIONS = ("signal", "inbox", "history", "checkpoints", "conversations", "uncertain_sends")
+MAX_UNCERTAIN = 100
+
+
+class AgentDataError(PacerelleError):
+    """The runtime's part of the document is missing pieces or malformed."""
+
+
+@dataclass(frozen=True, slots=True)
+class UncertainSend:
+    message_id: str
+    conversation_id: str
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Conversations:
+    """Per-conversation secrets and routing memory."""
+
+    history_keys: Mapping[str, HistoryKey] = field(default_factory=dict)
+    group_keys: Mapping[str, GroupKey] = field(default_factory=dict)
+    last_devices: Mapping[str, str] = field(default_factory=dict)  # "user|conversation" -> id
+
+    def with_history_key(self, conversation_id: str, key: HistoryKey) -> Conversations:
+        return replace(self, history_keys={**self.history_keys, conversation_id: key})
+
+    def with_group_key(self, key: GroupKey) -> Conversations:
+        return replace(self, group_keys={**self.group_keys, key.name: key})
+
+    def with_device(self, user_id: str, conversation_id: str, device_id: str) -> Conversations:
+        name = device_key(user_id, conversation_id)
+        if self.last_devices.get(name) == device_id:
+            return self
+        return replace(self, last_devices={**self.last_devices, name: device_id})
+
+    def latest_group_key(self, conversation_id: str) -> GroupKey | None:
+        keys = [k for k in self.group_keys.values() if k.conversation_id == conversation_id]
+        return max(keys, key=lambda key: key.epoch) if keys else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "history_keys": {cid: key.to_json() for cid, key in self.history_keys.items()},
+            "group_keys": [key.to_json() for key in self.group_keys.values()],
+            "last_devices": dict(self.last_devices),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Conversations:
+        group_keys = [GroupKey.from_json(item) for item in data["group_keys"]]
+        return cls(
+            {cid: HistoryKey.from_json(key) for cid, key in data["history_keys"].items()},
+            {key.name: key for key in group_keys},
+            {str(k): str(v) for k, v in data["last_devices"].items()},
+        )
+
+
+def device_key(user_id: str, conversation_id: str) -> str:
+    return f"{user_id}|{conversation_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class AgentData:
+    signal: AgentSignalState
+    inbox: Inbox = field(default_factory=Inbox)
+    history: History = field(default_factory=History)
+    checkpoints: Checkpoints = field(default_factory=Checkpoints)
+    conversations: Conversations = field(default_factory=Conversations)
+    uncertain: tuple[UncertainSend, ...] = ()
+
+    def with_uncertain(self, sends: list[UncertainSend]) -> AgentData:
+        return replace(self, uncertain=(*self.uncertain, *sends)[-MAX_UNCERTAIN:])
+
+    def sections(self) -> dict[str, Any]:
+        """The runtime's top-level document keys (fresh objects: safe to hand to a thread)."""
+        return {
+            "signal": self.signal.to_json(),
+            "inbox": self.inbox.to_json(),
+            "history": self.history.to_json(),
+            "checkpoints": self.checkpoints.to_json(),
+            "conversations": self.conversations.to_json(),
+            "uncertain_sends": [
+                {"message_id": s.message_id, "conversation_id": s.conversation_id, "at": s.at}
+                for s in self.uncertain
+            ],
+        }
+
+    @classmethod
+    def from_document(cls, document: Mapping[str, Any]) -> AgentData | None:
+        """The saved data; None for a store that never held an identity (a new agent)."""
+        if "signal" not in document:
+            if any(name in document for name in SECTIONS):
+                raise AgentDataError("the store has runtime data but no Signal identity")
+            return None
+        try:
+            return cls(
+                signal=AgentSignalState.from_json(document["signal"]),
+                inbox=Inbox.from_json(document["inbox"]),
+                history=History.from_json(document["history"]),
+                checkpoints=Checkpoints.from_json(document["checkpoints"]),
+                conversations=Conversations.from_json(document["conversations"]),
+                uncertain=tuple(
+                    UncertainSend(str(s["message_id"]), str(s["conversation_id"]), float(s["at"]))
+                    for s in document["uncertain_sends"]
+                ),
+            )
+        except (
+            SignalError,
+            PacerelleError,
+            KeyError,
+            TypeError,
+            ValueError,
+            AttributeError,
+        ) as err:
+            raise AgentDataError(f"runtime data: {type(err).__name__}: {err}") from err
+
+
+def identity_fingerprint(data: AgentData) -> str:
+    """The identity key in base64 (public): lets tests and diagnostics tell identities apart."""
+    return base64.b64encode(data.signal.prekeys.identity_key).decode()

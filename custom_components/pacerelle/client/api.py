@@ -1,0 +1,150 @@
+"""The agent's REST API (prekeys, blobs, group keys), always with a valid runtime token.
+
+A call refused with 401/403 is retried once with a newly issued token (the relay may have
+expired ours a little early); a second refusal is a PacerelleAuthError for the caller.
+"""
+
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from functools import partial
+from typing import Any
+from urllib.parse import quote
+
+import aiohttp
+
+from .errors import (
+    PacerelleApiError,
+    PacerelleAuthError,
+    PacerelleConnectionError,
+    PacerelleResponseError,
+)
+from .http import REQUEST_TIMEOUT, read_bounded, request_json
+from .tokens import RuntimeTokens
+
+MAX_BLOB_BYTES = 25 * 1024 * 1024
+MAX_GROUP_KEY_ENVELOPES = 256
+MAX_PREKEYS_PER_UPLOAD = 100
+
+
+class AgentApi:
+    """REST calls of one agent on an injected aiohttp session."""
+
+    def __init__(
+        self, session: aiohttp.ClientSession, server_url: str, tokens: RuntimeTokens
+    ) -> None:
+        self._session = session
+        self._base = server_url.rstrip("/")
+        self._tokens = tokens
+
+    async def put_prekey_bundle(self, bundle: Mapping[str, Any]) -> None:
+        await self._with_token(
+            lambda token: request_json(
+                self._session,
+                "PUT",
+                self._base + "/agent/prekey-bundle",
+                token=token,
+                json_body=bundle,
+            )
+        )
+
+    async def post_one_time_prekeys(self, prekeys: list[dict[str, Any]]) -> None:
+        """Upload one-time prekeys, in chunks the server accepts."""
+        for start in range(0, len(prekeys), MAX_PREKEYS_PER_UPLOAD):
+            body = {"one_time_prekeys": prekeys[start : start + MAX_PREKEYS_PER_UPLOAD]}
+            await self._with_token(partial(self._post_json, "/agent/one-time-prekeys", body))
+
+    async def _post_json(self, path: str, body: Mapping[str, Any], token: str) -> dict[str, Any]:
+        return await request_json(
+            self._session, "POST", self._base + path, token=token, json_body=body
+        )
+
+    async def group_keys(self, conversation_id: str) -> list[dict[str, Any]]:
+        """The group key envelopes addressed to this agent in a conversation."""
+        url = f"{self._base}/agent/group-keys?conversation_id={quote(conversation_id, safe='')}"
+        body = await self._with_token(lambda token: self._get_json_list(url, token))
+        return body
+
+    async def upload_blob(self, ciphertext: bytes) -> dict[str, Any]:
+        """Store an encrypted file; returns `{id, sha256?}`."""
+        if len(ciphertext) > MAX_BLOB_BYTES:
+            raise PacerelleApiError(413, "the file is too large")
+        return await self._with_token(
+            lambda token: self._raw("POST", self._base + "/agent/blobs", token, ciphertext)
+        )
+
+    async def download_blob(self, blob_id: str) -> bytes:
+        """The ciphertext of a blob (at most MAX_BLOB_BYTES)."""
+        url = f"{self._base}/agent/blobs/{quote(blob_id, safe='')}"
+        return await self._with_token(lambda token: self._download(url, token))
+
+    async def _with_token[T](self, call: Callable[[str], Awaitable[T]]) -> T:
+        credential = await self._tokens.valid()
+        try:
+            return await call(credential.token)
+        except PacerelleAuthError:
+            self._tokens.invalidate(credential.token)
+        credential = await self._tokens.valid()
+        return await call(credential.token)
+
+    async def _get_json_list(self, url: str, token: str) -> list[dict[str, Any]]:
+        # The group keys answer is a JSON list, which request_json does not take.
+        raw, status = await self._send("GET", url, token, None, MAX_BLOB_BYTES // 16)
+        value = _json(raw)
+        _raise_for_status(status, value)
+        if not isinstance(value, list) or len(value) > MAX_GROUP_KEY_ENVELOPES:
+            raise PacerelleResponseError("group keys: not a bounded JSON list")
+        return [item for item in value if isinstance(item, dict)]
+
+    async def _raw(self, method: str, url: str, token: str, data: bytes) -> dict[str, Any]:
+        raw, status = await self._send(method, url, token, data, 1024 * 1024)
+        value = _json(raw)
+        _raise_for_status(status, value)
+        if not isinstance(value, dict) or not isinstance(value.get("id"), str):
+            raise PacerelleResponseError("blob upload: no blob id in the answer")
+        return value
+
+    async def _download(self, url: str, token: str) -> bytes:
+        raw, status = await self._send("GET", url, token, None, MAX_BLOB_BYTES)
+        if status >= 400:
+            _raise_for_status(status, _json(raw))
+        return raw
+
+    async def _send(
+        self, method: str, url: str, token: str, data: bytes | None, limit: int
+    ) -> tuple[bytes, int]:
+        headers = {"Authorization": f"Bearer {token}"}
+        if data is not None:
+            headers["Content-Type"] = "application/octet-stream"
+        try:
+            async with self._session.request(
+                method,
+                url,
+                headers=headers,
+                data=data,
+                timeout=REQUEST_TIMEOUT,
+                allow_redirects=False,
+            ) as response:
+                raw = await read_bounded(response, limit)
+                status = response.status
+        except (aiohttp.ClientError, TimeoutError) as err:
+            raise PacerelleConnectionError(f"{method} {url}: {type(err).__name__}") from None
+        if raw is None:
+            raise PacerelleResponseError(f"{method} {url}: response over {limit} bytes")
+        return raw, status
+
+
+def _json(raw: bytes) -> Any:
+    try:
+        return json.loads(raw) if raw.strip() else None
+    except ValueError:
+        return None
+
+
+def _raise_for_status(status: int, body: Any) -> None:
+    if status < 400:
+        return
+    message = body.get("error") if isinstance(body, dict) else None
+    text = message[:300] if isinstance(message, str) and message else f"HTTP {status}"
+    if status in (401, 403):
+        raise PacerelleAuthError(status, text)
+    raise PacerelleApiError(status, text)

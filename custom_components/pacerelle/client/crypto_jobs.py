@@ -1,0 +1,204 @@
+"""The CPU work of the runtime, as pure functions run in an executor thread.
+
+They take immutable AgentData and return a new one; nothing here does I/O or touches the
+event loop. `open_batch` decrypts a batch of incoming messages; `seal` encrypts one
+outgoing message. A message that cannot be opened leaves the data as it was.
+"""
+
+import base64
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from . import groups, history_v1
+from .agent_data import AgentData
+from .errors import PacerelleError
+from .gateway_frames import InboundMessage
+from .inbox import Request
+from .payloads import parse_content
+from .signal import engine
+from .signal.errors import SignalError, SignalErrorKind
+from .signal.session import PeerAddress
+from .signal.state import AgentSignalState
+from .signal.wire import PreKeySignalMessage, parse_frame
+
+_LOGGER = logging.getLogger(__name__)
+
+
+class MissingGroupKeyError(PacerelleError):
+    """No key yet for a group message: leave it unacknowledged, it comes back later."""
+
+
+@dataclass(frozen=True, slots=True)
+class Opened:
+    """One message's outcome: a request, or why it was refused for good."""
+
+    message: InboundMessage
+    request: Request | None = None
+    refusal: str | None = None
+    deferred: bool = False
+    identity_changed: bool = False
+
+
+def peer_of(user_id: str, conversation_id: str, device_id: str) -> PeerAddress:
+    return PeerAddress(user_id, conversation_id, int(device_id))
+
+
+def open_batch(
+    data: AgentData,
+    messages: Sequence[InboundMessage],
+    *,
+    require_encryption: bool,
+    now: float,
+    envelopes: Mapping[str, Sequence[Mapping[str, Any]]],
+) -> tuple[AgentData, list[Opened]]:
+    """Decrypt `messages` in order; `envelopes` are group key envelopes per conversation."""
+    for conversation_id, items in envelopes.items():
+        data = _learn_group_keys(data, conversation_id, items)
+    results: list[Opened] = []
+    for message in messages:
+        try:
+            data, opened = _open_one(data, message, require_encryption, now)
+        except MissingGroupKeyError:
+            opened = Opened(message, deferred=True)
+        except (SignalError, PacerelleError, UnicodeDecodeError, ValueError) as err:
+            opened = Opened(message, refusal=f"{type(err).__name__}: {err}")
+        results.append(opened)
+    return data, results
+
+
+def _open_one(
+    data: AgentData, message: InboundMessage, require_encryption: bool, now: float
+) -> tuple[AgentData, Opened]:
+    changed = False
+    if not message.encrypted:
+        if require_encryption:
+            raise PacerelleError("an unencrypted message while encryption is required")
+        plaintext = message.payload.decode()
+    elif message.is_group:
+        ciphertext = groups.parse_message(message.payload)
+        if ciphertext.conversation_id != message.conversation_id:
+            raise groups.GroupError("a group message for another conversation")
+        key = data.conversations.group_keys.get(ciphertext.key_name)
+        if key is None:
+            raise MissingGroupKeyError(ciphertext.key_name)
+        plaintext = groups.open_message(key, ciphertext)
+    else:
+        peer = peer_of(message.sender_id, message.conversation_id, message.sender_device_id)
+        signal, raw, changed = _decrypt(data, peer, message.payload)
+        data = replace(data, signal=signal)
+        plaintext = raw.decode()
+    body, history_key = history_v1.unwrap_delivery(plaintext)
+    conversations = data.conversations
+    if history_key is not None:
+        history_v1.check_key(conversations.history_keys.get(message.conversation_id), history_key)
+        conversations = conversations.with_history_key(message.conversation_id, history_key)
+    if not message.is_group:
+        conversations = conversations.with_device(
+            message.sender_id, message.conversation_id, message.sender_device_id
+        )
+    request = Request.build(message, parse_content(body, message.attachments), now)
+    return replace(data, conversations=conversations), Opened(
+        message, request, identity_changed=changed
+    )
+
+
+def _decrypt(
+    data: AgentData, peer: PeerAddress, frame: bytes
+) -> tuple[AgentSignalState, bytes, bool]:
+    """(signal state, plaintext, whether the peer's identity changed)."""
+    try:
+        signal, plaintext = engine.decrypt(data.signal, peer, frame)
+    except SignalError as err:
+        if err.kind is not SignalErrorKind.UNTRUSTED_IDENTITY:
+            raise
+    else:
+        return signal, plaintext, False
+    # A reinstalled app starts over with a new identity and a PreKey message. As Signal's
+    # apps do for incoming messages, we accept it and tell the user (who can verify it);
+    # only the peer's trust changes, never our own identity.
+    if not isinstance(parse_frame(frame), PreKeySignalMessage):
+        raise SignalError(SignalErrorKind.UNTRUSTED_IDENTITY, "changed identity outside a PreKey")
+    record = replace(data.signal.record(peer), trusted_identity=None)
+    signal, plaintext = engine.decrypt(data.signal.with_record(peer, record), peer, frame)
+    return signal, plaintext, True
+
+
+def _learn_group_keys(
+    data: AgentData, conversation_id: str, envelopes: Sequence[Mapping[str, Any]]
+) -> AgentData:
+    """Open the group key envelopes we do not hold yet, with each sender's Signal session."""
+    for envelope in envelopes:
+        key_id, epoch = envelope.get("key_id"), envelope.get("epoch")
+        sender, sealed = envelope.get("sender_id"), envelope.get("envelope_b64")
+        if (
+            envelope.get("conversation_id") != conversation_id
+            or not isinstance(key_id, str)
+            or type(epoch) is not int
+            or not isinstance(sender, str)
+            or not isinstance(sealed, str)
+        ):
+            _LOGGER.warning("Ignoring a malformed group key envelope")
+            continue
+        if f"{conversation_id}:{key_id}:{epoch}" in data.conversations.group_keys:
+            continue
+        device = envelope.get("sender_device_id")
+        peer = peer_of(sender, conversation_id, device if isinstance(device, str) else "1")
+        try:
+            signal, plaintext = engine.decrypt(data.signal, peer, base64.b64decode(sealed))
+            key = groups.parse_sender_key(
+                plaintext, conversation_id=conversation_id, key_id=key_id, epoch=epoch
+            )
+        except (SignalError, PacerelleError, ValueError) as err:
+            _LOGGER.warning("Ignoring a group key envelope that does not open: %s", err)
+            continue
+        data = replace(data, signal=signal, conversations=data.conversations.with_group_key(key))
+    return data
+
+
+@dataclass(frozen=True, slots=True)
+class Sealed:
+    data: AgentData
+    payload: bytes
+    history_record: dict[str, Any] | None
+
+
+def seal(
+    data: AgentData,
+    *,
+    agent_id: str,
+    message_id: str,
+    conversation_id: str,
+    to: str,
+    device_id: str | None,
+    plaintext: str,
+    encrypted: bool,
+) -> Sealed:
+    """The payload of an outgoing MSG (and its history record) and the data to save."""
+    if not encrypted:
+        return Sealed(data, plaintext.encode(), None)
+    if to == groups_target(conversation_id):
+        key = data.conversations.latest_group_key(conversation_id)
+        if key is None:
+            raise MissingGroupKeyError(f"no group key for {conversation_id}")
+        payload = groups.seal_message(key, plaintext)
+    else:
+        peer = peer_of(to, conversation_id, device_id or "1")
+        signal, payload = engine.encrypt(data.signal, peer, plaintext.encode())
+        data = replace(data, signal=signal)
+    history_key = data.conversations.history_keys.get(conversation_id)
+    record = None
+    if history_key is not None:
+        record = history_v1.seal_record(
+            plaintext,
+            history_key,
+            conversation_id=conversation_id,
+            message_id=message_id,
+            agent_id=agent_id,
+        )
+    return Sealed(data, payload, record)
+
+
+def groups_target(conversation_id: str) -> str:
+    return f"group:{conversation_id}"

@@ -1,0 +1,247 @@
+"""The gateway's JSON frames: strict parsing of what the relay sends, building what we send.
+
+Every inbound field is checked for type and size before anything uses it: a frame that does
+not fit is a FrameError (the caller logs it and goes on), never a crash or an unbounded
+allocation. Unknown frame types are ignored, as the protocol says.
+"""
+
+import base64
+import binascii
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import PacerelleResponseError
+
+MAX_FRAME_CHARS = 1024 * 1024
+MAX_ID_CHARS = 256
+MAX_PAYLOAD_BYTES = 768 * 1024
+MAX_ATTACHMENTS = 32
+MAX_ATTACHMENT_TEXT = 512
+MAX_ERROR_CHARS = 300
+DEFAULT_DEVICE_ID = "1"
+GROUP_PREFIX = "group:"
+_DIGEST_FIELDS = (
+    "from",
+    "from_device_id",
+    "conversation_id",
+    "payload_b64",
+    "encrypted",
+    "to",
+    "reply_to_message_id",
+    "attachments",
+)
+_ATTACHMENT_STRINGS = ("id", "name", "mime", "blob_id")
+_ATTACHMENT_OPTIONAL = ("sha256", "thumbnail_blob_id")
+
+
+class FrameError(PacerelleResponseError):
+    """A frame from the relay that breaks the protocol; it is skipped."""
+
+
+@dataclass(frozen=True, slots=True)
+class InboundMessage:
+    """A `MSG` from a human (or a group) to this agent, validated."""
+
+    message_id: str
+    conversation_id: str
+    sender_id: str
+    sender_device_id: str
+    to: str
+    payload: bytes
+    encrypted: bool
+    reply_to_message_id: str | None
+    attachments: tuple[Mapping[str, Any], ...]
+    digest: str
+
+    @property
+    def is_group(self) -> bool:
+        return self.to == GROUP_PREFIX + self.conversation_id
+
+
+@dataclass(frozen=True, slots=True)
+class IdentityChanged:
+    """`IDENTITY_CHANGED`: a peer's identity key changed (a user or another agent)."""
+
+    peer_id: str
+    is_agent: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RelayError:
+    """`ERROR`: the relay refused one of our frames (the connection stays open)."""
+
+    error: str
+    message_id: str | None
+
+
+type InboundFrame = InboundMessage | IdentityChanged | RelayError
+
+
+def parse_frame(text: str) -> InboundFrame | None:
+    """The frame in `text`, None for a type we do not know; FrameError if malformed."""
+    if len(text) > MAX_FRAME_CHARS:
+        raise FrameError("frame too large")
+    try:
+        frame = json.loads(text)
+    except ValueError as err:
+        raise FrameError("frame is not JSON") from err
+    if not isinstance(frame, dict):
+        raise FrameError("frame is not a JSON object")
+    kind = frame.get("type")
+    if kind == "MSG":
+        return _message(frame)
+    if kind == "IDENTITY_CHANGED":
+        return _identity_changed(frame)
+    if kind == "ERROR":
+        error = frame.get("error")
+        message_id = frame.get("message_id")
+        return RelayError(
+            error[:MAX_ERROR_CHARS] if isinstance(error, str) else "unknown error",
+            message_id if _is_id(message_id) else None,
+        )
+    return None
+
+
+def message_digest(frame: Mapping[str, Any]) -> str:
+    """SHA-256 over the routing fields and payload (the SDK's receipt digest)."""
+    fields = {name: frame.get(name) for name in _DIGEST_FIELDS}
+    canonical = json.dumps(fields, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def build_message(
+    *,
+    message_id: str,
+    conversation_id: str,
+    to: str,
+    payload: bytes,
+    encrypted: bool,
+    to_device_id: str | None = None,
+    reply_to_message_id: str | None = None,
+    attachments: list[dict[str, Any]] | None = None,
+    history_record: dict[str, Any] | None = None,
+) -> str:
+    """An outgoing `MSG` frame."""
+    frame: dict[str, Any] = {
+        "type": "MSG",
+        "id": message_id,
+        "conversation_id": conversation_id,
+        "to": to,
+        "payload_b64": base64.b64encode(payload).decode(),
+        "encrypted": encrypted,
+    }
+    if to_device_id is not None:
+        frame["to_device_id"] = to_device_id
+    if reply_to_message_id is not None:
+        frame["reply_to_message_id"] = reply_to_message_id
+    if attachments:
+        frame["attachments"] = attachments
+    if history_record is not None:
+        frame["history_record"] = history_record
+    return json.dumps(frame, separators=(",", ":"))
+
+
+def build_ack(message: InboundMessage) -> str:
+    """`ACK_READ` for a durably accepted message."""
+    return json.dumps(
+        {
+            "type": "ACK_READ",
+            "to": message.sender_id,
+            "message_id": message.message_id,
+            "conversation_id": message.conversation_id,
+        },
+        separators=(",", ":"),
+    )
+
+
+def _is_id(value: object) -> bool:
+    return isinstance(value, str) and 0 < len(value) <= MAX_ID_CHARS and value.isprintable()
+
+
+def _id(frame: Mapping[str, Any], name: str) -> str:
+    value = frame.get(name)
+    if not _is_id(value):
+        raise FrameError(f"`{name}` must be a printable string of 1 to {MAX_ID_CHARS} characters")
+    return str(value)
+
+
+def _optional_id(frame: Mapping[str, Any], name: str) -> str | None:
+    return None if frame.get(name) is None else _id(frame, name)
+
+
+def _device_id(frame: Mapping[str, Any]) -> str:
+    value = frame.get("from_device_id")
+    if value is None:
+        return DEFAULT_DEVICE_ID
+    text = str(value) if type(value) is int else value
+    # Signal device ids are small positive integers; the peer address needs one.
+    if not isinstance(text, str) or not text.isdigit() or not 0 < int(text) < 2**31:
+        raise FrameError("`from_device_id` must be a positive integer")
+    return str(int(text))
+
+
+def _message(frame: Mapping[str, Any]) -> InboundMessage:
+    encrypted = frame.get("encrypted")
+    if not isinstance(encrypted, bool):
+        raise FrameError("`encrypted` must be a boolean")
+    raw = frame.get("payload_b64")
+    if not isinstance(raw, str) or len(raw) > MAX_PAYLOAD_BYTES * 4 // 3 + 4:
+        raise FrameError("`payload_b64` must be a string of bounded size")
+    try:
+        payload = base64.b64decode(raw, validate=True)
+    except binascii.Error as err:
+        raise FrameError("`payload_b64` is not base64") from err
+    if not payload:
+        raise FrameError("`payload_b64` is empty")
+    return InboundMessage(
+        message_id=_id(frame, "id"),
+        conversation_id=_id(frame, "conversation_id"),
+        sender_id=_id(frame, "from"),
+        sender_device_id=_device_id(frame),
+        to=_id(frame, "to"),
+        payload=payload,
+        encrypted=encrypted,
+        reply_to_message_id=_optional_id(frame, "reply_to_message_id"),
+        attachments=_attachments(frame.get("attachments")),
+        digest=message_digest(frame),
+    )
+
+
+def _attachments(value: object) -> tuple[Mapping[str, Any], ...]:
+    """The public attachment descriptors (name and mime are neutral; secrets travel inside)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or len(value) > MAX_ATTACHMENTS:
+        raise FrameError(f"`attachments` must be a list of at most {MAX_ATTACHMENTS} objects")
+    checked: list[Mapping[str, Any]] = []
+    for item in value:
+        if not isinstance(item, dict):
+            raise FrameError("every attachment must be an object")
+        public: dict[str, Any] = {}
+        for name in _ATTACHMENT_STRINGS:
+            public[name] = _text(item, name)
+        for name in _ATTACHMENT_OPTIONAL:
+            if item.get(name) is not None:
+                public[name] = _text(item, name)
+        size = item.get("size")
+        if type(size) is not int or size < 0:
+            raise FrameError("an attachment's `size` must be a non-negative integer")
+        public["size"] = size
+        checked.append(public)
+    return tuple(checked)
+
+
+def _text(item: Mapping[str, Any], name: str) -> str:
+    value = item.get(name)
+    if not isinstance(value, str) or not 0 < len(value) <= MAX_ATTACHMENT_TEXT:
+        raise FrameError(f"an attachment's `{name}` must be a short string")
+    return value
+
+
+def _identity_changed(frame: Mapping[str, Any]) -> IdentityChanged:
+    if frame.get("user_id") is not None:
+        return IdentityChanged(_id(frame, "user_id"), is_agent=False)
+    return IdentityChanged(_id(frame, "agent_id"), is_agent=True)

@@ -1,0 +1,181 @@
+"""The inbox: what happened to each incoming message, so none is lost or handled twice.
+
+A message moves received (decrypted and stored, not yet handed over) -> accepted (handed
+over; ACK_READ due) and stays pending until marked processed. Receipts are keyed on the
+message id plus the digest of its routing fields and payload: a redelivery with the same
+digest is recognised, a different digest for a known id is a conflict. Immutable: every
+change returns a new Inbox (dict copies of bounded size), so a failed save rolls back by
+keeping the old one.
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any
+
+from .gateway_frames import InboundMessage
+from .payloads import Content
+
+MAX_ACCEPTED_RECEIPTS = 2000
+MAX_REJECTED_RECEIPTS = 500
+MAX_PENDING = 500
+
+
+class Receipt(StrEnum):
+    """How an incoming message relates to what we already hold."""
+
+    NEW = "new"
+    RECEIVED = "received"  # decrypted before: hand over the stored copy
+    ACCEPTED = "accepted"  # handed over before: acknowledge again only
+    REJECTED = "rejected"  # refused for good before: acknowledge again only
+    CONFLICT = "conflict"  # known id, different digest: an error, never handed over
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """A decrypted request, as stored and as handed to Home Assistant."""
+
+    message_id: str
+    conversation_id: str
+    sender_id: str
+    sender_device_id: str
+    to: str
+    encrypted: bool
+    kind: str
+    text: str
+    reply_to_message_id: str | None
+    received_at: float
+    attachments: tuple[Mapping[str, Any], ...] = ()
+    widget: Mapping[str, Any] | None = None
+
+    @property
+    def is_group(self) -> bool:
+        return self.to == f"group:{self.conversation_id}"
+
+    @classmethod
+    def build(cls, message: InboundMessage, content: Content, received_at: float) -> Request:
+        return cls(
+            message_id=message.message_id,
+            conversation_id=message.conversation_id,
+            sender_id=message.sender_id,
+            sender_device_id=message.sender_device_id,
+            to=message.to,
+            encrypted=message.encrypted,
+            kind=content.kind,
+            text=content.text,
+            reply_to_message_id=message.reply_to_message_id,
+            received_at=received_at,
+            attachments=content.attachments,
+            widget=content.widget,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "message_id": self.message_id,
+            "conversation_id": self.conversation_id,
+            "sender_id": self.sender_id,
+            "sender_device_id": self.sender_device_id,
+            "to": self.to,
+            "encrypted": self.encrypted,
+            "kind": self.kind,
+            "text": self.text,
+            "reply_to_message_id": self.reply_to_message_id,
+            "received_at": self.received_at,
+            "attachments": [dict(item) for item in self.attachments],
+            "widget": dict(self.widget) if self.widget is not None else None,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Request:
+        return cls(
+            message_id=str(data["message_id"]),
+            conversation_id=str(data["conversation_id"]),
+            sender_id=str(data["sender_id"]),
+            sender_device_id=str(data["sender_device_id"]),
+            to=str(data["to"]),
+            encrypted=bool(data["encrypted"]),
+            kind=str(data["kind"]),
+            text=str(data["text"]),
+            reply_to_message_id=data.get("reply_to_message_id"),
+            received_at=float(data["received_at"]),
+            attachments=tuple(dict(item) for item in data.get("attachments") or ()),
+            widget=data.get("widget"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Inbox:
+    received: Mapping[str, tuple[str, Request]] = field(default_factory=dict)
+    accepted: Mapping[str, str] = field(default_factory=dict)
+    pending: Mapping[str, Request] = field(default_factory=dict)
+    rejected: Mapping[str, str] = field(default_factory=dict)
+
+    def receipt(self, message_id: str, digest: str) -> Receipt:
+        for known, kind in (
+            (self.accepted.get(message_id), Receipt.ACCEPTED),
+            (self.rejected.get(message_id), Receipt.REJECTED),
+            (self._received_digest(message_id), Receipt.RECEIVED),
+        ):
+            if known is not None:
+                return kind if known == digest else Receipt.CONFLICT
+        return Receipt.NEW
+
+    def _received_digest(self, message_id: str) -> str | None:
+        entry = self.received.get(message_id)
+        return entry[0] if entry is not None else None
+
+    def with_received(self, digest: str, request: Request) -> Inbox:
+        return replace(self, received={**self.received, request.message_id: (digest, request)})
+
+    def accept(self, message_id: str) -> Inbox:
+        """The received request handed over: it becomes accepted and pending."""
+        received = dict(self.received)
+        digest, request = received.pop(message_id)
+        return replace(
+            self,
+            received=received,
+            accepted=_bounded({**self.accepted, message_id: digest}, MAX_ACCEPTED_RECEIPTS),
+            pending=_bounded({**self.pending, message_id: request}, MAX_PENDING),
+        )
+
+    def reject(self, message_id: str, digest: str) -> Inbox:
+        return replace(
+            self, rejected=_bounded({**self.rejected, message_id: digest}, MAX_REJECTED_RECEIPTS)
+        )
+
+    def processed(self, message_id: str) -> Inbox:
+        pending = dict(self.pending)
+        pending.pop(message_id, None)
+        return replace(self, pending=pending)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "received": [
+                {"digest": digest, "request": request.to_json()}
+                for digest, request in self.received.values()
+            ],
+            "accepted": dict(self.accepted),
+            "pending": [request.to_json() for request in self.pending.values()],
+            "rejected": dict(self.rejected),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Inbox:
+        received = {
+            item["request"]["message_id"]: (str(item["digest"]), Request.from_json(item["request"]))
+            for item in data["received"]
+        }
+        pending = {item["message_id"]: Request.from_json(item) for item in data["pending"]}
+        return cls(
+            received=received,
+            accepted={str(k): str(v) for k, v in data["accepted"].items()},
+            pending=pending,
+            rejected={str(k): str(v) for k, v in data["rejected"].items()},
+        )
+
+
+def _bounded[V](items: dict[str, V], limit: int) -> dict[str, V]:
+    """The newest `limit` entries (dicts keep insertion order)."""
+    if len(items) <= limit:
+        return items
+    return dict(list(items.items())[-limit:])

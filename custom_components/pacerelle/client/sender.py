@@ -1,0 +1,251 @@
+"""Outgoing messages: target resolution, encryption, history record, write, confirmation.
+
+A reply answers a request (`source_message_id`): same conversation, the sender's device, or
+the group. Explicit `conversation_id`/`to` are for advanced use. Encryption and the history
+record happen in the executor; the Signal state is saved before the frame is written (a
+crash in between costs one message key, never a reused one). See outbox.py for what
+confirms a send.
+"""
+
+import base64
+import logging
+import os
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from .agent_core import AgentCore
+from .agent_data import UncertainSend, device_key
+from .api import AgentApi
+from .crypto_jobs import groups_target, seal
+from .errors import PacerelleConnectionError, PacerelleError
+from .gateway_frames import build_message
+from .history import FAILED, UNCERTAIN, Reply
+from .inbox import Request
+from .outbox import Outbox, Written
+from .payloads import chat_payload
+from .signal.errors import SignalError, SignalErrorKind
+
+_LOGGER = logging.getLogger(__name__)
+
+MAX_TEXT_CHARS = 64 * 1024
+BLOB_IV_BYTES = 12
+REDACTED_NAME = "attachment"
+REDACTED_MIME = "application/octet-stream"
+
+
+class SendError(PacerelleError):
+    """A send that cannot be made as asked (unknown request, no session yet...)."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    conversation_id: str
+    to: str
+    device_id: str | None
+
+
+class Sender:
+    def __init__(self, core: AgentCore, api: AgentApi) -> None:
+        self._core = core
+        self._api = api
+        self.outbox = Outbox()
+
+    def find_request(self, message_id: str) -> Request | None:
+        data = self._core.data
+        request = data.inbox.pending.get(message_id)
+        if request is not None:
+            return request
+        for item in reversed(data.history.requests):
+            if item.request.message_id == message_id:
+                return item.request
+        return None
+
+    def resolve(
+        self,
+        source_message_id: str | None,
+        conversation_id: str | None,
+        to: str | None,
+        to_device_id: str | None,
+    ) -> Target:
+        if source_message_id is not None:
+            request = self.find_request(source_message_id)
+            if request is None:
+                raise SendError("unknown_request", source_message_id)
+            if request.is_group:
+                return Target(request.conversation_id, request.to, None)
+            return Target(request.conversation_id, request.sender_id, request.sender_device_id)
+        config = self._core.config
+        conversation = conversation_id or config.conversation_id
+        recipient = to or config.owner_id
+        if recipient == groups_target(conversation):
+            return Target(conversation, recipient, None)
+        device = to_device_id or self._core.data.conversations.last_devices.get(
+            device_key(recipient, conversation)
+        )
+        return Target(conversation, recipient, device)
+
+    async def send(
+        self,
+        plaintext: str,
+        target: Target,
+        *,
+        kind: str,
+        display_text: str,
+        reply_to_message_id: str | None = None,
+        source_message_id: str | None = None,
+        public_attachments: Sequence[Mapping[str, Any]] = (),
+    ) -> Reply:
+        """Encrypt, save, write; the Reply as recorded in history."""
+        if len(plaintext) > MAX_TEXT_CHARS:
+            raise SendError("too_long", f"over {MAX_TEXT_CHARS} characters")
+        core = self._core
+        config = core.config
+        message_id = str(uuid.uuid4())
+        async with core.lock:
+            if core.connection is None or core.connection.closed:
+                raise PacerelleConnectionError("the agent is not connected")
+            try:
+                sealed = await core.hooks.run_blocking(
+                    lambda: seal(
+                        core.data,
+                        agent_id=config.agent_id,
+                        message_id=message_id,
+                        conversation_id=target.conversation_id,
+                        to=target.to,
+                        device_id=target.device_id,
+                        plaintext=plaintext,
+                        encrypted=config.encrypted,
+                    )
+                )
+            except SignalError as err:
+                if err.kind is SignalErrorKind.NO_SESSION:
+                    raise SendError("no_session", "the person has not written yet") from err
+                raise
+            reply = Reply(
+                message_id=message_id,
+                conversation_id=target.conversation_id,
+                to=target.to,
+                to_device_id=target.device_id,
+                kind=kind,
+                text=display_text,
+                reply_to_message_id=reply_to_message_id,
+                source_message_id=source_message_id,
+                sent_at=core.now(),
+            )
+            data = sealed.data
+            await core.commit(replace(data, history=data.history.with_reply(reply)))
+            frame = build_message(
+                message_id=message_id,
+                conversation_id=target.conversation_id,
+                to=target.to,
+                payload=sealed.payload,
+                encrypted=config.encrypted,
+                to_device_id=target.device_id,
+                reply_to_message_id=reply_to_message_id,
+                attachments=[dict(item) for item in public_attachments] or None,
+                history_record=sealed.history_record,
+            )
+            try:
+                serial = await core.write(frame)
+            except PacerelleError:
+                await self._set_status({message_id}, FAILED)
+                raise
+            self.outbox.settle(core.now())
+            self.outbox.written(Written(message_id, target.conversation_id, serial, core.now()))
+        return reply
+
+    async def relay_refused(self, message_id: str, error: str) -> None:
+        if self.outbox.failed(message_id) is not None:
+            _LOGGER.warning("The relay refused message %s: %s", message_id, error)
+            async with self._core.lock:
+                await self._set_status({message_id}, FAILED)
+
+    async def connection_ended(self, serial: int, *, clean: bool) -> None:
+        lost = self.outbox.connection_ended(serial, self._core.now(), clean=clean)
+        if not lost:
+            return
+        _LOGGER.warning("%d sent message(s) could not be confirmed", len(lost))
+        core = self._core
+        async with core.lock:
+            data = core.data.with_uncertain(
+                [UncertainSend(item.message_id, item.conversation_id, item.at) for item in lost]
+            )
+            ids = {item.message_id for item in lost}
+            await core.commit(replace(data, history=data.history.with_reply_status(ids, UNCERTAIN)))
+        core.hooks.status_changed()
+
+    async def _set_status(self, ids: set[str], status: str) -> None:
+        data = self._core.data
+        await self._core.commit(replace(data, history=data.history.with_reply_status(ids, status)))
+
+    # Attachments
+
+    async def upload(
+        self, content: bytes, *, name: str, mime: str, extra: Mapping[str, int] | None = None
+    ) -> dict[str, Any]:
+        """Encrypt a file with a fresh key, upload it; the secret descriptor to send."""
+        key = AESGCM.generate_key(bit_length=256)
+        iv = os.urandom(BLOB_IV_BYTES)
+        ciphertext = await self._core.hooks.run_blocking(
+            lambda: AESGCM(key).encrypt(iv, content, None)
+        )
+        stored = await self._api.upload_blob(ciphertext)
+        descriptor: dict[str, Any] = {
+            "id": str(uuid.uuid4()),
+            "blob_id": stored["id"],
+            "key_b64": base64.b64encode(key).decode(),
+            "iv_b64": base64.b64encode(iv).decode(),
+            "name": name,
+            "mime": mime,
+            "size": len(content),
+            **dict(extra or {}),
+        }
+        if isinstance(stored.get("sha256"), str):
+            descriptor["sha256"] = stored["sha256"]
+        return descriptor
+
+    async def download(self, attachment: Mapping[str, Any]) -> bytes:
+        """Fetch and decrypt an incoming attachment (a descriptor from a request)."""
+        try:
+            key = base64.b64decode(str(attachment["key_b64"]), validate=True)
+            iv = base64.b64decode(str(attachment["iv_b64"]), validate=True)
+            blob_id = str(attachment["blob_id"])
+        except (KeyError, ValueError) as err:
+            raise SendError("bad_attachment", "no key, IV or blob id") from err
+        ciphertext = await self._api.download_blob(blob_id)
+        try:
+            return await self._core.hooks.run_blocking(
+                lambda: AESGCM(key).decrypt(iv, ciphertext, None)
+            )
+        except Exception as err:
+            raise SendError("bad_attachment", "the file does not decrypt") from err
+
+
+def public_descriptor(secret: Mapping[str, Any]) -> dict[str, Any]:
+    """What the relay may see of an attachment: no name, type or dimensions."""
+    public = {
+        "id": secret["id"],
+        "name": REDACTED_NAME,
+        "mime": REDACTED_MIME,
+        "size": secret["size"],
+        "blob_id": secret["blob_id"],
+    }
+    if "sha256" in secret:
+        public["sha256"] = secret["sha256"]
+    return public
+
+
+def secret_descriptor(secret: Mapping[str, Any]) -> dict[str, Any]:
+    """What travels inside the encryption (the relay's sha256 stays outside)."""
+    return {k: v for k, v in secret.items() if k != "sha256"}
+
+
+__all__ = ["SendError", "Sender", "chat_payload", "public_descriptor", "secret_descriptor"]

@@ -1,0 +1,93 @@
+"""An HA-free agent wired to a running emulator, with its saves and hand-overs recorded."""
+
+import asyncio
+import copy
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+
+from custom_components.pacerelle.client.agent import Agent
+from custom_components.pacerelle.client.agent_connect import request_runtime_token
+from custom_components.pacerelle.client.agent_core import AgentConfig, AgentHooks
+from custom_components.pacerelle.client.agent_data import AgentData
+from custom_components.pacerelle.client.inbox import Request
+from custom_components.pacerelle.client.signal.state import AgentSignalState
+from custom_components.pacerelle.client.tokens import IssuedToken, RuntimeTokens
+from tests.emulator_fixtures import EmulatorHandle, Installed
+
+
+async def to_thread[T](function: Callable[[], T]) -> T:
+    return await asyncio.to_thread(function)
+
+
+@dataclass
+class Recorder:
+    delivered: list[Request] = field(default_factory=list)
+    documents: list[dict[str, Any]] = field(default_factory=list)
+    identity_changes: list[str] = field(default_factory=list)
+    revoked: int = 0
+    token_requests: int = 0
+
+    async def save(self, document: dict[str, Any]) -> None:
+        # Through JSON, as the store would: proves the document is plain JSON.
+        self.documents.append(json.loads(json.dumps(document)))
+
+    def deliver(self, request: Request) -> None:
+        self.delivered.append(request)
+
+    def on_revoked(self) -> None:
+        self.revoked += 1
+
+    @property
+    def last_document(self) -> dict[str, Any]:
+        return copy.deepcopy(self.documents[-1])
+
+
+def make_agent(
+    emulator: EmulatorHandle,
+    installed: Installed,
+    recorder: Recorder,
+    *,
+    data: AgentData | None = None,
+    encrypted: bool = True,
+    session: aiohttp.ClientSession | None = None,
+) -> Agent:
+    http = session or emulator.session
+
+    async def fetch() -> IssuedToken:
+        recorder.token_requests += 1
+        return await request_runtime_token(http, emulator.base_url, installed.installation_token)
+
+    config = AgentConfig(
+        agent_id=installed.agent_id,
+        owner_id=installed.owner_id,
+        conversation_id=installed.conversation_id,
+        server_url=emulator.base_url,
+        encrypted=encrypted,
+        backoff_base=0.05,
+        backoff_cap=0.2,
+    )
+    hooks = AgentHooks(
+        save=recorder.save,
+        run_blocking=to_thread,
+        deliver=recorder.deliver,
+        identity_changed=recorder.identity_changes.append,
+        revoked=recorder.on_revoked,
+    )
+    return Agent(
+        http,
+        config,
+        hooks,
+        RuntimeTokens(fetch),
+        data or AgentData(AgentSignalState.new()),
+        {"installation": {"agent_id": installed.agent_id}},
+    )
+
+
+async def wait_for(condition: Callable[[], bool], within: float = 10.0) -> None:
+    async with asyncio.timeout(within):
+        while not condition():  # noqa: ASYNC110 - polls state owned by other tasks
+            await asyncio.sleep(0.01)

@@ -1,0 +1,43 @@
+"""The HA-free agent against the running emulator: connect, receive, reply, reconnect."""
+
+from custom_components.pacerelle.client.agent_core import ConnectionState
+from custom_components.pacerelle.client.agent_data import AgentData
+from tests.client_agent_harness import Recorder, make_agent, wait_for
+from tests.emulator_fixtures import EmulatorHandle
+
+
+async def test_encrypted_request_and_reply(emulator: EmulatorHandle) -> None:
+    installed = await emulator.install()
+    recorder = Recorder()
+    agent = make_agent(emulator, installed, recorder)
+    agent.start()
+    try:
+        await wait_for(lambda: agent.status.state is ConnectionState.CONNECTED)
+        status = await emulator.admin("GET", f"/agents/{installed.agent_id}")
+        assert status["bundle_published"] is True
+        assert status["protocol_features"] == ["history-v1"]
+        message_id = await emulator.send(installed.conversation_id, text="Lights on")
+        await wait_for(lambda: len(recorder.delivered) == 1)
+        request = recorder.delivered[0]
+        assert (request.message_id, request.text, request.sender_device_id) == (
+            message_id,
+            "Lights on",
+            "1",
+        )
+        await emulator.wait_agent(installed.agent_id, lambda s: s["queued"] == [])
+        assert agent.status.pending == 1
+        reply = await agent.send_text("Done", source_message_id=message_id)
+        inbox = await emulator.wait_inbox(installed.conversation_id, 1)
+        assert inbox[0]["message_id"] == reply.message_id
+        assert inbox[0]["text"] == "Done"
+        assert inbox[0]["history"] == "valid"
+        assert inbox[0]["reply_to_message_id"] == message_id
+        await agent.mark_processed(message_id, note="ok")
+        assert agent.status.pending == 0
+        saved = AgentData.from_document(recorder.last_document)
+        assert saved is not None
+        assert saved.history.requests[-1].note == "ok"
+        assert saved.history.replies[-1].text == "Done"
+    finally:
+        await agent.stop()
+    assert agent.status.state is ConnectionState.STOPPED
