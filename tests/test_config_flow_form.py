@@ -8,7 +8,10 @@ from custom_components.pacerelle.const import (
     CONF_AGENT_DESCRIPTION,
     CONF_AGENT_NAME,
     CONF_CONNECTION_KEY,
+    CONF_SERVER_URL,
+    DEFAULT_AGENT_DESCRIPTION,
     DEFAULT_AGENT_NAME,
+    DEFAULT_SERVER_URL,
     DOMAIN,
 )
 
@@ -21,7 +24,14 @@ async def test_user_step_asks_for_a_connection_key(hass: HomeAssistant) -> None:
     assert result["step_id"] == "user"
     schema = result["data_schema"].schema
     fields = {str(key): key for key in schema}
-    assert set(fields) == {CONF_CONNECTION_KEY, CONF_AGENT_NAME, CONF_AGENT_DESCRIPTION}
+    assert set(fields) == {CONF_CONNECTION_KEY, CONF_AGENT_NAME, CONF_AGENT_DESCRIPTION, "advanced"}
     assert fields[CONF_AGENT_NAME].default() == DEFAULT_AGENT_NAME
+    assert fields[CONF_AGENT_DESCRIPTION].default() == DEFAULT_AGENT_DESCRIPTION
     selector = schema[fields[CONF_CONNECTION_KEY]]
     assert selector.config["type"] == "password"
+    # The server URL is folded away in a section, with Pacerelle's own server by default.
+    advanced = schema[fields["advanced"]]
+    assert advanced.options == {"collapsed": True}
+    [server_url] = advanced.schema.schema
+    assert str(server_url) == CONF_SERVER_URL
+    assert server_url.default() == DEFAULT_SERVER_URL

@@ -1,37 +1,117 @@
 """Config flow for Pacerelle: Agent Connect in the Home Assistant UI.
 
-This is the first step only (the form); the Agent Connect handshake that follows it
-(registration, PKCE, approval in Pacerelle, code exchange) is built by the config flow issue.
+The user pastes a one-time connection key; the flow registers (or reuses) an OAuth client
+for this server and callback URL, starts the installation with PKCE S256 and a state bound
+to this flow, and sends the browser to Pacerelle's approval page. Pacerelle sends it back to
+Home Assistant's OAuth2 callback (oauth_callback.py), which resumes the flow; the flow then
+checks the state before anything else, exchanges the code, keeps the installation token in
+the agent's encrypted store (never in the entry) and creates the entry, unique id = agent id.
+
+Errors. Before the browser leaves, a problem is a form error and the user fixes it in place
+(the key is spent only when the request was accepted): invalid_connection_key (unknown or
+already used), cannot_connect (unreachable, timeout, server error), invalid_response (not
+Pacerelle's protocol), request_refused (any other refusal), invalid_server_url,
+invalid_agent_name, invalid_agent_description. After the browser came back, the key is spent
+and the authorization answered, so the flow aborts with the reason and a retry starts anew
+with a new key: access_denied (the user denied in Pacerelle), authorization_failed (another
+error or no code), state_mismatch, authorization_expired, exchange_refused, cannot_connect,
+invalid_response, already_configured, store_failed. no_redirect_uri aborts at once: without
+a frontend request (and without My Home Assistant) the flow cannot know its callback URL.
+Nothing is left behind by an abort: the store is created last and removed if it fails.
 """
 
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, override
 
+import aiohttp
 import probatio
-from homeassistant.config_entries import ConfigFlow, ConfigFlowResult
+from homeassistant.config_entries import (
+    SOURCE_REAUTH,
+    ConfigEntry,
+    ConfigFlow,
+    ConfigFlowResult,
+    OptionsFlow,
+)
+from homeassistant.core import callback
+from homeassistant.data_entry_flow import AbortFlow, section
+from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from homeassistant.helpers.selector import (
     TextSelector,
     TextSelectorConfig,
     TextSelectorType,
 )
 
+from .client.agent_connect import (
+    MAX_AGENT_DESCRIPTION,
+    MAX_AGENT_NAME,
+    AuthorizationRequest,
+    Installation,
+    begin,
+    exchange_code,
+    normalize_server_url,
+)
+from .client.errors import (
+    PacerelleApiError,
+    PacerelleAuthError,
+    PacerelleConnectionError,
+    PacerelleError,
+    PacerelleResponseError,
+)
+from .client_registry import client_registry
 from .const import (
     CONF_AGENT_DESCRIPTION,
+    CONF_AGENT_ID,
     CONF_AGENT_NAME,
     CONF_CONNECTION_KEY,
+    CONF_CONVERSATION_ID,
+    CONF_OWNER_ID,
+    CONF_SERVER_URL,
     DEFAULT_AGENT_DESCRIPTION,
     DEFAULT_AGENT_NAME,
+    DEFAULT_SERVER_URL,
     DOMAIN,
 )
+from .oauth_callback import CallbackState, redirect_uri
+from .options_flow import PacerelleOptionsFlow
+from .store import AgentStore
 
+_LOGGER = logging.getLogger(__name__)
+
+SECTION_ADVANCED = "advanced"
+ACCESS_DENIED = "access_denied"
+MAX_ERROR_PLACEHOLDER = 100
+
+CONNECTION_KEY_SELECTOR = TextSelector(TextSelectorConfig(type=TextSelectorType.PASSWORD))
 USER_SCHEMA = probatio.Schema(
     {
-        probatio.Required(CONF_CONNECTION_KEY): TextSelector(
-            TextSelectorConfig(type=TextSelectorType.PASSWORD)
-        ),
+        probatio.Required(CONF_CONNECTION_KEY): CONNECTION_KEY_SELECTOR,
         probatio.Required(CONF_AGENT_NAME, default=DEFAULT_AGENT_NAME): str,
-        probatio.Required(CONF_AGENT_DESCRIPTION, default=DEFAULT_AGENT_DESCRIPTION): str,
+        probatio.Required(CONF_AGENT_DESCRIPTION, default=DEFAULT_AGENT_DESCRIPTION): TextSelector(
+            TextSelectorConfig(multiline=True)
+        ),
+        # Only developers change the server (to the emulator): folded away by default.
+        probatio.Required(SECTION_ADVANCED): section(
+            probatio.Schema(
+                {probatio.Required(CONF_SERVER_URL, default=DEFAULT_SERVER_URL): TextSelector()}
+            ),
+            {"collapsed": True},
+        ),
     }
 )
+REAUTH_SCHEMA = probatio.Schema({probatio.Required(CONF_CONNECTION_KEY): CONNECTION_KEY_SELECTOR})
+
+
+@dataclass(frozen=True)
+class _Authorization:
+    """What the flow keeps between sending the browser away and its return."""
+
+    client_id: str
+    state: CallbackState
+    request: AuthorizationRequest
+    deadline: float  # time.monotonic() after which Pacerelle refuses the code
 
 
 class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
@@ -39,9 +119,257 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
 
     VERSION = 1
 
+    def __init__(self) -> None:
+        self._server_url = DEFAULT_SERVER_URL
+        self._agent_name = DEFAULT_AGENT_NAME
+        self._agent_description = DEFAULT_AGENT_DESCRIPTION
+        self._authorization: _Authorization | None = None
+        self._callback: dict[str, Any] = {}
+
+    @staticmethod
+    @callback
+    @override
+    def async_get_options_flow(config_entry: ConfigEntry) -> OptionsFlow:
+        return PacerelleOptionsFlow()
+
     @override
     async def async_step_user(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
-        """Ask for the connection key created in Pacerelle."""
-        if user_input is None:
-            return self.async_show_form(step_id="user", data_schema=USER_SCHEMA)
-        return self.async_abort(reason="agent_connect_unavailable")
+        """Ask for the connection key created in Pacerelle, then start Agent Connect."""
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            errors = self._read_user_input(user_input)
+            if not errors:
+                result = await self._async_begin(user_input[CONF_CONNECTION_KEY], errors)
+                if result is not None:
+                    return result
+        # The key is never sent back to the frontend, even on error.
+        shown = {name: value for name, value in (user_input or {}).items() if name in _ECHOED}
+        return self.async_show_form(
+            step_id="user",
+            data_schema=self.add_suggested_values_to_schema(USER_SCHEMA, shown),
+            errors=errors,
+        )
+
+    def _read_user_input(self, user_input: dict[str, Any]) -> dict[str, str]:
+        name = user_input[CONF_AGENT_NAME].strip()
+        description = user_input[CONF_AGENT_DESCRIPTION].strip()
+        server_url = user_input.get(SECTION_ADVANCED, {}).get(CONF_SERVER_URL, DEFAULT_SERVER_URL)
+        if not name or len(name) > MAX_AGENT_NAME:
+            return {CONF_AGENT_NAME: "invalid_agent_name"}
+        if len(description) > MAX_AGENT_DESCRIPTION:
+            return {CONF_AGENT_DESCRIPTION: "invalid_agent_description"}
+        try:
+            self._server_url = normalize_server_url(server_url)
+        except ValueError:
+            return {"base": "invalid_server_url"}
+        self._agent_name, self._agent_description = name, description
+        return {}
+
+    async def async_step_reauth(self, entry_data: Mapping[str, Any]) -> ConfigFlowResult:
+        """The installation was revoked: a new one is needed (a new agent identity)."""
+        self._server_url = entry_data[CONF_SERVER_URL]
+        self._agent_name = entry_data.get(CONF_AGENT_NAME, DEFAULT_AGENT_NAME)
+        return await self.async_step_reauth_confirm()
+
+    async def async_step_reauth_confirm(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Ask for a new connection key, explaining that the agent's identity changes."""
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            result = await self._async_begin(user_input[CONF_CONNECTION_KEY], errors)
+            if result is not None:
+                return result
+        return self.async_show_form(
+            step_id="reauth_confirm",
+            data_schema=REAUTH_SCHEMA,
+            errors=errors,
+            description_placeholders={"agent_name": self._get_reauth_entry().title},
+        )
+
+    async def _async_begin(
+        self, connection_key: str, errors: dict[str, str]
+    ) -> ConfigFlowResult | None:
+        """Start the installation: the external step, an abort, or None with `errors` set."""
+        callback_url = redirect_uri(self.hass)
+        if callback_url is None:
+            return self.async_abort(reason="no_redirect_uri")
+        session = async_get_clientsession(self.hass)
+        registry = client_registry(self.hass)
+        state = CallbackState.new(self.flow_id, callback_url)
+        try:
+            client_id, known = await registry.async_client_id(
+                session, self._server_url, callback_url
+            )
+            try:
+                request = await self._async_request(session, connection_key, client_id, state)
+            except PacerelleApiError as err:
+                # A server that forgot our client (reset, migrated) refuses it without
+                # spending the key: register again once.
+                if not known or isinstance(err, PacerelleAuthError) or err.status >= 500:
+                    raise
+                await registry.async_forget(self._server_url, callback_url, client_id)
+                client_id, _ = await registry.async_client_id(
+                    session, self._server_url, callback_url
+                )
+                request = await self._async_request(session, connection_key, client_id, state)
+        except PacerelleError as err:
+            _LOGGER.debug("Pacerelle did not start the installation: %s", err)
+            errors["base"] = _begin_error(err)
+            return None
+        deadline = time.monotonic() + request.expires_in
+        self._authorization = _Authorization(client_id, state, request, deadline)
+        return self.async_external_step(step_id="authorize", url=request.authorization_url)
+
+    async def _async_request(
+        self,
+        session: aiohttp.ClientSession,
+        connection_key: str,
+        client_id: str,
+        state: CallbackState,
+    ) -> AuthorizationRequest:
+        return await begin(
+            session,
+            self._server_url,
+            connection_key=connection_key,
+            client_id=client_id,
+            redirect_uri=state.redirect_uri,
+            state=state.encode(self.hass),
+            agent_name=self._agent_name,
+            agent_description=self._agent_description,
+        )
+
+    async def async_step_authorize(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """The browser is in Pacerelle; the callback view resumes here with its query."""
+        if user_input is None or self._authorization is None:
+            url = self._authorization.request.authorization_url if self._authorization else ""
+            return self.async_external_step(step_id="authorize", url=url)
+        # Recorded as is: nothing of it is trusted before the state is checked.
+        self._callback = dict(user_input)
+        return self.async_external_step_done(next_step_id="finish")
+
+    async def async_step_finish(self, user_input: None = None) -> ConfigFlowResult:
+        """Check the state, exchange the code, keep the installation, create or update."""
+        # Every refusal below raises AbortFlow, which ends the flow with its reason.
+        installation = await self._async_exchange()
+        if self.source == SOURCE_REAUTH:
+            return await self._async_replace_installation(installation)
+        return await self._async_create_installation(installation)
+
+    async def _async_exchange(self) -> Installation:
+        authorization = self._authorization
+        if authorization is None or not authorization.state.matches(self._callback.get("state")):
+            raise AbortFlow("state_mismatch")
+        error = self._callback.get("error")
+        if error == ACCESS_DENIED:
+            raise AbortFlow(ACCESS_DENIED)
+        code = self._callback.get("code")
+        if error is not None or not isinstance(code, str) or not code:
+            raise AbortFlow(
+                "authorization_failed", {"error": str(error or "no code")[:MAX_ERROR_PLACEHOLDER]}
+            )
+        if time.monotonic() >= authorization.deadline:
+            raise AbortFlow("authorization_expired")
+        try:
+            return await exchange_code(
+                async_get_clientsession(self.hass),
+                self._server_url,
+                client_id=authorization.client_id,
+                redirect_uri=authorization.state.redirect_uri,
+                code=code,
+                code_verifier=authorization.request.pkce.verifier,
+            )
+        except PacerelleError as err:
+            _LOGGER.warning("Pacerelle did not complete the installation: %s", err)
+            raise AbortFlow(_exchange_error(err)) from err
+
+    async def _async_create_installation(self, installation: Installation) -> ConfigFlowResult:
+        await self.async_set_unique_id(installation.agent_id)
+        self._abort_if_unique_id_configured()
+        await self._async_create_store(installation)
+        return self.async_create_entry(title=self._agent_name, data=self._entry_data(installation))
+
+    async def _async_replace_installation(self, installation: Installation) -> ConfigFlowResult:
+        """A new agent identity replaces the revoked one: new store, new unique id."""
+        entry = self._get_reauth_entry()
+        other = self.hass.config_entries.async_entry_for_domain_unique_id(
+            DOMAIN, installation.agent_id
+        )
+        if other is not None and other.entry_id != entry.entry_id:
+            raise AbortFlow("already_configured")
+        # The old runtime must let go of its store before the store goes away.
+        if entry.state.recoverable:
+            await self.hass.config_entries.async_unload(entry.entry_id)
+        old_agent_id = entry.data[CONF_AGENT_ID]
+        old_store = AgentStore(self.hass, old_agent_id)
+        if installation.agent_id == old_agent_id:
+            await old_store.async_remove()
+        try:
+            await self._async_create_store(installation)
+        except AbortFlow:
+            self.hass.config_entries.async_schedule_reload(entry.entry_id)
+            raise
+        if installation.agent_id != old_agent_id:
+            await old_store.async_remove()
+        return self.async_update_reload_and_abort(
+            entry,
+            unique_id=installation.agent_id,
+            data=self._entry_data(installation),
+            reason="reauth_successful",
+        )
+
+    async def _async_create_store(self, installation: Installation) -> None:
+        """The installation token's only home: the agent's encrypted store."""
+        store = AgentStore(self.hass, installation.agent_id)
+        document = {
+            "installation": {
+                "token": installation.installation_token,
+                "agent_id": installation.agent_id,
+                "owner_id": installation.owner_id,
+                "conversation_id": installation.conversation_id,
+                "server_url": self._server_url,
+            }
+        }
+        try:
+            await store.async_create(document)
+        except FileExistsError as err:
+            # Another store for this agent id holds an identity: never overwrite it.
+            _LOGGER.exception("A store for agent %s exists already", installation.agent_id)
+            raise AbortFlow("store_failed") from err
+        except OSError as err:
+            _LOGGER.exception("Cannot create the store of agent %s", installation.agent_id)
+            await store.async_remove()
+            raise AbortFlow("store_failed") from err
+
+    def _entry_data(self, installation: Installation) -> dict[str, str]:
+        return {
+            CONF_AGENT_ID: installation.agent_id,
+            CONF_OWNER_ID: installation.owner_id,
+            CONF_CONVERSATION_ID: installation.conversation_id,
+            CONF_SERVER_URL: self._server_url,
+            CONF_AGENT_NAME: self._agent_name,
+        }
+
+
+# Fields of the user step shown again after an error (never the connection key).
+_ECHOED = frozenset({CONF_AGENT_NAME, CONF_AGENT_DESCRIPTION, SECTION_ADVANCED})
+
+
+def _begin_error(err: PacerelleError) -> str:
+    if isinstance(err, PacerelleAuthError):
+        return "invalid_connection_key"
+    if isinstance(err, PacerelleApiError):
+        return "cannot_connect" if err.status >= 500 else "request_refused"
+    if isinstance(err, PacerelleResponseError):
+        return "invalid_response"
+    return "cannot_connect"
+
+
+def _exchange_error(err: PacerelleError) -> str:
+    if isinstance(err, PacerelleApiError):
+        return "cannot_connect" if err.status >= 500 else "exchange_refused"
+    if isinstance(err, PacerelleConnectionError):
+        return "cannot_connect"
+    return "invalid_response"

@@ -1,0 +1,35 @@
+"""The agent's settings (config entry options), each with a default that works.
+
+An entry created by the config flow has no options at all: every setting falls back to its
+default here. A later setting is a new field with a default plus its line in the options
+flow; old entries then keep working without a migration.
+"""
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Final, Self
+
+CONF_ENCRYPTED: Final = "encrypted"
+CONF_MEDIA_FOLDER: Final = "media_folder"
+CONF_ASSIST_AGENT: Final = "assist_agent"
+
+
+@dataclass(frozen=True)
+class AgentOptions:
+    """Typed view of `entry.options`."""
+
+    # Debugging only: off sends and accepts `encrypted: false` messages (plain base64 text).
+    encrypted: bool = True
+    # Where incoming attachments are saved; empty means they are not downloaded by themselves.
+    media_folder: str = ""
+    # The conversation agent that answers through Assist; None means no Assist bridge.
+    assist_agent: str | None = None
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any]) -> Self:
+        """The settings of an entry; unknown keys are ignored, missing ones take defaults."""
+        names = {field.name for field in fields(cls)}
+        return cls(**{name: value for name, value in options.items() if name in names})
+
+    def as_options(self) -> dict[str, Any]:
+        return asdict(self)

@@ -1,0 +1,77 @@
+"""Options flow: the agent's settings (options.py), each shown with its current value.
+
+Saving changed options reloads the entry (OptionsFlowWithReload), so the runtime always runs
+with what is shown. The debugging switch sits in a folded section: turning encryption off
+is for debugging against a test server only.
+"""
+
+import os
+from typing import Any
+
+import probatio
+from homeassistant.config_entries import ConfigFlowResult, OptionsFlowWithReload
+from homeassistant.data_entry_flow import section
+from homeassistant.helpers.selector import (
+    BooleanSelector,
+    ConversationAgentSelector,
+    TextSelector,
+)
+
+from .options import CONF_ASSIST_AGENT, CONF_ENCRYPTED, CONF_MEDIA_FOLDER, AgentOptions
+
+SECTION_DEBUGGING = "debugging"
+
+OPTIONS_SCHEMA = probatio.Schema(
+    {
+        # Optional without defaults: a field the user empties is then really emptied.
+        probatio.Optional(CONF_MEDIA_FOLDER): TextSelector(),
+        probatio.Optional(CONF_ASSIST_AGENT): ConversationAgentSelector(),
+        probatio.Required(SECTION_DEBUGGING): section(
+            probatio.Schema({probatio.Required(CONF_ENCRYPTED, default=True): BooleanSelector()}),
+            {"collapsed": True},
+        ),
+    }
+)
+
+
+class PacerelleOptionsFlow(OptionsFlowWithReload):
+    """Change the settings of one agent."""
+
+    async def async_step_init(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        errors: dict[str, str] = {}
+        current = AgentOptions.from_options(self.config_entry.options)
+        if user_input is not None:
+            chosen = AgentOptions(
+                encrypted=user_input.get(SECTION_DEBUGGING, {}).get(
+                    CONF_ENCRYPTED, current.encrypted
+                ),
+                media_folder=user_input.get(CONF_MEDIA_FOLDER, "").strip(),
+                assist_agent=user_input.get(CONF_ASSIST_AGENT) or None,
+            )
+            if chosen.media_folder and not await self.hass.async_add_executor_job(
+                self._usable_folder, chosen.media_folder
+            ):
+                errors[CONF_MEDIA_FOLDER] = "invalid_media_folder"
+            else:
+                return self.async_create_entry(data=chosen.as_options())
+            current = chosen
+        suggested: dict[str, Any] = {
+            CONF_MEDIA_FOLDER: current.media_folder,
+            SECTION_DEBUGGING: {CONF_ENCRYPTED: current.encrypted},
+        }
+        if current.assist_agent is not None:
+            suggested[CONF_ASSIST_AGENT] = current.assist_agent
+        return self.async_show_form(
+            step_id="init",
+            data_schema=self.add_suggested_values_to_schema(OPTIONS_SCHEMA, suggested),
+            errors=errors,
+        )
+
+    def _usable_folder(self, path: str) -> bool:
+        """An existing, writable folder Home Assistant allows integrations to use (blocking)."""
+        return (
+            os.path.isabs(path)
+            and os.path.isdir(path)
+            and os.access(path, os.W_OK)
+            and self.hass.config.is_allowed_path(path)
+        )

@@ -1,0 +1,54 @@
+"""Fixtures of the config flow tests: the flow driver, a garbage server, a private config dir.
+
+Registered with `pytest_plugins = ["tests.config_flow_fixtures"]` in the test modules.
+"""
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+from homeassistant.core import HomeAssistant
+from homeassistant.setup import async_setup_component
+
+from tests.config_flow_driver import FlowDriver
+from tests.emulator_fixtures import EmulatorHandle
+
+
+@pytest.fixture
+def hass_config_dir(hass_tmp_config_dir: str) -> str:
+    """Stores are real files: keep them in the test's own directory."""
+    return hass_tmp_config_dir
+
+
+@pytest.fixture
+async def garbage_url(socket_enabled: None) -> AsyncIterator[str]:
+    """A web server where the API should be: it answers every request with a page."""
+
+    async def page(request: web.Request) -> web.Response:
+        return web.Response(text="<html>Welcome</html>", content_type="text/html")
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", page)
+    server = TestServer(app, host="127.0.0.1")
+    await server.start_server()
+    yield str(server.make_url("")).rstrip("/")
+    await server.close()
+
+
+@pytest.fixture
+async def driver(
+    hass: HomeAssistant,
+    hass_client: Any,
+    hass_client_no_auth: Any,
+    emulator: EmulatorHandle,
+) -> FlowDriver:
+    """The flow API (the `config` integration) with a frontend and a browser client.
+
+    `auth` (the OAuth2 callback view) is set up first, as at Home Assistant's start: the
+    HTTP router is frozen once a client is served.
+    """
+    assert await async_setup_component(hass, "auth", {})
+    assert await async_setup_component(hass, "config", {})
+    return FlowDriver(hass, await hass_client(), await hass_client_no_auth(), emulator)
