@@ -3,17 +3,17 @@
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import HomeAssistant
 
-type PacerelleConfigEntry = ConfigEntry[None]
+from .runtime import PacerelleRuntime, async_setup_runtime
+
+type PacerelleConfigEntry = ConfigEntry[PacerelleRuntime]
 
 
 async def async_setup_entry(hass: HomeAssistant, entry: PacerelleConfigEntry) -> bool:
-    """Set up a Pacerelle agent from a config entry.
-
-    The agent runtime (gateway, tokens, encrypted state) is wired here by the runtime issue.
-    """
+    """Set up a Pacerelle agent from a config entry: load its store, bring it online."""
+    entry.runtime_data = await async_setup_runtime(hass, entry)
     return True
 
 
 async def async_unload_entry(hass: HomeAssistant, entry: PacerelleConfigEntry) -> bool:
-    """Unload a Pacerelle agent."""
+    """Unload a Pacerelle agent (the runtime stops through entry.async_on_unload)."""
     return True

@@ -275,7 +275,10 @@ class Agent:
     async def _connect_and_serve(self) -> bool:
         """One connection, until it ends; True when it ended for a token renewal."""
         core = self._core
-        credential = await self._tokens.fresh()
+        # The first connection may use the token the host just requested; every
+        # reconnection asks for a new one.
+        first = core.connection_serial == 0
+        credential = await (self._tokens.valid() if first else self._tokens.fresh())
         await self._publish_prekeys()
         connection = await GatewayConnection.open(
             self._session, core.config.server_url, credential.token

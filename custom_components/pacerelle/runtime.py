@@ -1,0 +1,209 @@
+"""One agent inside Home Assistant: its store, its events, its lifecycle.
+
+`async_setup_runtime` loads the encrypted store (an unreadable one is a repair issue and a
+ConfigEntryError, never a new identity), requests the first runtime token (refused: the
+installation was revoked -> ConfigEntryAuthFailed; unreachable -> ConfigEntryNotReady) and
+starts the HA-free Agent. Every accepted request fires `pacerelle_message`.
+"""
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from homeassistant.config_entries import ConfigEntry
+from homeassistant.const import EVENT_HOMEASSISTANT_STOP
+from homeassistant.core import Event, HomeAssistant, callback
+from homeassistant.exceptions import ConfigEntryAuthFailed, ConfigEntryError, ConfigEntryNotReady
+from homeassistant.helpers.aiohttp_client import async_get_clientsession
+from homeassistant.helpers.dispatcher import async_dispatcher_send
+
+from .client.agent import Agent, AgentStatus
+from .client.agent_connect import request_runtime_token
+from .client.agent_core import AgentConfig, AgentHooks
+from .client.agent_data import SECTIONS, AgentData, AgentDataError
+from .client.encrypted_file import StoreError, StoreProblem
+from .client.errors import PacerelleAuthError, PacerelleError
+from .client.inbox import Request
+from .client.signal.state import AgentSignalState
+from .client.tokens import IssuedToken, RuntimeTokens
+from .const import (
+    CONF_AGENT_ID,
+    CONF_AGENT_NAME,
+    CONF_CONVERSATION_ID,
+    CONF_OWNER_ID,
+    CONF_SERVER_URL,
+    DEFAULT_SERVER_URL,
+    DOMAIN,
+)
+from .options import AgentOptions
+from .runtime_issues import clear_store_issue, raise_identity_changed, raise_store_issue
+from .store import AgentStore
+
+_LOGGER = logging.getLogger(__name__)
+
+EVENT_MESSAGE = "pacerelle_message"
+SIGNAL_STATUS = f"{DOMAIN}_status_{{}}"
+_PUBLIC_ATTACHMENT_FIELDS = ("id", "name", "mime", "size", "width", "height", "duration_ms")
+
+
+def status_signal(entry_id: str) -> str:
+    """Dispatcher signal sent whenever the agent's status may have changed."""
+    return SIGNAL_STATUS.format(entry_id)
+
+
+@dataclass
+class PacerelleRuntime:
+    """`entry.runtime_data`: the running agent and what the integration builds on it."""
+
+    agent: Agent
+    entry_id: str
+
+    @property
+    def status(self) -> AgentStatus:
+        return self.agent.status
+
+    def find_attachment(self, message_id: str, attachment_id: str) -> Mapping[str, Any] | None:
+        """An incoming attachment's full descriptor (with its key), to download it."""
+        request = next(
+            (r for r in self.agent.pending_requests() if r.message_id == message_id), None
+        )
+        if request is None:
+            handled = self.agent.history().requests
+            request = next((i.request for i in handled if i.request.message_id == message_id), None)
+        if request is None:
+            return None
+        return next((a for a in request.attachments if a.get("id") == attachment_id), None)
+
+
+def event_data(entry_id: str, agent_id: str, request: Request) -> dict[str, Any]:
+    """The `pacerelle_message` event: no secrets (attachment keys stay in the store)."""
+    return {
+        "entry_id": entry_id,
+        "agent_id": agent_id,
+        "conversation_id": request.conversation_id,
+        "message_id": request.message_id,
+        "sender_id": request.sender_id,
+        "sender_device_id": request.sender_device_id,
+        "group": request.is_group,
+        "kind": request.kind,
+        "text": request.text,
+        "reply_to_message_id": request.reply_to_message_id,
+        "attachments": [
+            {name: item[name] for name in _PUBLIC_ATTACHMENT_FIELDS if name in item}
+            for item in request.attachments
+        ],
+        "widget": dict(request.widget) if request.widget is not None else None,
+        "received_at": datetime.fromtimestamp(request.received_at, UTC).isoformat(),
+    }
+
+
+async def async_setup_runtime(hass: HomeAssistant, entry: ConfigEntry[Any]) -> PacerelleRuntime:
+    agent_id: str = entry.data[CONF_AGENT_ID]
+    agent_name = str(entry.data.get(CONF_AGENT_NAME) or entry.title)
+    store = AgentStore(hass, agent_id)
+    document, data = await _async_load(hass, entry, store, agent_name)
+    installation = document["installation"]
+    server_url = str(entry.data.get(CONF_SERVER_URL) or DEFAULT_SERVER_URL)
+    session = async_get_clientsession(hass)
+    installation_token = str(installation["token"])
+
+    async def fetch_token() -> IssuedToken:
+        return await request_runtime_token(session, server_url, installation_token)
+
+    tokens = RuntimeTokens(fetch_token)
+    try:
+        await tokens.fresh()
+    except PacerelleAuthError as err:
+        raise ConfigEntryAuthFailed(translation_domain=DOMAIN, translation_key="revoked") from err
+    except PacerelleError as err:
+        raise ConfigEntryNotReady(
+            translation_domain=DOMAIN,
+            translation_key="cannot_connect",
+            translation_placeholders={"error": str(err)},
+        ) from err
+
+    @callback
+    def deliver(request: Request) -> None:
+        hass.bus.async_fire(EVENT_MESSAGE, event_data(entry.entry_id, agent_id, request))
+
+    @callback
+    def identity_changed(peer_id: str) -> None:
+        raise_identity_changed(hass, entry.entry_id, agent_name, peer_id)
+
+    @callback
+    def status_changed() -> None:
+        async_dispatcher_send(hass, status_signal(entry.entry_id))
+
+    @callback
+    def revoked() -> None:
+        entry.async_start_reauth(hass)
+
+    def run_blocking[T](function: Callable[[], T]) -> Any:
+        return hass.async_add_executor_job(function)
+
+    options = AgentOptions.from_options(entry.options)
+    config = AgentConfig(
+        agent_id=agent_id,
+        owner_id=str(entry.data[CONF_OWNER_ID]),
+        conversation_id=str(entry.data[CONF_CONVERSATION_ID]),
+        server_url=server_url,
+        encrypted=options.encrypted,
+    )
+    if not options.encrypted:
+        _LOGGER.warning("Agent %s runs WITHOUT end-to-end encryption (debugging option)", agent_id)
+    hooks = AgentHooks(
+        save=store.async_save,
+        run_blocking=run_blocking,
+        deliver=deliver,
+        identity_changed=identity_changed,
+        status_changed=status_changed,
+        revoked=revoked,
+    )
+    extra = {key: value for key, value in document.items() if key not in SECTIONS}
+    agent = Agent(session, config, hooks, tokens, data, extra)
+    agent.start()
+
+    async def stop(_event: Event | None = None) -> None:
+        await agent.stop()
+
+    entry.async_on_unload(hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, stop))
+    entry.async_on_unload(stop)
+    return PacerelleRuntime(agent, entry.entry_id)
+
+
+async def _async_load(
+    hass: HomeAssistant, entry: ConfigEntry[Any], store: AgentStore, agent_name: str
+) -> tuple[dict[str, Any], AgentData]:
+    """The document and the agent's data; a new identity only for a store that never had one."""
+    path = hass.config.path(".storage", DOMAIN)
+    try:
+        document = await store.async_load()
+        _check_installation(document)
+        data = AgentData.from_document(document)
+    except (StoreError, AgentDataError) as err:
+        problem = err.problem if isinstance(err, StoreError) else StoreProblem.CORRUPT
+        _LOGGER.error(  # noqa: TRY400 - the problem is the message; no traceback helps
+            "The encrypted store of agent %s cannot be used: %s", agent_name, err
+        )
+        raise_store_issue(hass, entry.entry_id, agent_name, problem, path)
+        raise ConfigEntryError(
+            translation_domain=DOMAIN,
+            translation_key="store_unreadable",
+            translation_placeholders={"agent_name": agent_name, "problem": problem.value},
+        ) from err
+    clear_store_issue(hass, entry.entry_id)
+    if data is None:
+        # First start of a new installation: the identity is made once and saved before
+        # anything about it is published.
+        data = AgentData(await hass.async_add_executor_job(AgentSignalState.new))
+        document = {**document, **data.sections()}
+        await store.async_save(document)
+    return document, data
+
+
+def _check_installation(document: Mapping[str, Any]) -> None:
+    installation = document.get("installation")
+    if not isinstance(installation, dict) or not isinstance(installation.get("token"), str):
+        raise StoreError(StoreProblem.CORRUPT, "no installation in the store")

@@ -1,0 +1,48 @@
+"""Repair issues the runtime raises: an unreadable store, a peer's changed identity."""
+
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import issue_registry as ir
+
+from .client.encrypted_file import StoreProblem
+from .const import DOMAIN
+
+IDENTITY_CHANGED = "identity_changed"
+
+
+def store_issue_id(entry_id: str) -> str:
+    return f"store_{entry_id}"
+
+
+def raise_store_issue(
+    hass: HomeAssistant, entry_id: str, agent_name: str, problem: StoreProblem, path: str
+) -> None:
+    """The store cannot be read: say what happened and what to do (never a new identity)."""
+    ir.async_create_issue(
+        hass,
+        DOMAIN,
+        store_issue_id(entry_id),
+        is_fixable=False,
+        severity=ir.IssueSeverity.ERROR,
+        translation_key=problem.value,
+        translation_placeholders={"agent_name": agent_name, "path": path},
+    )
+
+
+def clear_store_issue(hass: HomeAssistant, entry_id: str) -> None:
+    ir.async_delete_issue(hass, DOMAIN, store_issue_id(entry_id))
+
+
+def raise_identity_changed(
+    hass: HomeAssistant, entry_id: str, agent_name: str, peer_id: str
+) -> None:
+    """A peer's identity key changed: the user should compare the safety number."""
+    ir.async_create_issue(
+        hass,
+        DOMAIN,
+        f"{IDENTITY_CHANGED}_{entry_id}_{peer_id}",
+        is_fixable=False,
+        is_persistent=False,
+        severity=ir.IssueSeverity.WARNING,
+        translation_key=IDENTITY_CHANGED,
+        translation_placeholders={"agent_name": agent_name, "peer_id": peer_id},
+    )

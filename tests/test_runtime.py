@@ -1,0 +1,132 @@
+"""The runtime inside Home Assistant, against the running emulator: events, store, repairs."""
+
+from homeassistant.config_entries import ConfigEntryState
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import issue_registry as ir
+from pytest_homeassistant_custom_component.common import async_capture_events
+
+from custom_components.pacerelle.client.agent_core import ConnectionState
+from custom_components.pacerelle.client.agent_data import AgentData
+from custom_components.pacerelle.const import DOMAIN
+from custom_components.pacerelle.runtime import EVENT_MESSAGE, PacerelleRuntime
+from custom_components.pacerelle.store import AgentStore
+from tests.emulator_fixtures import EmulatorHandle
+from tests.runtime_harness import add_entry, wait_until
+
+
+async def test_message_fires_the_event_and_the_store_keeps_everything(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    installed = await emulator.install()
+    entry = await add_entry(hass, emulator, installed)
+    events = async_capture_events(hass, EVENT_MESSAGE)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    runtime: PacerelleRuntime = entry.runtime_data
+    await wait_until(lambda: runtime.status.state is ConnectionState.CONNECTED)
+    code = runtime.status.verification_code
+    assert len(code.split(" ")) == 16
+
+    message_id = await emulator.send(installed.conversation_id, text="Is the door locked?")
+    await wait_until(lambda: len(events) == 1)
+    data = events[0].data
+    assert data["message_id"] == message_id
+    assert data["text"] == "Is the door locked?"
+    assert data["sender_id"] == installed.owner_id
+    assert data["sender_device_id"] == "1"
+    assert data["conversation_id"] == installed.conversation_id
+    assert data["agent_id"] == installed.agent_id
+    assert data["entry_id"] == entry.entry_id
+    await emulator.wait_agent(installed.agent_id, lambda status: status["queued"] == [])
+
+    reply = await runtime.agent.send_text("Yes", source_message_id=message_id)
+    inbox = await emulator.wait_inbox(installed.conversation_id, 1)
+    assert (inbox[0]["message_id"], inbox[0]["text"], inbox[0]["history"]) == (
+        reply.message_id,
+        "Yes",
+        "valid",
+    )
+    assert await hass.config_entries.async_unload(entry.entry_id)
+    assert entry.state is ConfigEntryState.NOT_LOADED
+
+    # Written and read back: the same identity, the request still pending, the reply kept.
+    document = await AgentStore(hass, installed.agent_id).async_load()
+    assert document["installation"]["token"] == installed.installation_token
+    saved = AgentData.from_document(document)
+    assert saved is not None
+    assert list(saved.inbox.pending) == [message_id]
+    assert saved.history.replies[-1].message_id == reply.message_id
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    runtime = entry.runtime_data
+    assert runtime.status.verification_code == code
+    assert runtime.status.pending == 1
+    await runtime.agent.mark_processed(message_id)
+    assert runtime.status.pending == 0
+    assert await hass.config_entries.async_unload(entry.entry_id)
+
+
+async def test_corrupt_store_is_a_repair_issue_not_a_new_identity(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    installed = await emulator.install()
+    entry = await add_entry(hass, emulator, installed)
+    path = hass.config.path(".storage", DOMAIN, f"{installed.agent_id}.enc")
+    with open(path, "r+b") as file:  # noqa: ASYNC230 - a tiny write in a test
+        file.seek(-5, 2)
+        file.write(b"XXXXX")
+    assert not await hass.config_entries.async_setup(entry.entry_id)
+    assert entry.state is ConfigEntryState.SETUP_ERROR
+    issue = ir.async_get(hass).async_get_issue(DOMAIN, f"store_{entry.entry_id}")
+    assert issue is not None
+    assert issue.translation_key == "store_undecryptable"
+    assert issue.severity is ir.IssueSeverity.ERROR
+    status = await emulator.admin("GET", f"/agents/{installed.agent_id}")
+    assert status["bundle_published"] is False  # nothing was published for a new identity
+
+
+async def test_missing_store_is_a_repair_issue(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    installed = await emulator.install()
+    entry = await add_entry(hass, emulator, installed, create_store=False)
+    assert not await hass.config_entries.async_setup(entry.entry_id)
+    issue = ir.async_get(hass).async_get_issue(DOMAIN, f"store_{entry.entry_id}")
+    assert issue is not None
+    assert issue.translation_key == "store_key_missing"
+    assert not await AgentStore(hass, installed.agent_id).async_exists()
+
+
+async def test_revocation_after_setup_starts_reauth(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    installed = await emulator.install()
+    entry = await add_entry(hass, emulator, installed)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    runtime: PacerelleRuntime = entry.runtime_data
+    await wait_until(lambda: runtime.status.state is ConnectionState.CONNECTED)
+    await emulator.admin("POST", f"/installations/{installed.agent_id}/revoke")
+    await wait_until(lambda: runtime.status.state is ConnectionState.DISCONNECTED)
+    await hass.async_block_till_done()
+    flows = hass.config_entries.flow.async_progress_by_handler(DOMAIN)
+    assert [flow["context"]["source"] for flow in flows] == ["reauth"]
+    assert await hass.config_entries.async_unload(entry.entry_id)
+
+
+async def test_revoked_before_setup_fails_with_auth(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    installed = await emulator.install()
+    entry = await add_entry(hass, emulator, installed)
+    await emulator.admin("POST", f"/installations/{installed.agent_id}/revoke")
+    assert not await hass.config_entries.async_setup(entry.entry_id)
+    assert entry.state is ConfigEntryState.SETUP_ERROR
+    await hass.async_block_till_done()
+    flows = hass.config_entries.flow.async_progress_by_handler(DOMAIN)
+    assert [flow["context"]["source"] for flow in flows] == ["reauth"]
+
+
+async def test_server_down_at_setup_retries(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
+    installed = await emulator.install()
+    entry = await add_entry(hass, emulator, installed)
+    await emulator.faults(runtime_token_status=503)
+    assert not await hass.config_entries.async_setup(entry.entry_id)
+    assert entry.state is ConfigEntryState.SETUP_RETRY
