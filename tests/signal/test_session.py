@@ -7,6 +7,7 @@ import pytest
 
 from custom_components.pacerelle.client.signal import curve
 from custom_components.pacerelle.client.signal.consts import (
+    ARCHIVED_STATE_MAX_FORWARD_JUMPS,
     ARCHIVED_STATES_MAX_LENGTH,
     MAX_MESSAGE_KEYS,
 )
@@ -120,6 +121,32 @@ def test_new_session_archives_the_old_one_which_still_decrypts() -> None:
     assert promoted.current is not None
     assert promoted.current.alice_base_key != new_base_key  # the old session is current again
     assert promoted.previous[0].alice_base_key == new_base_key
+
+
+@pytest.mark.parametrize(
+    ("skipped", "accepted"),
+    [(ARCHIVED_STATE_MAX_FORWARD_JUMPS - 1, True), (ARCHIVED_STATE_MAX_FORWARD_JUMPS + 1, False)],
+)
+def test_archived_sessions_jump_a_bounded_distance(skipped: int, accepted: bool) -> None:
+    """A late message far ahead in an archived session is refused: forged ones cost too much."""
+    agent = Agent()
+    human = _human(agent)
+    state, _ = decrypt(agent.state, PEER, human.encrypt(AGENT_NAME, b"one"))
+    state, reply = encrypt(state, PEER, b"r1")
+    human.decrypt(AGENT_NAME, reply)  # the human's next messages are plain SignalMessages
+    for _ in range(skipped):
+        human.encrypt(AGENT_NAME, b"never delivered")
+    late = human.encrypt(AGENT_NAME, b"far ahead on the old session")
+    human.process_prekey_bundle(AGENT_NAME, native_bundle(state.prekeys, _unused_id(state)))
+    state, _ = decrypt(state, PEER, human.encrypt(AGENT_NAME, b"new session"))
+    before = state.to_json()
+    if accepted:
+        state, plaintext = decrypt(state, PEER, late)
+        assert plaintext == b"far ahead on the old session"
+    else:
+        with pytest.raises(SignalError):
+            decrypt(state, PEER, late)
+        assert state.to_json() == before
 
 
 def _unused_id(state: AgentSignalState) -> int:

@@ -12,6 +12,13 @@ MAX_RECEIVER_CHAINS = 5
 """Receiving chains kept per session; the oldest chain is dropped first."""
 ARCHIVED_STATES_MAX_LENGTH = 40
 """Previous session states kept per peer after a new session replaces them."""
+ARCHIVED_STATE_MAX_FORWARD_JUMPS = MAX_MESSAGE_KEYS
+"""Ours, not libsignal's: how far a message may jump ahead in an archived session.
+
+libsignal allows MAX_FORWARD_JUMPS in each of the up to 41 states it tries, which costs
+seconds of pure-Python hashing for one forged frame; a real late message to an archived
+session is never that far ahead, and keys beyond MAX_MESSAGE_KEYS would be dropped anyway.
+"""
 
 # Message format (protocol.rs).
 CIPHERTEXT_MESSAGE_VERSION = 4

@@ -124,12 +124,15 @@ def receive_key(
             SignalErrorKind.LIMIT_EXCEEDED,
             f"message {counter} jumps more than {max_forward_jumps} ahead of {chain_key.index}",
         )
+    # Only the newest MAX_MESSAGE_KEYS skipped keys are kept: older steps need no message seed.
+    keep_from = counter - MAX_MESSAGE_KEYS
     newly_skipped: list[SkippedKey] = []
     while chain_key.index < counter:
-        newly_skipped.append(SkippedKey(chain_key.index, chain_key.message_seed()))
+        if chain_key.index >= keep_from:
+            newly_skipped.append(SkippedKey(chain_key.index, chain_key.message_seed()))
         chain_key = chain_key.next()
     newly_skipped.reverse()
-    skipped = (*newly_skipped[:MAX_MESSAGE_KEYS], *chain.skipped)[:MAX_MESSAGE_KEYS]
+    skipped = (*newly_skipped, *chain.skipped)[:MAX_MESSAGE_KEYS]
     new_chain = ReceiverChain(chain.ratchet_key, chain_key.next(), skipped)
     return ReceivedKey(_with_chain(state, position, new_chain), chain_key.message_seed(), counter)
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 from . import spqr
 from .consts import (
+    ARCHIVED_STATE_MAX_FORWARD_JUMPS,
     ARCHIVED_STATES_MAX_LENGTH,
     CIPHERTEXT_MESSAGE_VERSION,
     MAX_FORWARD_JUMPS,
@@ -88,7 +89,7 @@ def initialize_bob_session(
 
 
 def _state_decrypt(
-    state: SessionState, message: SignalMessage, random: Random
+    state: SessionState, message: SignalMessage, random: Random, max_forward_jumps: int
 ) -> tuple[SessionState, bytes]:
     ratchet, pq_state, plaintext = ratchet_decrypt(
         state.ratchet,
@@ -97,6 +98,7 @@ def _state_decrypt(
         local_identity=state.local_identity,
         remote_identity=state.remote_identity,
         random=random,
+        max_forward_jumps=max_forward_jumps,
     )
     return replace(state, ratchet=ratchet, pq_state=pq_state), plaintext
 
@@ -161,7 +163,9 @@ class SessionRecord:
         if not from_prekey_message:
             for index, previous in enumerate(self.previous):
                 try:
-                    state, plaintext = self._try(previous, message, random)
+                    state, plaintext = self._try(
+                        previous, message, random, ARCHIVED_STATE_MAX_FORWARD_JUMPS
+                    )
                 except SignalError as error:
                     if error.kind is SignalErrorKind.DUPLICATE_MESSAGE:
                         raise
@@ -174,13 +178,16 @@ class SessionRecord:
 
     @staticmethod
     def _try(
-        state: SessionState, message: SignalMessage, random: Random
+        state: SessionState,
+        message: SignalMessage,
+        random: Random,
+        max_forward_jumps: int = MAX_FORWARD_JUMPS,
     ) -> tuple[SessionState, bytes]:
         if state.version != CIPHERTEXT_MESSAGE_VERSION:
             raise SignalError(
                 SignalErrorKind.UNSUPPORTED_VERSION, f"session version {state.version}"
             )
-        return _state_decrypt(state, message, random)
+        return _state_decrypt(state, message, random, max_forward_jumps)
 
     def encrypt(self, plaintext: bytes, random: Random) -> tuple[SessionRecord, SignalMessage]:
         """Our next message to this peer, on the current session."""

@@ -11,6 +11,7 @@ from cryptography.hazmat.primitives import padding
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from . import spqr
+from .consts import MAX_FORWARD_JUMPS
 from .double_ratchet import Random, RatchetState, receive_key
 from .errors import SignalError, SignalErrorKind
 from .ratchet_keys import derive_message_keys
@@ -75,10 +76,11 @@ def decrypt(
     local_identity: bytes,
     remote_identity: bytes,
     random: Random,
+    max_forward_jumps: int = MAX_FORWARD_JUMPS,
 ) -> tuple[RatchetState, spqr.SpqrState, bytes]:
     """The plaintext of one of the peer's messages, and the states after it."""
-    received = receive_key(ratchet, message.ratchet_key, message.counter, random)
-    new_pq_state, pq_key = spqr.recv(pq_state, message.pq_ratchet)
+    received = receive_key(ratchet, message.ratchet_key, message.counter, random, max_forward_jumps)
+    new_pq_state, pq_key = spqr.recv(pq_state, message.pq_ratchet, max_jump=max_forward_jumps)
     keys = derive_message_keys(received.seed, received.counter, pq_key)
     if not message.mac_is_valid(keys.mac_key, remote_identity, local_identity):
         raise SignalError(SignalErrorKind.INVALID_MAC, "MAC verification failed")

@@ -160,10 +160,13 @@ class Chain:
         links = (*links[:position], replace(links[position], send=send), *links[position + 1 :])
         return replace(self, send_epoch=epoch, links=links), index, key
 
-    def recv_key(self, epoch: int, index: int) -> tuple[Chain, bytes]:
-        """The receiving key of message `index` in `epoch`."""
+    def recv_key(self, epoch: int, index: int, max_jump: int | None = None) -> tuple[Chain, bytes]:
+        """The receiving key of message `index` in `epoch` (jumping at most `max_jump`)."""
         position = self._position(epoch)
-        recv, key = self.links[position].recv.key(index, self.params)
+        params = self.params
+        if max_jump is not None and max_jump < params.max_jump:
+            params = replace(params, max_jump=max_jump)
+        recv, key = self.links[position].recv.key(index, params)
         links = list(self.links)
         links[position] = replace(links[position], recv=recv)
         return replace(self, links=tuple(links)), key

@@ -107,8 +107,13 @@ def _negotiate(state: SpqrState, theirs: Version) -> SpqrState:
     return SpqrState(None, chain, braid)
 
 
-def recv(state: SpqrState, message: bytes) -> tuple[SpqrState, bytes | None]:
-    """Take in a peer's pq_ratchet bytes: (new state, message key or None)."""
+def recv(
+    state: SpqrState, message: bytes, *, max_jump: int | None = None
+) -> tuple[SpqrState, bytes | None]:
+    """Take in a peer's pq_ratchet bytes: (new state, message key or None).
+
+    `max_jump` lowers the chain's own jump limit for this one message (archived sessions).
+    """
     theirs = _message_version(message)
     if theirs is None:
         # A newer peer: ignore its part and keep sending our version's format.
@@ -126,6 +131,6 @@ def recv(state: SpqrState, message: bytes) -> tuple[SpqrState, bytes | None]:
     key = None
     # Index 0 in epoch 0 is a message sent before the chain existed: it has no key.
     if key_epoch != 0 or index != 0:
-        chain, key = chain.recv_key(key_epoch, index)
+        chain, key = chain.recv_key(key_epoch, index, max_jump)
     # Receiving ends the version negotiation.
     return SpqrState(None, chain, braid), key
