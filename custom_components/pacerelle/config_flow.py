@@ -184,7 +184,6 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
             step_id="reauth_confirm",
             data_schema=REAUTH_SCHEMA,
             errors=errors,
-            description_placeholders={"agent_name": self._get_reauth_entry().title},
         )
 
     async def _async_begin(
