@@ -45,9 +45,12 @@ class InboxPipeline:
                 batch.append(self.queue.get_nowait())
             try:
                 await self.process(batch)
-            except PacerelleError as err:
-                # Nothing was acknowledged: the relay redelivers at the next connection.
-                _LOGGER.warning("Incoming messages left for redelivery: %s", err)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                # Nothing unsaved was acknowledged: the relay redelivers these messages at
+                # the next connection, and what was stored is handed over from the store.
+                _LOGGER.exception("Incoming messages left for redelivery")
 
     async def process(self, batch: Sequence[InboundMessage]) -> None:
         core = self._core
