@@ -47,7 +47,8 @@ class FlowDriver:
     # Everything Home Assistant sent to the frontend or the browser, to look for secrets.
     seen: list[str] = field(default_factory=list)
 
-    async def _json(self, method: str, path: str, body: Any = None) -> dict[str, Any]:
+    async def request(self, method: str, path: str, body: Any = None) -> dict[str, Any]:
+        """A frontend call to the flow API; the JSON result (the status must be 200)."""
         response = await self.frontend.request(
             method, path, json=body, headers={HEADER_FRONTEND_BASE: FRONTEND_BASE}
         )
@@ -58,14 +59,14 @@ class FlowDriver:
         return result
 
     async def start(self) -> dict[str, Any]:
-        return await self._json("POST", FLOW_API, {"handler": DOMAIN})
+        return await self.request("POST", FLOW_API, {"handler": DOMAIN})
 
     async def submit(self, flow_id: str, body: dict[str, Any]) -> dict[str, Any]:
-        return await self._json("POST", f"{FLOW_API}/{flow_id}", body)
+        return await self.request("POST", f"{FLOW_API}/{flow_id}", body)
 
     async def fetch(self, flow_id: str) -> dict[str, Any]:
         """What the frontend does when told that an external step is done."""
-        return await self._json("GET", f"{FLOW_API}/{flow_id}")
+        return await self.request("GET", f"{FLOW_API}/{flow_id}")
 
     async def answer(self, external: dict[str, Any], *, approve: bool = True) -> str:
         """The user's answer on the approval page; returns the URL the browser goes to."""
