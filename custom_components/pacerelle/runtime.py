@@ -181,7 +181,8 @@ async def _async_load(
     try:
         document = await store.async_load()
         _check_installation(document)
-        data = AgentData.from_document(document)
+        # Parsing the keys takes milliseconds: not on the event loop.
+        data = await hass.async_add_executor_job(AgentData.from_document, document)
     except (StoreError, AgentDataError) as err:
         problem = err.problem if isinstance(err, StoreError) else StoreProblem.CORRUPT
         _LOGGER.error(  # noqa: TRY400 - the problem is the message; no traceback helps
@@ -198,7 +199,8 @@ async def _async_load(
         # First start of a new installation: the identity is made once and saved before
         # anything about it is published.
         data = AgentData(await hass.async_add_executor_job(AgentSignalState.new))
-        document = {**document, **data.sections()}
+        sections = await hass.async_add_executor_job(data.sections)
+        document = {**document, **sections}
         await store.async_save(document)
     return document, data
 

@@ -37,7 +37,8 @@ from .tokens import RuntimeTokens
 
 _LOGGER = logging.getLogger(__name__)
 
-STABLE_CONNECTION = 60.0  # a connection that lasted this long resets the backoff
+STABLE_CONNECTION = 60.0
+FRAMES_PER_YIELD = 16  # a connection that lasted this long resets the backoff
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,7 +307,12 @@ class Agent:
         return renewed or connection.close_code == CLOSE_TOKEN_EXPIRED
 
     async def _read(self, connection: GatewayConnection) -> None:
+        count = 0
         async for frame in connection.frames():
+            count += 1
+            if count % FRAMES_PER_YIELD == 0:
+                # A backlog arrives all at once; parsing it must not hold the loop.
+                await asyncio.sleep(0)
             if isinstance(frame, InboundMessage):
                 self._inbox.queue.put_nowait(frame)
             elif isinstance(frame, IdentityChanged):

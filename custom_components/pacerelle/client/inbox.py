@@ -8,7 +8,7 @@ change returns a new Inbox (dict copies of bounded size), so a failed save rolls
 keeping the old one.
 """
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
@@ -127,15 +127,20 @@ class Inbox:
     def with_received(self, digest: str, request: Request) -> Inbox:
         return replace(self, received={**self.received, request.message_id: (digest, request)})
 
-    def accept(self, message_id: str) -> Inbox:
-        """The received request handed over: it becomes accepted and pending."""
+    def accept(self, message_ids: Iterable[str]) -> Inbox:
+        """The received requests handed over: they become accepted and pending (one copy)."""
         received = dict(self.received)
-        digest, request = received.pop(message_id)
+        accepted = dict(self.accepted)
+        pending = dict(self.pending)
+        for message_id in message_ids:
+            digest, request = received.pop(message_id)
+            accepted[message_id] = digest
+            pending[message_id] = request
         return replace(
             self,
             received=received,
-            accepted=_bounded({**self.accepted, message_id: digest}, MAX_ACCEPTED_RECEIPTS),
-            pending=_bounded({**self.pending, message_id: request}, MAX_PENDING),
+            accepted=_bounded(accepted, MAX_ACCEPTED_RECEIPTS),
+            pending=_bounded(pending, MAX_PENDING),
         )
 
     def reject(self, message_id: str, digest: str) -> Inbox:

@@ -151,12 +151,12 @@ class InboxPipeline:
             return
         core = self._core
         data = core.data
-        inbox, history = data.inbox, data.history
+        history = data.history
         for _message, request in stored:
             core.hooks.deliver(request)
-            inbox = inbox.accept(request.message_id)
             history = history.with_request(request)
             core.last_message_at = request.received_at
+        inbox = data.inbox.accept(request.message_id for _, request in stored)
         await core.commit(replace(data, inbox=inbox, history=history))
         core.hooks.status_changed()
 

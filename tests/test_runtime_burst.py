@@ -1,0 +1,91 @@
+"""Bursts through Home Assistant: nothing lost or doubled, and the event loop stays responsive."""
+
+import asyncio
+import contextlib
+import time
+from collections import Counter
+
+from homeassistant.core import HomeAssistant
+from pytest_homeassistant_custom_component.common import async_capture_events
+
+from custom_components.pacerelle.client.agent_core import ConnectionState
+from custom_components.pacerelle.runtime import EVENT_MESSAGE, PacerelleRuntime
+from tests.emulator_fixtures import EmulatorHandle
+from tests.runtime_harness import add_entry, wait_until
+
+MAX_LOOP_LAG = 0.050
+PROBE_INTERVAL = 0.005
+
+
+class LagProbe:
+    """Measures how late a short sleep wakes up: the longest time the loop was blocked."""
+
+    def __init__(self) -> None:
+        self.worst = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run())
+
+    async def stop(self) -> None:
+        assert self._task is not None
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+
+    async def _run(self) -> None:
+        while True:
+            before = time.perf_counter()
+            await asyncio.sleep(PROBE_INTERVAL)
+            self.worst = max(self.worst, time.perf_counter() - before - PROBE_INTERVAL)
+
+
+async def _send_many(emulator: EmulatorHandle, conversation_id: str, count: int) -> list[str]:
+    return [await emulator.send(conversation_id, text=f"n{index}") for index in range(count)]
+
+
+async def test_burst_of_500_with_a_drop_fires_each_event_once(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    installed = await emulator.install()
+    entry = await add_entry(hass, emulator, installed)
+    events = async_capture_events(hass, EVENT_MESSAGE)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    runtime: PacerelleRuntime = entry.runtime_data
+    await wait_until(lambda: runtime.status.state is ConnectionState.CONNECTED)
+    first = await _send_many(emulator, installed.conversation_id, 250)
+    await emulator.faults(drop_connections="abort")  # mid-burst: some unacknowledged
+    second = await _send_many(emulator, installed.conversation_id, 250)
+    await wait_until(lambda: len(events) >= 500, within=60)
+    await emulator.wait_agent(installed.agent_id, lambda s: s["queued"] == [], within=30)
+    await asyncio.sleep(0.2)
+    counts = Counter(event.data["message_id"] for event in events)
+    assert set(counts) == {*first, *second}
+    assert set(counts.values()) == {1}
+    assert [event.data["text"] for event in events[:3]] == ["n0", "n1", "n2"]
+    assert runtime.status.pending == 500
+    assert await hass.config_entries.async_unload(entry.entry_id)
+
+
+async def test_loop_lag_while_200_messages_arrive(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    installed = await emulator.install()
+    entry = await add_entry(hass, emulator, installed)
+    events = async_capture_events(hass, EVENT_MESSAGE)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    runtime: PacerelleRuntime = entry.runtime_data
+    await wait_until(lambda: runtime.status.state is ConnectionState.CONNECTED)
+    # Queue them while the agent is away, so the probe measures the agent, not the sender.
+    assert await hass.config_entries.async_unload(entry.entry_id)
+    await _send_many(emulator, installed.conversation_id, 200)
+    probe = LagProbe()
+    probe.start()
+    started = time.perf_counter()
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await wait_until(lambda: len(events) == 200, within=60)
+    elapsed = time.perf_counter() - started
+    await probe.stop()
+    print(f"200 messages in {elapsed:.2f} s; worst loop lag {probe.worst * 1000:.1f} ms")
+    assert probe.worst < MAX_LOOP_LAG
+    assert await hass.config_entries.async_unload(entry.entry_id)
