@@ -73,8 +73,8 @@ class Agent:
         self._api = AgentApi(session, config.server_url, tokens)
         self._inbox = InboxPipeline(self._core, self._api)
         self._sender = Sender(self._core, self._api)
-        self._published: set[int] = set()  # one-time prekey ids sent during this run
         self._tasks: list[asyncio.Task[None]] = []
+        self._publishing = asyncio.Lock()  # one publication at a time: no id sent twice
         self._stopping = asyncio.Event()
 
     # Lifecycle
@@ -325,6 +325,10 @@ class Agent:
 
     async def _publish_prekeys(self) -> None:
         """Rotate when due, top up, save the private keys, then publish the public ones."""
+        async with self._publishing:
+            await self._publish_prekeys_locked()
+
+    async def _publish_prekeys_locked(self) -> None:
         core = self._core
         async with core.lock:
             data = core.data
@@ -338,11 +342,17 @@ class Agent:
                 await core.commit(replace(data, signal=data.signal.with_prekeys(prekeys)))
         prekeys = core.data.signal.prekeys
         await self._api.put_prekey_bundle(prekeys.bundle_json())
-        fresh = [p for p in prekeys.one_time_prekeys if p.prekey_id not in self._published]
-        if fresh:
-            body = one_time_prekeys_json(fresh)
-            await self._api.post_one_time_prekeys(body["one_time_prekeys"])
-            self._published.update(p.prekey_id for p in fresh)
+        published = core.data.published_prekeys
+        fresh = [p for p in prekeys.one_time_prekeys if p.prekey_id not in published]
+        if not fresh:
+            return
+        body = one_time_prekeys_json(fresh)
+        await self._api.post_one_time_prekeys(body["one_time_prekeys"])
+        async with core.lock:
+            data = core.data
+            held = {p.prekey_id for p in data.signal.prekeys.one_time_prekeys}
+            ids = (data.published_prekeys | {p.prekey_id for p in fresh}) & held
+            await core.commit(replace(data, published_prekeys=frozenset(ids)))
 
     async def _prekey_keeper(self) -> None:
         """Replenish one-time prekeys once sessions have used them up to the low-water mark."""

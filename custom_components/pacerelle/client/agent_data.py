@@ -21,7 +21,15 @@ from .inbox import Inbox
 from .signal.errors import SignalError
 from .signal.state import AgentSignalState
 
-SECTIONS = ("signal", "inbox", "history", "checkpoints", "conversations", "uncertain_sends")
+SECTIONS = (
+    "signal",
+    "inbox",
+    "history",
+    "checkpoints",
+    "conversations",
+    "uncertain_sends",
+    "published_prekeys",
+)
 MAX_UNCERTAIN = 100
 
 
@@ -89,6 +97,9 @@ class AgentData:
     checkpoints: Checkpoints = field(default_factory=Checkpoints)
     conversations: Conversations = field(default_factory=Conversations)
     uncertain: tuple[UncertainSend, ...] = ()
+    # One-time prekey ids already sent to the relay: never published twice, since the
+    # relay may have handed one out whose first message has not arrived yet.
+    published_prekeys: frozenset[int] = frozenset()
 
     def with_uncertain(self, sends: list[UncertainSend]) -> AgentData:
         return replace(self, uncertain=(*self.uncertain, *sends)[-MAX_UNCERTAIN:])
@@ -105,6 +116,7 @@ class AgentData:
                 {"message_id": s.message_id, "conversation_id": s.conversation_id, "at": s.at}
                 for s in self.uncertain
             ],
+            "published_prekeys": sorted(self.published_prekeys),
         }
 
     @classmethod
@@ -125,6 +137,7 @@ class AgentData:
                     UncertainSend(str(s["message_id"]), str(s["conversation_id"]), float(s["at"]))
                     for s in document["uncertain_sends"]
                 ),
+                published_prekeys=frozenset(int(i) for i in document.get("published_prekeys", ())),
             )
         except (
             SignalError,

@@ -63,6 +63,10 @@ class Sender:
         request = data.inbox.pending.get(message_id)
         if request is not None:
             return request
+        # Being handed over right now (an automation answering at once): the stored copy.
+        received = data.inbox.received.get(message_id)
+        if received is not None:
+            return received[1]
         for item in reversed(data.history.requests):
             if item.request.message_id == message_id:
                 return item.request
