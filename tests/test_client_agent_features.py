@@ -4,6 +4,7 @@ import asyncio
 import base64
 import json
 import os
+import time
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
@@ -30,7 +31,7 @@ async def test_prekeys_published_after_saving_then_replenished_and_rotated(
 ) -> None:
     installed = await emulator.install()
     recorder = Recorder()
-    old = AgentSignalState.new(now=int(os.times().elapsed) - ROTATION_INTERVAL * 2)
+    old = AgentSignalState.new(now=int(time.time()) - ROTATION_INTERVAL * 2)
     data = AgentData(old)
     agent = make_agent(emulator, installed, recorder, data=data)
     agent.start()
