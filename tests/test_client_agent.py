@@ -1,5 +1,7 @@
 """The HA-free agent against the running emulator: connect, receive, reply, reconnect."""
 
+import pytest
+
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.client.agent_data import AgentData
 from tests.client_agent_harness import Recorder, make_agent, wait_for
@@ -41,3 +43,28 @@ async def test_encrypted_request_and_reply(emulator: EmulatorHandle) -> None:
     finally:
         await agent.stop()
     assert agent.status.state is ConnectionState.STOPPED
+
+
+async def test_checkpoints_are_saved_and_listed(emulator: EmulatorHandle) -> None:
+    installed = await emulator.install()
+    recorder = Recorder()
+    agent = make_agent(emulator, installed, recorder, encrypted=False)
+    agent.start()
+    try:
+        await wait_for(lambda: agent.status.state is ConnectionState.CONNECTED)
+        message_id = await emulator.send(installed.conversation_id, text="plan", encrypted=False)
+        await wait_for(lambda: len(recorder.delivered) == 1)
+        await agent.save_checkpoint(message_id, "looked at the lights", "turn them off")
+        await agent.save_checkpoint("other", "done", "nothing", status="completed")
+        assert [c.source_message_id for c in agent.checkpoints()] == [message_id]
+        assert len(agent.checkpoints(include_completed=True)) == 2
+        assert agent.checkpoints()[0].conversation_id == installed.conversation_id
+        with pytest.raises(ValueError, match="status"):
+            await agent.save_checkpoint(message_id, "x", "y", status="paused")
+        saved = AgentData.from_document(recorder.last_document)
+        assert saved is not None
+        assert saved.checkpoints == agent.data.checkpoints
+        history = agent.history(installed.conversation_id, limit=1)
+        assert [item.request.message_id for item in history.requests] == [message_id]
+    finally:
+        await agent.stop()

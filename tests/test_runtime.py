@@ -1,14 +1,16 @@
 """The runtime inside Home Assistant, against the running emulator: events, store, repairs."""
 
 from homeassistant.config_entries import ConfigEntryState
+from homeassistant.const import EVENT_HOMEASSISTANT_STOP
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
+from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from pytest_homeassistant_custom_component.common import async_capture_events
 
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.const import DOMAIN
-from custom_components.pacerelle.runtime import EVENT_MESSAGE, PacerelleRuntime
+from custom_components.pacerelle.runtime import EVENT_MESSAGE, PacerelleRuntime, status_signal
 from custom_components.pacerelle.store import AgentStore
 from tests.emulator_fixtures import EmulatorHandle
 from tests.runtime_harness import add_entry, wait_until
@@ -130,3 +132,61 @@ async def test_server_down_at_setup_retries(hass: HomeAssistant, emulator: Emula
     await emulator.faults(runtime_token_status=503)
     assert not await hass.config_entries.async_setup(entry.entry_id)
     assert entry.state is ConfigEntryState.SETUP_RETRY
+
+
+async def test_unencrypted_debugging_option_and_status_signal(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    installed = await emulator.install()
+    entry = await add_entry(hass, emulator, installed, options={"encrypted": False})
+    events = async_capture_events(hass, EVENT_MESSAGE)
+    signals: list[None] = []
+    async_dispatcher_connect(hass, status_signal(entry.entry_id), lambda: signals.append(None))
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    runtime: PacerelleRuntime = entry.runtime_data
+    await wait_until(lambda: runtime.status.state is ConnectionState.CONNECTED)
+    assert signals  # connecting, connected
+    message_id = await emulator.send(installed.conversation_id, text="plain", encrypted=False)
+    await wait_until(lambda: len(events) == 1)
+    assert events[0].data["text"] == "plain"
+    await runtime.agent.send_text("plain reply", source_message_id=message_id)
+    (entry_in_inbox,) = await emulator.wait_inbox(installed.conversation_id, 1)
+    assert (entry_in_inbox["encrypted"], entry_in_inbox["text"]) == (False, "plain reply")
+    assert await hass.config_entries.async_unload(entry.entry_id)
+
+
+async def test_identity_change_notice_is_a_repair_issue(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    installed = await emulator.install()
+    entry = await add_entry(hass, emulator, installed)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    runtime: PacerelleRuntime = entry.runtime_data
+    await wait_until(lambda: runtime.status.state is ConnectionState.CONNECTED)
+    await emulator.send(installed.conversation_id, text="hi")
+    await wait_until(lambda: runtime.status.pending == 1)
+    reset = f"/conversations/{installed.conversation_id}/devices/1/reset"
+    await emulator.admin("POST", reset)
+    issue_id = f"identity_changed_{entry.entry_id}_{installed.owner_id}"
+    registry = ir.async_get(hass)
+    await wait_until(lambda: registry.async_get_issue(DOMAIN, issue_id) is not None)
+    issue = registry.async_get_issue(DOMAIN, issue_id)
+    assert issue is not None
+    assert issue.severity is ir.IssueSeverity.WARNING
+    assert issue.translation_placeholders == {"agent_name": "Home", "peer_id": installed.owner_id}
+    assert await hass.config_entries.async_unload(entry.entry_id)
+
+
+async def test_home_assistant_stop_closes_the_agent(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    installed = await emulator.install()
+    entry = await add_entry(hass, emulator, installed)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    runtime: PacerelleRuntime = entry.runtime_data
+    await wait_until(lambda: runtime.status.state is ConnectionState.CONNECTED)
+    hass.bus.async_fire(EVENT_HOMEASSISTANT_STOP)
+    await hass.async_block_till_done()
+    assert runtime.status.state is ConnectionState.STOPPED
+    await emulator.wait_agent(installed.agent_id, lambda status: not status["connected"])
+    assert await hass.config_entries.async_unload(entry.entry_id)

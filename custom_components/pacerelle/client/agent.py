@@ -15,6 +15,7 @@ import secrets
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from enum import Enum
 from typing import Any
 
 import aiohttp
@@ -38,7 +39,16 @@ from .tokens import RuntimeTokens
 _LOGGER = logging.getLogger(__name__)
 
 STABLE_CONNECTION = 60.0
+MIN_HEALTHY_CONNECTION = 1.0  # a shorter life before expiry is backed off: no hot loop
 FRAMES_PER_YIELD = 16  # a connection that lasted this long resets the backoff
+
+
+class Ending(Enum):
+    """How a connection ended: what the loop does next depends on it."""
+
+    RENEWED = "renewed"  # we replaced it with a new token
+    EXPIRED = "expired"  # the relay closed it when the token expired
+    FAILED = "failed"  # anything else: back off
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,7 +261,7 @@ class Agent:
         while not self._stopping.is_set():
             started = time.monotonic()
             try:
-                clean = await self._connect_and_serve()
+                ending = await self._connect_and_serve()
             except PacerelleAuthError:
                 _LOGGER.warning("Pacerelle refused the runtime token: the installation was revoked")
                 core.set_state(ConnectionState.DISCONNECTED)
@@ -259,13 +269,20 @@ class Agent:
                 return
             except PacerelleError as err:
                 _LOGGER.info("Pacerelle connection failed: %s", err)
-                clean = False
+                ending = Ending.FAILED
+            except Exception:
+                # Never let the loop die (a failed save, a bug): log, back off, try again.
+                _LOGGER.exception("Unexpected error in the Pacerelle connection")
+                ending = Ending.FAILED
             if self._stopping.is_set():
                 return
-            if clean:
+            lasted = time.monotonic() - started
+            if ending is Ending.RENEWED or (
+                ending is Ending.EXPIRED and lasted >= MIN_HEALTHY_CONNECTION
+            ):
                 attempt = 0
-                continue  # planned renewal or token expiry: reconnect at once
-            if time.monotonic() - started >= STABLE_CONNECTION:
+                continue  # token renewal or expiry: reconnect at once, with a new token
+            if lasted >= STABLE_CONNECTION:
                 attempt = 0
             core.set_state(ConnectionState.RECONNECTING)
             delay = backoff_delay(attempt, core.config.backoff_base, core.config.backoff_cap)
@@ -273,8 +290,8 @@ class Agent:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), delay)
 
-    async def _connect_and_serve(self) -> bool:
-        """One connection, until it ends; True when it ended for a token renewal."""
+    async def _connect_and_serve(self) -> Ending:
+        """One connection, until it ends; how it ended."""
         core = self._core
         # The first connection may use the token the host just requested; every
         # reconnection asks for a new one.
@@ -304,7 +321,11 @@ class Agent:
                 core.connection = None
         clean = renewed or self._stopping.is_set()
         await self._sender.connection_ended(serial, clean=clean)
-        return renewed or connection.close_code == CLOSE_TOKEN_EXPIRED
+        if renewed:
+            return Ending.RENEWED
+        if connection.close_code == CLOSE_TOKEN_EXPIRED:
+            return Ending.EXPIRED
+        return Ending.FAILED
 
     async def _read(self, connection: GatewayConnection) -> None:
         count = 0
