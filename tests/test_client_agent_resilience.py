@@ -32,11 +32,19 @@ async def test_token_renewed_before_expiry_without_losing_messages(socket_enable
         try:
             await wait_for(lambda: agent.status.state is ConnectionState.CONNECTED)
             sent = []
+            replies = []
             for index in range(6):
                 sent.append(await emulator.send(installed.conversation_id, text=f"m{index}"))
-                await asyncio.sleep(0.5)
-            await wait_for(lambda: len(recorder.delivered) == 6)
+                await wait_for(lambda: len(recorder.delivered) == len(sent))
+                # Sends made around a renewal wait for the new connection; none fails.
+                for _ in range(5):
+                    reply = await agent.send_text("ok", source_message_id=sent[-1])
+                    replies.append(reply.message_id)
+                    await asyncio.sleep(0.1)
             assert [r.message_id for r in recorder.delivered] == sent
+            inbox = await emulator.wait_inbox(installed.conversation_id, len(replies))
+            assert [entry["message_id"] for entry in inbox] == replies
+            assert {entry["text"] for entry in inbox} == {"ok"}
             # Three seconds on 1-second tokens: renewed at 80 % of their life, each time
             # with a new connection, never refused by the gateway for an expired token.
             assert recorder.token_requests >= 3

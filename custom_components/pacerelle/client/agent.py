@@ -3,8 +3,9 @@
 Connection states: connecting (first attempt) -> connected -> reconnecting (after a drop,
 with exponential backoff and jitter capped at backoff_cap) ... -> stopped (by us) or
 disconnected (the installation was revoked: the runtime token is refused). A fresh runtime
-token is requested before each connection; before it is due for renewal the agent opens a
-new connection with a new token and closes the old one (the relay moves the queue over).
+token is requested before each connection; when it is due for renewal (80 % of its life)
+the agent fetches a new one, closes the connection cleanly and opens the next one at once,
+holding sends meanwhile (the relay keeps the queue: nothing is lost).
 """
 
 import asyncio
@@ -31,10 +32,10 @@ from .history import MAX_NOTE_CHARS, History, Reply
 from .inbox import Request
 from .inbox_pipeline import InboxPipeline
 from .payloads import chat_payload
+from .prekey_publisher import PrekeyPublisher
 from .sender import Sender, SendError, public_descriptor, secret_descriptor
 from .signal.identity import verification_code
-from .signal.prekeys import one_time_prekeys_json
-from .tokens import RuntimeTokens
+from .tokens import RuntimeCredential, RuntimeTokens
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -82,9 +83,10 @@ class Agent:
         self._core = AgentCore(config, hooks, data, extra)
         self._api = AgentApi(session, config.server_url, tokens)
         self._inbox = InboxPipeline(self._core, self._api)
+        self._prekeys = PrekeyPublisher(self._core, self._api)
         self._sender = Sender(self._core, self._api)
         self._tasks: list[asyncio.Task[None]] = []
-        self._publishing = asyncio.Lock()  # one publication at a time: no id sent twice
+        self._prepared: tuple[RuntimeCredential, GatewayConnection] | None = None
         self._stopping = asyncio.Event()
 
     # Lifecycle
@@ -96,7 +98,9 @@ class Agent:
         self._tasks = [
             asyncio.create_task(self._run(), name="pacerelle-agent"),
             asyncio.create_task(self._inbox.run(), name="pacerelle-inbox"),
-            asyncio.create_task(self._prekey_keeper(), name="pacerelle-prekeys"),
+            asyncio.create_task(
+                self._prekeys.keep_up(self._inbox.prekeys_used), name="pacerelle-prekeys"
+            ),
         ]
 
     async def stop(self) -> None:
@@ -293,24 +297,30 @@ class Agent:
     async def _connect_and_serve(self) -> Ending:
         """One connection, until it ends; how it ended."""
         core = self._core
-        # The first connection may use the token the host just requested; every
-        # reconnection asks for a new one.
-        first = core.connection_serial == 0
-        credential = await (self._tokens.valid() if first else self._tokens.fresh())
-        await self._publish_prekeys()
-        connection = await GatewayConnection.open(
-            self._session, core.config.server_url, credential.token
-        )
-        core.connection_serial += 1
+        if self._prepared is not None:
+            credential, connection = self._prepared
+            self._prepared = None
+        else:
+            # The first connection may use the token the host just requested; every
+            # reconnection asks for a new one.
+            first = core.connection_serial == 0
+            credential = await (self._tokens.valid() if first else self._tokens.fresh())
+            await self._prekeys.publish()
+            connection = await GatewayConnection.open(
+                self._session, core.config.server_url, credential.token
+            )
+            self._attach(connection)
         serial = core.connection_serial
-        core.connection = connection
         core.set_state(ConnectionState.CONNECTED)
         reader = asyncio.create_task(self._read(connection))
-        renew = max(credential.renew_at - time.monotonic(), 0.0)
         renewed = False
         try:
-            done, _ = await asyncio.wait({reader}, timeout=renew)
-            renewed = not done
+            due = max(credential.renew_at - time.monotonic(), 0.0)
+            done, _ = await asyncio.wait({reader}, timeout=due)
+            if not done:
+                renewed = await self._renew(connection)
+                if not renewed and core.connection is connection:
+                    await reader  # keep serving until the relay ends it (token expiry)
         finally:
             await connection.close()
             if not reader.done():
@@ -327,6 +337,41 @@ class Agent:
             return Ending.EXPIRED
         return Ending.FAILED
 
+    def _attach(self, connection: GatewayConnection) -> None:
+        self._core.connection_serial += 1
+        self._core.connection = connection
+
+    async def _renew(self, old: GatewayConnection) -> bool:
+        """Replace the connection with one on a new token, before the old token expires.
+
+        Sends wait on the lock meanwhile: none fails, and none is written on the old
+        connection after our clean close (which confirms what was written before it).
+        """
+        core = self._core
+        try:
+            credential = await self._tokens.fresh()
+        except PacerelleAuthError:
+            raise
+        except PacerelleError as err:
+            _LOGGER.info("Could not renew the runtime token yet: %s", err)
+            return False
+        async with core.lock:
+            await old.close()
+            core.connection = None
+            try:
+                connection = await GatewayConnection.open(
+                    self._session, core.config.server_url, credential.token
+                )
+            except PacerelleAuthError:
+                raise
+            except PacerelleError as err:
+                # The old connection ended cleanly; the loop reconnects from scratch.
+                _LOGGER.info("Could not reopen the gateway after renewal: %s", err)
+                return True
+            self._attach(connection)
+        self._prepared = (credential, connection)
+        return True
+
     async def _read(self, connection: GatewayConnection) -> None:
         count = 0
         async for frame in connection.frames():
@@ -341,48 +386,3 @@ class Agent:
                 self._core.hooks.identity_changed(frame.peer_id)
             elif isinstance(frame, RelayError) and frame.message_id is not None:
                 await self._sender.relay_refused(frame.message_id, frame.error)
-
-    # Prekeys
-
-    async def _publish_prekeys(self) -> None:
-        """Rotate when due, top up, save the private keys, then publish the public ones."""
-        async with self._publishing:
-            await self._publish_prekeys_locked()
-
-    async def _publish_prekeys_locked(self) -> None:
-        core = self._core
-        async with core.lock:
-            data = core.data
-            now = int(time.time())
-            prekeys = data.signal.prekeys.rotate_if_due(now)
-            if prekeys.needs_one_time_prekeys():
-                prekeys = await core.hooks.run_blocking(
-                    lambda: prekeys.replenish_one_time_prekeys()[0]
-                )
-            if prekeys is not data.signal.prekeys:
-                await core.commit(replace(data, signal=data.signal.with_prekeys(prekeys)))
-        prekeys = core.data.signal.prekeys
-        await self._api.put_prekey_bundle(prekeys.bundle_json())
-        published = core.data.published_prekeys
-        fresh = [p for p in prekeys.one_time_prekeys if p.prekey_id not in published]
-        if not fresh:
-            return
-        body = one_time_prekeys_json(fresh)
-        await self._api.post_one_time_prekeys(body["one_time_prekeys"])
-        async with core.lock:
-            data = core.data
-            held = {p.prekey_id for p in data.signal.prekeys.one_time_prekeys}
-            ids = (data.published_prekeys | {p.prekey_id for p in fresh}) & held
-            await core.commit(replace(data, published_prekeys=frozenset(ids)))
-
-    async def _prekey_keeper(self) -> None:
-        """Replenish one-time prekeys once sessions have used them up to the low-water mark."""
-        while True:
-            await self._inbox.prekeys_used.wait()
-            self._inbox.prekeys_used.clear()
-            if not self._core.data.signal.prekeys.needs_one_time_prekeys():
-                continue
-            try:
-                await self._publish_prekeys()
-            except PacerelleError as err:
-                _LOGGER.info("Could not replenish one-time prekeys yet: %s", err)
