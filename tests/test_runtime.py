@@ -190,3 +190,19 @@ async def test_home_assistant_stop_closes_the_agent(
     assert runtime.status.state is ConnectionState.STOPPED
     await emulator.wait_agent(installed.agent_id, lambda status: not status["connected"])
     assert await hass.config_entries.async_unload(entry.entry_id)
+
+
+async def test_damaged_runtime_data_is_a_corrupt_store_issue(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    installed = await emulator.install()
+    entry = await add_entry(hass, emulator, installed)
+    store = AgentStore(hass, installed.agent_id)
+    document = await store.async_load()
+    await store.async_save({**document, "signal": {"format": 1}, "inbox": {}})
+    assert not await hass.config_entries.async_setup(entry.entry_id)
+    issue = ir.async_get(hass).async_get_issue(DOMAIN, f"store_{entry.entry_id}")
+    assert issue is not None
+    assert issue.translation_key == "store_corrupt"
+    # The damaged document is left for the user to restore, not overwritten.
+    assert (await store.async_load())["signal"] == {"format": 1}
