@@ -85,7 +85,8 @@ class InboxPipeline:
                     )
                     inbox = inbox.reject(item.message.message_id, item.message.digest)
                     to_ack.append(item.message)
-            await core.commit(replace(data, inbox=inbox))
+            if data is not core.data or inbox is not data.inbox:
+                await core.commit(replace(data, inbox=inbox))
             await self._hand_over(stored)
             to_ack.extend(message for message, _ in stored)
             if len(core.data.signal.prekeys.one_time_prekeys) < prekeys_before:
