@@ -1,5 +1,8 @@
 """The runtime inside Home Assistant, against the running emulator: events, store, repairs."""
 
+import base64
+import json
+
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.const import EVENT_HOMEASSISTANT_STOP
 from homeassistant.core import HomeAssistant
@@ -206,3 +209,27 @@ async def test_damaged_runtime_data_is_a_corrupt_store_issue(
     assert issue.translation_key == "store_corrupt"
     # The damaged document is left for the user to restore, not overwritten.
     assert (await store.async_load())["signal"] == {"format": 1}
+
+
+async def test_attachment_keys_stay_out_of_events_and_files_download(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    installed = await emulator.install()
+    entry = await add_entry(hass, emulator, installed)
+    events = async_capture_events(hass, EVENT_MESSAGE)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    runtime: PacerelleRuntime = entry.runtime_data
+    await wait_until(lambda: runtime.status.state is ConnectionState.CONNECTED)
+    content = b"\x89PNG" + bytes(range(200))
+    files = [{"data_b64": base64.b64encode(content).decode(), "name": "a.png", "mime": "image/png"}]
+    message_id = await emulator.send(installed.conversation_id, text="see", attachments=files)
+    await wait_until(lambda: len(events) == 1)
+    (public,) = events[0].data["attachments"]
+    assert set(public) == {"id", "name", "mime", "size"}
+    assert (public["name"], public["mime"], public["size"]) == ("a.png", "image/png", len(content))
+    assert "key_b64" not in json.dumps(events[0].data)
+    descriptor = runtime.find_attachment(message_id, public["id"])
+    assert descriptor is not None
+    assert await runtime.agent.download_attachment(descriptor) == content
+    assert runtime.find_attachment(message_id, "nope") is None
+    assert await hass.config_entries.async_unload(entry.entry_id)
