@@ -1,0 +1,1 @@
+"""Browser tests: headless Chromium against a real Home Assistant frontend."""

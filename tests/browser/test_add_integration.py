@@ -1,0 +1,163 @@
+"""A person adds Pacerelle in the real Home Assistant frontend, in headless Chromium.
+
+A real `hass` process serves the frontend; the emulator runs in this process. The browser
+onboards Home Assistant, adds the integration, pastes a connection key from the emulator,
+approves on the emulator's approval page (the window the frontend opens) and lands on the
+created entry. Each step's screenshot is kept under tests/artifacts/browser/.
+"""
+
+import json
+import os
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Browser, Page, async_playwright, expect
+
+from tests.browser.home_assistant import running_home_assistant
+from tests.emulator_fixtures import EmulatorHandle, running_emulator
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = Path("/usr/bin/chromium")
+# Headless and self-contained: no sandbox (root in a chroot), no GPU, no calls home.
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+ARTIFACTS = (
+    Path(os.environ.get("PACERELLE_ARTIFACTS", Path(__file__).resolve().parents[1] / "artifacts"))
+    / "browser"
+)
+STEP_TIMEOUT_MS = 20_000
+PASSWORD = "browser-test-password"
+
+
+class Screenshots:
+    """Numbered screenshots of one test run, printed so a failing run shows where they are."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        directory.mkdir(parents=True, exist_ok=True)
+        for old in directory.glob("*.png"):
+            old.unlink()
+        self.count = 0
+        print(f"screenshots in {directory}")
+
+    async def take(self, page: Page, name: str) -> None:
+        self.count += 1
+        await page.screenshot(path=self.directory / f"{self.count:02d}-{name}.png")
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    if not CHROMIUM.exists():
+        pytest.fail(
+            f"Chromium is needed at {CHROMIUM} for the browser test: scripts/setup installs "
+            "it (in the Debian root file system, or with apt on a root host); otherwise "
+            "install the `chromium` package, or deselect with -m 'not browser'."
+        )
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=CHROMIUM, args=CHROMIUM_FLAGS, headless=True
+        )
+        try:
+            yield browser
+        finally:
+            await browser.close()
+
+
+async def _onboard(page: Page, base_url: str, shots: Screenshots) -> None:
+    await page.goto(base_url)
+    await page.get_by_role("button", name="Create my smart home").click()
+    await page.locator("input[name=name]").fill("Test Person")
+    await page.locator("input[name=username]").fill("test")
+    await page.locator("input[name=password]").fill(PASSWORD)
+    await page.locator("input[name=password_confirm]").fill(PASSWORD)
+    await shots.take(page, "onboarding-user")
+    await page.get_by_role("button", name="Create account").click()
+    for step_text in ("Home location", "country your home is in", "Help us help you"):
+        await expect(page.get_by_text(step_text).first).to_be_visible()
+        await page.get_by_text("Next", exact=True).click()
+    await expect(page.get_by_text("All set!")).to_be_visible()
+    await shots.take(page, "onboarding-done")
+    await page.get_by_text("Finish", exact=True).click()
+    await page.wait_for_url(re.compile(r"/home|/lovelace"))
+
+
+async def _open_pacerelle_flow(page: Page, base_url: str, shots: Screenshots) -> None:
+    await page.goto(f"{base_url}/config/integrations/dashboard")
+    # The http settings of configuration.yaml come up as a trial to confirm (HA 2026.10).
+    await page.get_by_role("button", name="Confirm").click()
+    await page.get_by_text("Add integration", exact=True).click()
+    # Typed into the dialog's own search field: typed into the page, letters are shortcuts.
+    await page.get_by_placeholder("Search for a brand name").fill("Pacerelle")
+    await shots.take(page, "add-integration")
+    await page.get_by_text("Pacerelle", exact=True).click()
+    await expect(page.locator("input[name=connection_key]")).to_be_visible()
+
+
+async def _paste_key_and_approve(page: Page, emulator: EmulatorHandle, shots: Screenshots) -> None:
+    await shots.take(page, "connection-key-form")
+    await page.locator("input[name=connection_key]").fill(await emulator.connect_key())
+    await page.get_by_text("Advanced", exact=True).click()
+    await page.locator("input[name=server_url]").fill(emulator.base_url)
+    await shots.take(page, "form-filled")
+    # The frontend opens Pacerelle's approval page in a new window.
+    async with page.context.expect_page() as opened:
+        await page.get_by_role("button", name="Submit").click()
+    approval = await opened.value
+    await expect(approval.get_by_text("Connect an agent")).to_be_visible()
+    await shots.take(page, "waiting-for-approval")
+    await shots.take(approval, "approval-page")
+    # Approving sends the window to Home Assistant's callback, which closes it.
+    async with approval.expect_event("close", timeout=STEP_TIMEOUT_MS):
+        await approval.get_by_role("button", name="Approve").click()
+
+
+async def test_add_pacerelle_in_the_frontend(
+    browser: Browser, tmp_path: Path, socket_enabled: None
+) -> None:
+    shots = Screenshots(ARTIFACTS / "add_integration")
+    config_dir = tmp_path / "config"
+    async with running_emulator() as emulator, running_home_assistant(config_dir) as base_url:
+        context = await browser.new_context(viewport={"width": 1200, "height": 900})
+        context.set_default_timeout(STEP_TIMEOUT_MS)
+        expect.set_options(timeout=STEP_TIMEOUT_MS)
+        page = await context.new_page()
+        try:
+            await _onboard(page, base_url, shots)
+            await _open_pacerelle_flow(page, base_url, shots)
+            await _paste_key_and_approve(page, emulator, shots)
+            await expect(
+                page.get_by_text("Created configuration for Home Assistant")
+            ).to_be_visible()
+            await shots.take(page, "created")
+            await page.get_by_text("Finish", exact=True).click()
+
+            [installation] = await emulator.admin("GET", "/installations")
+            agent_id = installation["agent_id"]
+            await page.goto(f"{base_url}/config/integrations/integration/pacerelle")
+            await expect(page.get_by_text("Home Assistant", exact=True).first).to_be_visible()
+            # The agent came online with the installation the flow stored.
+            await emulator.wait_agent(agent_id, lambda status: status["connected"])
+            await shots.take(page, "entry")
+        except Exception:
+            await shots.take(page, "failure")
+            raise
+        finally:
+            await context.close()
+
+    entries = json.loads((config_dir / ".storage" / "core.config_entries").read_text())
+    [entry] = [item for item in entries["data"]["entries"] if item["domain"] == "pacerelle"]
+    assert entry["unique_id"] == agent_id
+    assert entry["data"]["server_url"] == emulator.base_url
+    store = config_dir / ".storage" / "pacerelle"
+    assert sorted(path.name for path in store.iterdir()) == [f"{agent_id}.enc", f"{agent_id}.key"]
+    assert "pit_" not in (config_dir / ".storage" / "core.config_entries").read_text()
