@@ -66,12 +66,7 @@ class PacerelleRuntime:
 
     def find_attachment(self, message_id: str, attachment_id: str) -> Mapping[str, Any] | None:
         """An incoming attachment's full descriptor (with its key), to download it."""
-        request = next(
-            (r for r in self.agent.pending_requests() if r.message_id == message_id), None
-        )
-        if request is None:
-            handled = self.agent.history().requests
-            request = next((i.request for i in handled if i.request.message_id == message_id), None)
+        request = self.agent.find_request(message_id)
         if request is None:
             return None
         return next((a for a in request.attachments if a.get("id") == attachment_id), None)

@@ -140,6 +140,10 @@ class Agent:
     def data(self) -> AgentData:
         return self._core.data
 
+    def find_request(self, message_id: str) -> Request | None:
+        """A request by id: pending, being handed over, or still in the history."""
+        return self._sender.find_request(message_id)
+
     def pending_requests(self, conversation_id: str | None = None) -> list[Request]:
         return [
             request
