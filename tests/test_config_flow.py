@@ -203,6 +203,13 @@ async def test_unreachable_server(
     await driver.emulator.faults(route_status={"/agent-connect/requests": 503})
     result = await driver.submit(form["flow_id"], user_input(key, driver.emulator.base_url))
     assert result["errors"] == {"base": "cannot_connect"}
+    # 200 with an error body instead of the request: not Pacerelle's protocol.
+    await driver.emulator.faults(route_status={"/agent-connect/requests": 200})
+    result = await driver.submit(form["flow_id"], user_input(key, driver.emulator.base_url))
+    assert result["errors"] == {"base": "invalid_response"}
+    await driver.emulator.faults(route_status={"/agent-connect/requests": 400})
+    result = await driver.submit(form["flow_id"], user_input(key, driver.emulator.base_url))
+    assert result["errors"] == {"base": "request_refused"}
     await driver.emulator.faults(reset=True)
     # None of that spent the key.
     result = await driver.submit(form["flow_id"], user_input(key, driver.emulator.base_url))
@@ -294,7 +301,10 @@ async def test_code_exchange_refused(hass: HomeAssistant, driver: FlowDriver) ->
     assert _store_files(hass) == []
 
 
-@pytest.mark.parametrize(("status", "reason"), [(503, "cannot_connect"), (404, "exchange_refused")])
+@pytest.mark.parametrize(
+    ("status", "reason"),
+    [(503, "cannot_connect"), (404, "exchange_refused"), (200, "invalid_response")],
+)
 async def test_code_exchange_fails(
     hass: HomeAssistant, driver: FlowDriver, status: int, reason: str
 ) -> None:

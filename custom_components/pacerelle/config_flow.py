@@ -242,8 +242,12 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
         self, user_input: dict[str, Any] | None = None
     ) -> ConfigFlowResult:
         """The browser is in Pacerelle; the callback view resumes here with its query."""
-        if user_input is None or self._authorization is None:
-            url = self._authorization.request.authorization_url if self._authorization else ""
+        if self._authorization is None:
+            # Only _async_begin leads here, and it always sets the authorization.
+            raise RuntimeError("no authorization in progress")
+        if user_input is None:
+            # The frontend asked for the current step again: the same page.
+            url = self._authorization.request.authorization_url
             return self.async_external_step(step_id="authorize", url=url)
         # Recorded as is: nothing of it is trusted before the state is checked.
         self._callback = dict(user_input)
