@@ -177,3 +177,39 @@ async def test_unencrypted_messages_are_refused_when_encryption_is_on(
         await emulator.wait_agent(installed.agent_id, lambda s: s["queued"] == [])
     finally:
         await agent.stop()
+
+
+async def test_gateway_refusal_is_retried_not_taken_for_revocation(
+    emulator: EmulatorHandle,
+) -> None:
+    installed = await emulator.install()
+    recorder = Recorder()
+    agent = make_agent(emulator, installed, recorder)
+    await emulator.faults(gateway_status=401)
+    agent.start()
+    try:
+        await wait_for(lambda: recorder.token_requests >= 3)
+        assert agent.status.state is ConnectionState.RECONNECTING
+        assert recorder.revoked == 0
+        await emulator.faults(reset=True)
+        await wait_for(lambda: agent.status.state is ConnectionState.CONNECTED)
+    finally:
+        await agent.stop()
+
+
+async def test_revocation_while_connected_stops_and_disconnects(emulator: EmulatorHandle) -> None:
+    installed = await emulator.install()
+    recorder = Recorder()
+    agent = make_agent(emulator, installed, recorder)
+    agent.start()
+    try:
+        await wait_for(lambda: agent.status.state is ConnectionState.CONNECTED)
+        await emulator.admin("POST", f"/installations/{installed.agent_id}/revoke")
+        await wait_for(lambda: agent.status.state is ConnectionState.DISCONNECTED)
+        assert recorder.revoked == 1
+        requests = recorder.token_requests
+        await asyncio.sleep(0.3)
+        assert recorder.token_requests == requests  # stopped: no retry loop
+    finally:
+        await agent.stop()
+    assert agent.status.state is ConnectionState.DISCONNECTED

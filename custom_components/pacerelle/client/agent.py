@@ -25,7 +25,7 @@ from .agent_core import AgentConfig, AgentCore, AgentHooks, ConnectionState
 from .agent_data import AgentData
 from .api import AgentApi
 from .checkpoints import Checkpoint, check_fields
-from .errors import PacerelleAuthError, PacerelleError
+from .errors import PacerelleError
 from .gateway import CLOSE_TOKEN_EXPIRED, GatewayConnection
 from .gateway_frames import IdentityChanged, InboundMessage, RelayError
 from .history import MAX_NOTE_CHARS, History, Reply
@@ -35,7 +35,7 @@ from .payloads import chat_payload
 from .prekey_publisher import PrekeyPublisher
 from .sender import Sender, SendError, public_descriptor, secret_descriptor
 from .signal.identity import verification_code
-from .tokens import RuntimeCredential, RuntimeTokens
+from .tokens import InstallationRevokedError, RuntimeCredential, RuntimeTokens
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -87,6 +87,7 @@ class Agent:
         self._sender = Sender(self._core, self._api)
         self._tasks: list[asyncio.Task[None]] = []
         self._prepared: tuple[RuntimeCredential, GatewayConnection] | None = None
+        self._first_attempt = True
         self._stopping = asyncio.Event()
 
     # Lifecycle
@@ -270,7 +271,7 @@ class Agent:
             started = time.monotonic()
             try:
                 ending = await self._connect_and_serve()
-            except PacerelleAuthError:
+            except InstallationRevokedError:
                 _LOGGER.warning("Pacerelle refused the runtime token: the installation was revoked")
                 core.set_state(ConnectionState.DISCONNECTED)
                 core.hooks.revoked()
@@ -307,7 +308,7 @@ class Agent:
         else:
             # The first connection may use the token the host just requested; every
             # reconnection asks for a new one.
-            first = core.connection_serial == 0
+            first, self._first_attempt = self._first_attempt, False
             credential = await (self._tokens.valid() if first else self._tokens.fresh())
             await self._prekeys.publish()
             connection = await GatewayConnection.open(
@@ -354,7 +355,7 @@ class Agent:
         core = self._core
         try:
             credential = await self._tokens.fresh()
-        except PacerelleAuthError:
+        except InstallationRevokedError:
             raise
         except PacerelleError as err:
             _LOGGER.info("Could not renew the runtime token yet: %s", err)
@@ -366,8 +367,6 @@ class Agent:
                 connection = await GatewayConnection.open(
                     self._session, core.config.server_url, credential.token
                 )
-            except PacerelleAuthError:
-                raise
             except PacerelleError as err:
                 # The old connection ended cleanly; the loop reconnects from scratch.
                 _LOGGER.info("Could not reopen the gateway after renewal: %s", err)

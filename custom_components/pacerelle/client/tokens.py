@@ -11,9 +11,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from .errors import PacerelleAuthError
+
 RENEW_FRACTION = 0.8
 MAX_RENEW_MARGIN = 120.0
 MIN_LIFETIME = 1.0
+
+
+class InstallationRevokedError(PacerelleAuthError):
+    """The runtime-token endpoint refused the installation token: it was revoked."""
 
 
 class IssuedToken(Protocol):
@@ -84,6 +90,9 @@ class RuntimeTokens:
             self._current = None
 
     async def _renew(self) -> RuntimeCredential:
-        issued = await self._fetch()
+        try:
+            issued = await self._fetch()
+        except PacerelleAuthError as err:
+            raise InstallationRevokedError(err.status, err.message) from err
         self._current = credential_from(issued, self._clock())
         return self._current
