@@ -3,7 +3,8 @@
 A real `hass` process serves the frontend; the emulator runs in this process. The browser
 onboards Home Assistant, adds the integration, pastes a connection key from the emulator,
 approves on the emulator's approval page (the window the frontend opens) and lands on the
-created entry. Each step's screenshot is kept under tests/artifacts/browser/.
+created entry. Each step's screenshot is kept under tests/artifacts/browser/ (or
+$PACERELLE_ARTIFACTS/browser/ when set).
 """
 
 import json
