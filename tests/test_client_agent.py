@@ -4,6 +4,8 @@ import pytest
 
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.client.agent_data import AgentData
+from custom_components.pacerelle.client.errors import PacerelleConnectionError
+from custom_components.pacerelle.client.sender import SendError
 from tests.client_agent_harness import Recorder, make_agent, wait_for
 from tests.emulator_fixtures import EmulatorHandle
 
@@ -66,5 +68,27 @@ async def test_checkpoints_are_saved_and_listed(emulator: EmulatorHandle) -> Non
         assert saved.checkpoints == agent.data.checkpoints
         history = agent.history(installed.conversation_id, limit=1)
         assert [item.request.message_id for item in history.requests] == [message_id]
+    finally:
+        await agent.stop()
+
+
+async def test_sends_refused_before_the_user_speaks_and_when_offline(
+    emulator: EmulatorHandle,
+) -> None:
+    installed = await emulator.install()
+    recorder = Recorder()
+    agent = make_agent(emulator, installed, recorder)
+    with pytest.raises(PacerelleConnectionError):
+        await agent.send_text("nobody listens")
+    agent.start()
+    try:
+        await wait_for(lambda: agent.status.state is ConnectionState.CONNECTED)
+        with pytest.raises(SendError) as caught:
+            await agent.send_text("hello first")  # to the owner's conversation by default
+        assert caught.value.reason == "no_session"
+        with pytest.raises(SendError) as unknown:
+            await agent.send_text("x", source_message_id="no-such-request")
+        assert unknown.value.reason == "unknown_request"
+        assert agent.data.history.replies == ()  # nothing recorded as sent
     finally:
         await agent.stop()

@@ -64,6 +64,11 @@ def open_batch(
             opened = Opened(message, deferred=True)
         except (SignalError, PacerelleError, UnicodeDecodeError, ValueError) as err:
             opened = Opened(message, refusal=f"{type(err).__name__}: {err}")
+        except Exception as err:
+            # A bug must not hold the rest of the batch hostage (it would come back with
+            # every redelivery): this message alone is refused, with the trace logged.
+            _LOGGER.exception("Unexpected error opening message %s", message.message_id)
+            opened = Opened(message, refusal=f"unexpected {type(err).__name__}")
         results.append(opened)
     return data, results
 
@@ -144,8 +149,8 @@ def _learn_group_keys(
         if f"{conversation_id}:{key_id}:{epoch}" in data.conversations.group_keys:
             continue
         device = envelope.get("sender_device_id")
-        peer = peer_of(sender, conversation_id, device if isinstance(device, str) else "1")
         try:
+            peer = peer_of(sender, conversation_id, device if isinstance(device, str) else "1")
             signal, plaintext = engine.decrypt(data.signal, peer, base64.b64decode(sealed))
             key = groups.parse_sender_key(
                 plaintext, conversation_id=conversation_id, key_id=key_id, epoch=epoch
