@@ -20,6 +20,7 @@ a frontend request (and without My Home Assistant) the flow cannot know its call
 Nothing is left behind by an abort: the store is created last and removed if it fails.
 """
 
+import contextlib
 import logging
 import time
 from collections.abc import Mapping
@@ -343,7 +344,9 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
             raise AbortFlow("store_failed") from err
         except OSError as err:
             _LOGGER.exception("Cannot create the store of agent %s", installation.agent_id)
-            await store.async_remove()
+            # Best effort: a disk that refused the write may refuse the cleanup too.
+            with contextlib.suppress(OSError):
+                await store.async_remove()
             raise AbortFlow("store_failed") from err
 
     def _entry_data(self, installation: Installation) -> dict[str, str]:
