@@ -64,6 +64,7 @@ async def test_message_fires_the_event_and_the_store_keeps_everything(
     runtime = entry.runtime_data
     assert runtime.status.verification_code == code
     assert runtime.status.pending == 1
+    assert runtime.status.last_message_at == saved.history.requests[-1].request.received_at
     await runtime.agent.mark_processed(message_id)
     assert runtime.status.pending == 0
     assert await hass.config_entries.async_unload(entry.entry_id)

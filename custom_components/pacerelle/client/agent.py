@@ -130,7 +130,7 @@ class Agent:
             pending=len(data.inbox.pending),
             uncertain_sends=len(data.uncertain),
             verification_code=self.verification_code,
-            last_message_at=self._core.last_message_at,
+            last_message_at=_last_request_at(data),
         )
 
     @property
@@ -389,3 +389,9 @@ class Agent:
                 self._core.hooks.identity_changed(frame.peer_id)
             elif isinstance(frame, RelayError) and frame.message_id is not None:
                 await self._sender.relay_refused(frame.message_id, frame.error)
+
+
+def _last_request_at(data: AgentData) -> float | None:
+    """When the newest accepted request arrived (wall clock), from the saved history."""
+    requests = data.history.requests
+    return requests[-1].request.received_at if requests else None

@@ -74,7 +74,6 @@ class AgentCore:
         self.connection: GatewayConnection | None = None
         self.connection_serial = 0
         self.state = ConnectionState.STOPPED
-        self.last_message_at: float | None = None
 
     @property
     def data(self) -> AgentData:

@@ -156,7 +156,6 @@ class InboxPipeline:
         for _message, request in stored:
             core.hooks.deliver(request)
             history = history.with_request(request)
-            core.last_message_at = request.received_at
         inbox = data.inbox.accept(request.message_id for _, request in stored)
         await core.commit(replace(data, inbox=inbox, history=history))
         core.hooks.status_changed()
