@@ -39,9 +39,9 @@ from .tokens import InstallationRevokedError, RuntimeCredential, RuntimeTokens
 
 _LOGGER = logging.getLogger(__name__)
 
-STABLE_CONNECTION = 60.0
+STABLE_CONNECTION = 60.0  # a connection that lasted this long resets the backoff
 MIN_HEALTHY_CONNECTION = 1.0  # a shorter life before expiry is backed off: no hot loop
-FRAMES_PER_YIELD = 16  # a connection that lasted this long resets the backoff
+FRAMES_PER_YIELD = 8  # a backlog is parsed in slices of this many frames
 
 
 class Ending(Enum):

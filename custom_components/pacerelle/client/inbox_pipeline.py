@@ -27,7 +27,7 @@ from .inbox import Receipt, Request
 
 _LOGGER = logging.getLogger(__name__)
 
-MAX_BATCH = 100
+MAX_BATCH = 50
 
 
 class InboxPipeline:
