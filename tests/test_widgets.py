@@ -1,0 +1,205 @@
+"""widget.standard v1: every kind accepted when right, refused with the field's path when wrong."""
+
+from typing import Any
+
+import pytest
+
+from custom_components.pacerelle.client.widgets import (
+    KINDS,
+    MAX_OPTIONS,
+    MAX_TITLE_CHARS,
+    WidgetError,
+    build_update,
+    build_widget,
+    check_patch,
+    check_widget,
+    parse_response,
+)
+
+GOOD_SPECS: dict[str, dict[str, Any]] = {
+    "confirm": {"title": "Unlock?", "body": "Front door", "danger": True, "labels": {"yes": "Do"}},
+    "choice": {"title": "Mode", "options": [{"id": "a", "label": "A"}, {"id": "b", "label": "B"}]},
+    "permission": {"title": "Camera", "scopes": ["camera.read"]},
+    "form": {
+        "title": "Guest",
+        "fields": [{"name": "name", "label": "Name", "type": "text", "required": True}],
+        "submitLabel": "Save",
+    },
+    "progress": {"title": "Backup", "value": 40, "max": 80, "cancellable": True},
+    "file-picker": {
+        "title": "Photo",
+        "multiple": True,
+        "accept": ["image/*", ".pdf"],
+        "maxFiles": 3,
+    },
+    "datetime": {"title": "When", "mode": "date", "min": "2026-01-01", "max": "2026-12-31"},
+}
+
+
+def widget(kind: str, spec: Any, **extra: Any) -> dict[str, Any]:
+    return {"type": "widget.standard", "v": 1, "id": "w1", "kind": kind, "spec": spec, **extra}
+
+
+def test_every_kind_has_a_good_example() -> None:
+    assert set(GOOD_SPECS) == set(KINDS)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_good_widgets_pass_unchanged(kind: str) -> None:
+    payload = widget(kind, GOOD_SPECS[kind], expires_at="2026-12-01T10:00:00Z")
+    assert check_widget(payload) == payload
+
+
+BAD: list[tuple[str, dict[str, Any], str]] = [
+    ("confirm", {}, "spec.title"),
+    ("confirm", {"title": " "}, "spec.title"),
+    ("confirm", {"title": "x" * (MAX_TITLE_CHARS + 1)}, "spec.title"),
+    ("confirm", {"title": "t", "danger": "yes"}, "spec.danger"),
+    ("confirm", {"title": "t", "labels": {"maybe": "?"}}, "spec.labels.maybe"),
+    ("confirm", {"title": "t", "options": []}, "spec.options"),
+    ("choice", {"title": "t"}, "spec.options"),
+    ("choice", {"title": "t", "options": []}, "spec.options"),
+    ("choice", {"title": "t", "options": [{"id": "a"}]}, "spec.options[0].label"),
+    (
+        "choice",
+        {"title": "t", "options": [{"id": "a", "label": "A"}, {"id": "a", "label": "B"}]},
+        "spec.options[1].id",
+    ),
+    (
+        "choice",
+        {"title": "t", "options": [{"id": str(i), "label": "x"} for i in range(MAX_OPTIONS + 1)]},
+        "spec.options",
+    ),
+    ("choice", {"title": "t", "options": [{"id": "a", "label": "A"}], "multi": 1}, "spec.multi"),
+    ("permission", {"title": "t", "scopes": "camera"}, "spec.scopes"),
+    ("permission", {"title": "t", "scopes": ["a", "a"]}, "spec.scopes[1]"),
+    ("form", {"title": "t", "fields": []}, "spec.fields"),
+    (
+        "form",
+        {"title": "t", "fields": [{"name": "1x", "label": "L", "type": "text"}]},
+        "spec.fields[0].name",
+    ),
+    (
+        "form",
+        {"title": "t", "fields": [{"name": "x", "label": "L", "type": "color"}]},
+        "spec.fields[0].type",
+    ),
+    ("form", {"title": "t", "fields": [{"name": "x", "label": "L"}]}, "spec.fields[0].type"),
+    (
+        "form",
+        {
+            "title": "t",
+            "fields": [
+                {"name": "x", "label": "L", "type": "text"},
+                {"name": "x", "label": "M", "type": "text"},
+            ],
+        },
+        "spec.fields[1].name",
+    ),
+    ("progress", {"title": "t"}, "spec.value"),
+    ("progress", {"title": "t", "value": True}, "spec.value"),
+    ("progress", {"title": "t", "value": -1}, "spec.value"),
+    ("progress", {"title": "t", "value": 101}, "spec.value"),
+    ("progress", {"title": "t", "value": 5, "max": 0}, "spec.max"),
+    ("progress", {"title": "t", "value": float("nan")}, "spec.value"),
+    ("file-picker", {"title": "t", "accept": ["not a type"]}, "spec.accept[0]"),
+    ("file-picker", {"title": "t", "maxFiles": 0}, "spec.maxFiles"),
+    ("file-picker", {"title": "t", "maxFiles": 3, "multiple": False}, "spec.maxFiles"),
+    ("datetime", {"title": "t"}, "spec.mode"),
+    ("datetime", {"title": "t", "mode": "week"}, "spec.mode"),
+    ("datetime", {"title": "t", "mode": "date", "min": "tomorrow"}, "spec.min"),
+    ("datetime", {"title": "t", "mode": "time", "min": "10:00", "max": "09:00"}, "spec.max"),
+]
+
+
+@pytest.mark.parametrize(("kind", "spec", "path"), BAD)
+def test_bad_specs_name_the_field(kind: str, spec: dict[str, Any], path: str) -> None:
+    with pytest.raises(WidgetError) as caught:
+        check_widget(widget(kind, spec))
+    assert caught.value.path == path
+
+
+@pytest.mark.parametrize(
+    ("payload", "path"),
+    [
+        ({**widget("confirm", {"title": "t"}), "type": "widget.update"}, "type"),
+        ({**widget("confirm", {"title": "t"}), "v": 2}, "v"),
+        ({**widget("confirm", {"title": "t"}), "v": True}, "v"),
+        ({**widget("confirm", {"title": "t"}), "id": ""}, "id"),
+        ({**widget("confirm", {"title": "t"}), "kind": "slider"}, "kind"),
+        ({**widget("confirm", {"title": "t"}), "extra": 1}, "widget.extra"),
+        (widget("confirm", ["title"]), "spec"),
+        (widget("confirm", {"title": "t"}, expires_at="2026-12-01 10:00"), "expires_at"),
+        (widget("confirm", {"title": "t"}, expires_at="soon"), "expires_at"),
+        (widget("confirm", {"title": "t"}, response_mode="all"), "response_mode"),
+        ("not an object", "widget"),
+    ],
+)
+def test_bad_envelopes_name_the_field(payload: Any, path: str) -> None:
+    with pytest.raises(WidgetError) as caught:
+        check_widget(payload)
+    assert caught.value.path == path
+
+
+def test_build_widget_makes_an_id_and_checks() -> None:
+    built = build_widget("confirm", {"title": "Unlock?"}, response_mode="collective")
+    assert built["type"] == "widget.standard"
+    assert built["v"] == 1
+    assert len(built["id"]) == 36
+    with pytest.raises(WidgetError):
+        build_widget("confirm", {"title": ""})
+
+
+def test_patches_merge_with_the_known_spec() -> None:
+    spec = GOOD_SPECS["progress"]
+    assert check_patch("progress", spec, {"spec": {"value": 80}}) == {"spec": {"value": 80}}
+    with pytest.raises(WidgetError) as caught:
+        check_patch("progress", spec, {"spec": {"value": 81}})
+    assert caught.value.path == "patch.spec.value"
+    with pytest.raises(WidgetError) as caught:
+        check_patch("confirm", {"title": "t"}, {"spec": {"options": []}})
+    assert caught.value.path == "patch.spec.options"
+
+
+def test_patches_of_unknown_widgets_are_checked_field_by_field() -> None:
+    assert check_patch(None, None, {"spec": {"max": "2026-01-01"}})
+    assert check_patch(None, None, {"expires_at": "2026-12-01T10:00:00+01:00"})
+    for patch, path in [
+        ({}, "patch"),
+        ({"spec": {}}, "patch.spec"),
+        ({"spec": {"value": "half"}}, "patch.spec.value"),
+        ({"spec": {"colour": "red"}}, "patch.spec.colour"),
+        ({"expires_at": "later"}, "patch.expires_at"),
+        ({"title": "t"}, "patch.title"),
+    ]:
+        with pytest.raises(WidgetError) as caught:
+            check_patch(None, None, patch)
+        assert caught.value.path == path
+
+
+def test_build_update() -> None:
+    update = build_update("w1", {"spec": {"value": 3}})
+    assert update["type"] == "widget.update"
+    assert update["ref"] == "w1"
+    assert update["patch"] == {"spec": {"value": 3}}
+    assert update["id"] != "w1"
+
+
+def test_parse_response() -> None:
+    answer = parse_response({"type": "widget.response", "id": "r", "ref": "w", "value": True})
+    assert answer is not None
+    assert (answer.ref, answer.value, answer.cancelled) == ("w", True, False)
+    cancelled = parse_response(
+        {"type": "widget.response", "id": "r", "ref": "w", "cancelled": True}
+    )
+    assert cancelled is not None
+    assert cancelled.cancelled
+    assert cancelled.value is None
+    for bad in [
+        None,
+        {"type": "widget.update", "id": "r", "ref": "w"},
+        {"type": "widget.response", "id": "r"},
+        {"type": "widget.response", "id": "", "ref": "w"},
+        {"type": "widget.response", "id": "r", "ref": "w", "cancelled": "yes"},
+    ]:
+        assert parse_response(bad) is None
