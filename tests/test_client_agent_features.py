@@ -214,3 +214,35 @@ def test_group_payload_round_trip_and_wrong_key() -> None:
         pass
     else:
         raise AssertionError("a group message opened under another epoch")
+
+
+async def test_widget_out_and_answer_in(emulator: EmulatorHandle) -> None:
+    installed = await emulator.install()
+    recorder = Recorder()
+    agent = make_agent(emulator, installed, recorder)
+    agent.start()
+    try:
+        await wait_for(lambda: agent.status.state is ConnectionState.CONNECTED)
+        message_id = await emulator.send(installed.conversation_id, text="unlock the door?")
+        await wait_for(lambda: len(recorder.delivered) == 1)
+        widget = {
+            "type": "widget.standard",
+            "id": "confirm-1",
+            "v": 1,
+            "kind": "confirm",
+            "spec": {"title": "Unlock the front door?"},
+        }
+        sent = await agent.send_widget(widget, source_message_id=message_id)
+        assert sent.kind == "widget.standard"
+        (entry,) = await emulator.wait_inbox(installed.conversation_id, 1)
+        assert (entry["kind"], entry["payload"]) == ("widget.standard", widget)
+        await emulator.send(
+            installed.conversation_id, widget_response={"ref": "confirm-1", "value": True}
+        )
+        await wait_for(lambda: len(recorder.delivered) == 2)
+        answer = recorder.delivered[1]
+        assert answer.kind == "widget.response"
+        assert answer.widget is not None
+        assert (answer.widget["ref"], answer.widget["value"]) == ("confirm-1", True)
+    finally:
+        await agent.stop()
