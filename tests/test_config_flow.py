@@ -116,6 +116,15 @@ async def test_client_is_registered_once_per_server_and_callback(
     assert len(hass.config_entries.async_entries(DOMAIN)) == 2
 
 
+async def test_flows_started_together_share_one_client(
+    hass: HomeAssistant, driver: FlowDriver
+) -> None:
+    results = await asyncio.gather(*(driver.begin() for _ in range(3)))
+    assert [result["type"] for result in results] == ["external"] * 3
+    assert len(await _events(driver.emulator, "client_registered")) == 1
+    assert len({result["flow_id"] for result in results}) == 3
+
+
 async def test_forgotten_client_is_registered_again(
     hass: HomeAssistant, driver: FlowDriver, hass_storage: dict[str, object]
 ) -> None:
