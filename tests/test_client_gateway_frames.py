@@ -6,7 +6,9 @@ from typing import Any
 
 import pytest
 
-from custom_components.pacerelle.client import history_v1
+from custom_components.pacerelle.client import groups, history_v1
+from custom_components.pacerelle.client.agent_data import AgentData, Conversations
+from custom_components.pacerelle.client.crypto_jobs import seal
 from custom_components.pacerelle.client.gateway_frames import (
     MAX_ATTACHMENTS,
     MAX_FRAME_CHARS,
@@ -18,9 +20,11 @@ from custom_components.pacerelle.client.gateway_frames import (
     build_message,
     parse_frame,
 )
-from custom_components.pacerelle.client.inbox import Inbox, Receipt, Request
+from custom_components.pacerelle.client.inbox import MAX_PENDING, Inbox, Receipt, Request
 from custom_components.pacerelle.client.outbox import CONFIRM_WINDOW, Outbox, Written
 from custom_components.pacerelle.client.payloads import Content, parse_content
+from custom_components.pacerelle.client.signal.errors import SignalError, SignalErrorKind
+from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.tokens import RuntimeTokens, credential_from
 
 MESSAGE: dict[str, Any] = {
@@ -219,3 +223,45 @@ async def test_tokens_renew_before_expiry_and_share_requests() -> None:
     assert tokens.current is None
     short = credential_from(_Issued("s", 2), 0.0)
     assert (short.renew_at, short.expires_at) == pytest.approx((1.6, 2.0))
+
+
+def test_pending_requests_and_receipts_are_bounded() -> None:
+    inbox = Inbox()
+    for index in range(MAX_PENDING + 5):
+        message = _parse(id=f"m{index}")
+        assert isinstance(message, InboundMessage)
+        request = Request.build(message, Content("text", "x"), float(index))
+        inbox = inbox.with_received(message.digest, request).accept([message.message_id])
+    assert len(inbox.pending) == MAX_PENDING
+    assert next(iter(inbox.pending)) == "m5"  # the oldest went first
+    assert len(inbox.accepted) == MAX_PENDING + 5  # receipts are kept longer
+
+
+def test_group_seal_and_missing_session() -> None:
+    signal = AgentSignalState.new()
+    key = groups.GroupKey("c1", "k1", 1, bytes(32))
+    data = AgentData(signal, conversations=Conversations().with_group_key(key))
+    sealed = seal(
+        data,
+        agent_id="a1",
+        message_id="r1",
+        conversation_id="c1",
+        to="group:c1",
+        device_id=None,
+        plaintext="hello all",
+        encrypted=True,
+    )
+    assert groups.open_message(key, groups.parse_message(sealed.payload)) == "hello all"
+    assert sealed.data is data  # no Signal state used for a group
+    with pytest.raises(SignalError) as caught:
+        seal(
+            data,
+            agent_id="a1",
+            message_id="r2",
+            conversation_id="c1",
+            to="u1",
+            device_id="1",
+            plaintext="hi",
+            encrypted=True,
+        )
+    assert caught.value.kind is SignalErrorKind.NO_SESSION
