@@ -9,7 +9,6 @@ starts the HA-free Agent. Every accepted request fires `pacerelle_message`.
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from homeassistant.config_entries import ConfigEntry
@@ -25,7 +24,6 @@ from .client.agent_core import AgentConfig, AgentHooks
 from .client.agent_data import SECTIONS, AgentData, AgentDataError
 from .client.encrypted_file import StoreError, StoreProblem
 from .client.errors import PacerelleAuthError, PacerelleError
-from .client.inbox import Request
 from .client.signal.state import AgentSignalState
 from .client.tokens import IssuedToken, RuntimeTokens
 from .const import (
@@ -37,15 +35,14 @@ from .const import (
     DEFAULT_SERVER_URL,
     DOMAIN,
 )
+from .events import EVENT_MESSAGE, MessageEvents, event_data
 from .options import AgentOptions
 from .runtime_issues import clear_store_issue, raise_identity_changed, raise_store_issue
 from .store import AgentStore
 
 _LOGGER = logging.getLogger(__name__)
 
-EVENT_MESSAGE = "pacerelle_message"
 SIGNAL_STATUS = f"{DOMAIN}_status_{{}}"
-_PUBLIC_ATTACHMENT_FIELDS = ("id", "name", "mime", "size", "width", "height", "duration_ms")
 
 
 def status_signal(entry_id: str) -> str:
@@ -70,28 +67,6 @@ class PacerelleRuntime:
         if request is None:
             return None
         return next((a for a in request.attachments if a.get("id") == attachment_id), None)
-
-
-def event_data(entry_id: str, agent_id: str, request: Request) -> dict[str, Any]:
-    """The `pacerelle_message` event: no secrets (attachment keys stay in the store)."""
-    return {
-        "entry_id": entry_id,
-        "agent_id": agent_id,
-        "conversation_id": request.conversation_id,
-        "message_id": request.message_id,
-        "sender_id": request.sender_id,
-        "sender_device_id": request.sender_device_id,
-        "group": request.is_group,
-        "kind": request.kind,
-        "text": request.text,
-        "reply_to_message_id": request.reply_to_message_id,
-        "attachments": [
-            {name: item[name] for name in _PUBLIC_ATTACHMENT_FIELDS if name in item}
-            for item in request.attachments
-        ],
-        "widget": dict(request.widget) if request.widget is not None else None,
-        "received_at": datetime.fromtimestamp(request.received_at, UTC).isoformat(),
-    }
 
 
 async def async_setup_runtime(hass: HomeAssistant, entry: ConfigEntry[Any]) -> PacerelleRuntime:
@@ -119,9 +94,15 @@ async def async_setup_runtime(hass: HomeAssistant, entry: ConfigEntry[Any]) -> P
             translation_placeholders={"error": str(err)},
         ) from err
 
-    @callback
-    def deliver(request: Request) -> None:
-        hass.bus.async_fire(EVENT_MESSAGE, event_data(entry.entry_id, agent_id, request))
+    options = AgentOptions.from_options(entry.options)
+    agent: Agent | None = None
+
+    async def download(attachment: Mapping[str, Any]) -> bytes:
+        assert agent is not None  # files arrive only once the agent runs
+        return await agent.download_attachment(attachment)
+
+    # Events (and files saved to the media folder first) in arrival order: see events.py.
+    events = MessageEvents(hass, entry.entry_id, agent_id, options.media_folder, download)
 
     @callback
     def identity_changed(peer_id: str) -> None:
@@ -138,7 +119,6 @@ async def async_setup_runtime(hass: HomeAssistant, entry: ConfigEntry[Any]) -> P
     def run_blocking[T](function: Callable[[], T]) -> Any:
         return hass.async_add_executor_job(function)
 
-    options = AgentOptions.from_options(entry.options)
     config = AgentConfig(
         agent_id=agent_id,
         owner_id=str(entry.data[CONF_OWNER_ID]),
@@ -151,7 +131,7 @@ async def async_setup_runtime(hass: HomeAssistant, entry: ConfigEntry[Any]) -> P
     hooks = AgentHooks(
         save=store.async_save,
         run_blocking=run_blocking,
-        deliver=deliver,
+        deliver=events.deliver,
         identity_changed=identity_changed,
         status_changed=status_changed,
         revoked=revoked,
@@ -204,3 +184,12 @@ def _check_installation(document: Mapping[str, Any]) -> None:
     installation = document.get("installation")
     if not isinstance(installation, dict) or not isinstance(installation.get("token"), str):
         raise StoreError(StoreProblem.CORRUPT, "no installation in the store")
+
+
+__all__ = [
+    "EVENT_MESSAGE",
+    "PacerelleRuntime",
+    "async_setup_runtime",
+    "event_data",
+    "status_signal",
+]

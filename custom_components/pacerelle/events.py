@@ -1,0 +1,163 @@
+"""The events an agent fires on Home Assistant's bus: their names and stable data.
+
+`pacerelle_message`, once per accepted request (text, files, widget answers alike):
+
+- `entry_id`, `agent_id`: the config entry and the Pacerelle agent that received it
+- `conversation_id`: the conversation it was written in
+- `message_id`: the request's id; pass it as `source_message_id` to answer it
+- `sender_id`, `sender_device_id`: who wrote it, from which of their devices
+- `group`: true when written in a group conversation
+- `kind`: `text`, `chat.message` (with files), `widget.response` or `widget.update`
+- `text`: what the person wrote (for widget answers, a short description)
+- `reply_to_message_id`: the message it answers, or null
+- `attachments`: `[{id, name, mime, size, width?, height?, duration_ms?, path?}]`, never a
+  key; `path` (only when a media folder is set) is where the file was saved, null if that
+  failed
+- `widget`: the widget JSON the person's app sent (`widget.response`/`widget.update`), or null
+- `widget_response`: `{widget_id, value, cancelled}` for an answer to one of our widgets,
+  else null
+- `received_at`: ISO 8601 time it arrived
+
+`pacerelle_widget_response`, also fired for each answer to one of our widgets:
+`entry_id`, `agent_id`, `conversation_id`, `message_id` (of the answer), `sender_id`,
+`sender_device_id`, `widget_id` (the widget answered), `value` (null when cancelled),
+`cancelled`, `received_at`.
+
+Events keep arrival order: when a message's files are being saved, later events wait for it.
+"""
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from homeassistant.core import HomeAssistant, callback
+
+from .attachments import Download, async_save_incoming
+from .client.inbox import Request
+from .client.widgets import parse_response
+
+_LOGGER = logging.getLogger(__name__)
+
+EVENT_MESSAGE: Final = "pacerelle_message"
+EVENT_WIDGET_RESPONSE: Final = "pacerelle_widget_response"
+
+ATTR_ENTRY_ID: Final = "entry_id"
+ATTR_AGENT_ID: Final = "agent_id"
+ATTR_WIDGET_ID: Final = "widget_id"
+PUBLIC_ATTACHMENT_FIELDS: Final = ("id", "name", "mime", "size", "width", "height", "duration_ms")
+
+
+def event_data(
+    entry_id: str,
+    agent_id: str,
+    request: Request,
+    saved: Mapping[str, str | None] | None = None,
+) -> dict[str, Any]:
+    """`pacerelle_message` data: no secrets (attachment keys stay in the store).
+
+    `saved` maps attachment ids to where they were written (None: failed); without it the
+    attachments carry no `path`.
+    """
+    attachments = []
+    for item in request.attachments:
+        public = {name: item[name] for name in PUBLIC_ATTACHMENT_FIELDS if name in item}
+        if saved is not None:
+            public["path"] = saved.get(str(item.get("id")))
+        attachments.append(public)
+    answer = parse_response(request.widget)
+    return {
+        ATTR_ENTRY_ID: entry_id,
+        ATTR_AGENT_ID: agent_id,
+        "conversation_id": request.conversation_id,
+        "message_id": request.message_id,
+        "sender_id": request.sender_id,
+        "sender_device_id": request.sender_device_id,
+        "group": request.is_group,
+        "kind": request.kind,
+        "text": request.text,
+        "reply_to_message_id": request.reply_to_message_id,
+        "attachments": attachments,
+        "widget": dict(request.widget) if request.widget is not None else None,
+        "widget_response": (
+            {ATTR_WIDGET_ID: answer.ref, "value": answer.value, "cancelled": answer.cancelled}
+            if answer is not None
+            else None
+        ),
+        "received_at": _iso(request.received_at),
+    }
+
+
+def widget_response_data(entry_id: str, agent_id: str, request: Request) -> dict[str, Any] | None:
+    """`pacerelle_widget_response` data, or None when the request is no widget answer."""
+    answer = parse_response(request.widget)
+    if answer is None:
+        return None
+    return {
+        ATTR_ENTRY_ID: entry_id,
+        ATTR_AGENT_ID: agent_id,
+        "conversation_id": request.conversation_id,
+        "message_id": request.message_id,
+        "sender_id": request.sender_id,
+        "sender_device_id": request.sender_device_id,
+        ATTR_WIDGET_ID: answer.ref,
+        "value": None if answer.cancelled else answer.value,
+        "cancelled": answer.cancelled,
+        "received_at": _iso(request.received_at),
+    }
+
+
+def _iso(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, UTC).isoformat()
+
+
+class MessageEvents:
+    """Fires an entry's events in arrival order, saving files first when a folder is set."""
+
+    def __init__(
+        self,
+        hass: HomeAssistant,
+        entry_id: str,
+        agent_id: str,
+        media_folder: str,
+        download: Download,
+    ) -> None:
+        self._hass = hass
+        self._entry_id = entry_id
+        self._agent_id = agent_id
+        self._media_folder = media_folder
+        self._download = download
+        self._backlog: list[Request] = []
+        self._worker: asyncio.Task[None] | None = None
+
+    @callback
+    def deliver(self, request: Request) -> None:
+        """Called as each request is accepted (on the event loop, never blocking)."""
+        if not self._backlog and not (self._media_folder and request.attachments):
+            self._fire(request, None)
+            return
+        self._backlog.append(request)
+        if self._worker is None or self._worker.done():
+            self._worker = self._hass.async_create_background_task(
+                self._drain(), f"pacerelle_events_{self._entry_id}"
+            )
+
+    async def _drain(self) -> None:
+        while self._backlog:
+            request = self._backlog[0]
+            saved = None
+            if self._media_folder and request.attachments:
+                saved = await async_save_incoming(
+                    self._hass, self._media_folder, request, self._download
+                )
+            self._backlog.pop(0)
+            self._fire(request, saved)
+
+    @callback
+    def _fire(self, request: Request, saved: Mapping[str, str | None] | None) -> None:
+        bus = self._hass.bus
+        bus.async_fire(EVENT_MESSAGE, event_data(self._entry_id, self._agent_id, request, saved))
+        answer = widget_response_data(self._entry_id, self._agent_id, request)
+        if answer is not None:
+            bus.async_fire(EVENT_WIDGET_RESPONSE, answer)
