@@ -3,18 +3,29 @@
 A real `hass` process serves the frontend; the emulator runs in this process. The browser
 onboards Home Assistant, adds the integration, pastes a connection key from the emulator,
 approves on the emulator's approval page (the window the frontend opens) and lands on the
-created entry. Each step's screenshot is kept under tests/artifacts/browser/ (or
-$PACERELLE_ARTIFACTS/browser/ when set).
+created entry. Each step's screenshot is kept under tests/artifacts/browser/add_integration/
+<run>/ (or $PACERELLE_ARTIFACTS/browser/... when set).
 """
 
+import contextlib
 import json
 import os
 import re
+import shutil
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import (
+    Browser,
+    Page,
+    Response,
+    WebSocket,
+    async_playwright,
+    expect,
+)
+from playwright.async_api import Error as PlaywrightError
 
 from tests.browser.home_assistant import running_home_assistant
 from tests.emulator_fixtures import EmulatorHandle, running_emulator
@@ -37,23 +48,64 @@ ARTIFACTS = (
     / "browser"
 )
 STEP_TIMEOUT_MS = 20_000
+KEPT_RUNS = 3
 PASSWORD = "browser-test-password"
 
 
 class Screenshots:
-    """Numbered screenshots of one test run, printed so a failing run shows where they are."""
+    """Numbered screenshots of one run, in a directory of its own (runs may overlap).
 
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
-        directory.mkdir(parents=True, exist_ok=True)
-        for old in directory.glob("*.png"):
-            old.unlink()
+    The last KEPT_RUNS runs are kept; the path is printed so a failing run shows it.
+    """
+
+    def __init__(self, parent: Path) -> None:
+        parent.mkdir(parents=True, exist_ok=True)
+        for stale in sorted(parent.iterdir())[:-KEPT_RUNS]:
+            if stale.is_dir():
+                shutil.rmtree(stale, ignore_errors=True)
+            else:
+                stale.unlink(missing_ok=True)
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+        self.directory = parent / f"{stamp}-{os.getpid()}"
+        self.directory.mkdir()
         self.count = 0
-        print(f"screenshots in {directory}")
+        print(f"screenshots in {self.directory}")
 
     async def take(self, page: Page, name: str) -> None:
         self.count += 1
         await page.screenshot(path=self.directory / f"{self.count:02d}-{name}.png")
+
+
+class Traffic:
+    """What Home Assistant sent to the browser: API and callback bodies, WebSocket frames."""
+
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url
+        self.texts: list[str] = []
+        self.responses: list[Response] = []
+
+    def watch(self, page: Page) -> None:
+        page.on("response", self._on_response)
+        page.on("websocket", self._on_websocket)
+
+    def _on_response(self, response: Response) -> None:
+        path = response.url.removeprefix(self.base_url)
+        if path != response.url and path.startswith(("/api/", "/auth/")):
+            self.responses.append(response)
+
+    def _on_websocket(self, websocket: WebSocket) -> None:
+        websocket.on("framereceived", self._on_frame)
+
+    def _on_frame(self, payload: str | bytes) -> None:
+        self.texts.append(payload if isinstance(payload, str) else payload.decode(errors="replace"))
+
+    async def assert_never_carried(self, secret: str) -> None:
+        for response in self.responses:
+            # Redirects and aborted requests have no body.
+            with contextlib.suppress(PlaywrightError):
+                self.texts.append(await response.text())
+        assert len(self.texts) > 20, "the frontend's traffic was not captured"
+        assert all(secret not in text for text in self.texts)
 
 
 @pytest.fixture
@@ -132,23 +184,29 @@ async def test_add_pacerelle_in_the_frontend(
         context.set_default_timeout(STEP_TIMEOUT_MS)
         expect.set_options(timeout=STEP_TIMEOUT_MS)
         page = await context.new_page()
+        traffic = Traffic(base_url)
+        traffic.watch(page)
         try:
             await _onboard(page, base_url, shots)
             await _open_pacerelle_flow(page, base_url, shots)
             await _paste_key_and_approve(page, emulator, shots)
-            await expect(
-                page.get_by_text("Created configuration for Home Assistant")
-            ).to_be_visible()
+            # The success step; with the agent's device it asks for a name and an area.
+            done = re.compile(r"Created configuration for Home Assistant|Name and assign")
+            await expect(page.get_by_text(done).first).to_be_visible()
             await shots.take(page, "created")
-            await page.get_by_text("Finish", exact=True).click()
+            await page.get_by_role("button", name=re.compile(r"^(Skip and finish|Finish)$")).click()
 
             [installation] = await emulator.admin("GET", "/installations")
             agent_id = installation["agent_id"]
             await page.goto(f"{base_url}/config/integrations/integration/pacerelle")
+            # The launch screen fades out once the frontend is connected.
+            await expect(page.locator("#ha-launch-screen")).to_have_count(0)
             await expect(page.get_by_text("Home Assistant", exact=True).first).to_be_visible()
             # The agent came online with the installation the flow stored.
             await emulator.wait_agent(agent_id, lambda status: status["connected"])
             await shots.take(page, "entry")
+            token = emulator.emulator.state.installations[agent_id].installation_token
+            await traffic.assert_never_carried(token)
         except Exception:
             await shots.take(page, "failure")
             raise
