@@ -1,19 +1,23 @@
 """The Pacerelle integration: Home Assistant as an end-to-end encrypted Pacerelle agent."""
 
 from homeassistant.config_entries import ConfigEntry
+from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant
 
 from .runtime import PacerelleRuntime, async_setup_runtime
 
 type PacerelleConfigEntry = ConfigEntry[PacerelleRuntime]
 
+PLATFORMS = [Platform.EVENT, Platform.NOTIFY, Platform.SENSOR]
+
 
 async def async_setup_entry(hass: HomeAssistant, entry: PacerelleConfigEntry) -> bool:
     """Set up a Pacerelle agent from a config entry: load its store, bring it online."""
     entry.runtime_data = await async_setup_runtime(hass, entry)
+    await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
     return True
 
 
 async def async_unload_entry(hass: HomeAssistant, entry: PacerelleConfigEntry) -> bool:
     """Unload a Pacerelle agent (the runtime stops through entry.async_on_unload)."""
-    return True
+    return await hass.config_entries.async_unload_platforms(entry, PLATFORMS)

@@ -1,0 +1,89 @@
+"""The event entity of an agent: one event per accepted message.
+
+It mirrors the `pacerelle_message` bus event of its own entry (same data, without the
+entry and agent ids), typed `widget_response` for widget answers and `message` for the
+rest. What people wrote stays out of the recorder: the attributes that carry it are
+shown on the entity but not written to the history database.
+"""
+
+from dataclasses import dataclass
+from typing import Any, Final, override
+
+from homeassistant.components.event import EventEntity, EventEntityDescription
+from homeassistant.core import Event, HomeAssistant, callback
+from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
+
+from . import PacerelleConfigEntry
+from .client.payloads import WIDGET_RESPONSE
+from .entity import REACHABLE_STATES, PacerelleEntity, async_device_info
+from .runtime import EVENT_MESSAGE
+
+PARALLEL_UPDATES = 0
+
+EVENT_TYPE_MESSAGE: Final = "message"
+EVENT_TYPE_WIDGET_RESPONSE: Final = "widget_response"
+_ATTRIBUTES: Final = (
+    "message_id",
+    "conversation_id",
+    "sender_id",
+    "sender_device_id",
+    "group",
+    "kind",
+    "text",
+    "reply_to_message_id",
+    "attachments",
+    "widget",
+    "received_at",
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PacerelleEventDescription(EventEntityDescription):
+    """The incoming-messages event entity."""
+
+
+MESSAGES = PacerelleEventDescription(
+    key="messages",
+    translation_key="messages",
+    event_types=[EVENT_TYPE_MESSAGE, EVENT_TYPE_WIDGET_RESPONSE],
+)
+
+
+async def async_setup_entry(
+    hass: HomeAssistant,
+    entry: PacerelleConfigEntry,
+    async_add_entities: AddConfigEntryEntitiesCallback,
+) -> None:
+    device_info = await async_device_info(hass, entry)
+    async_add_entities([PacerelleMessageEvent(entry, device_info, MESSAGES)])
+
+
+class PacerelleMessageEvent(PacerelleEntity, EventEntity):
+    entity_description: PacerelleEventDescription
+    _unrecorded_attributes = frozenset({"text", "attachments", "widget"})
+
+    @property
+    @override
+    def available(self) -> bool:
+        return self.status.state in REACHABLE_STATES
+
+    @override
+    async def async_added_to_hass(self) -> None:
+        await super().async_added_to_hass()
+        entry_id = self.runtime.entry_id
+
+        @callback
+        def ours(event_data: dict[str, Any]) -> bool:
+            return bool(event_data.get("entry_id") == entry_id)
+
+        self.async_on_remove(
+            self.hass.bus.async_listen(EVENT_MESSAGE, self._handle_message, event_filter=ours)
+        )
+
+    @callback
+    def _handle_message(self, event: Event[dict[str, Any]]) -> None:
+        data = event.data
+        answer = data.get("kind") == WIDGET_RESPONSE
+        event_type = EVENT_TYPE_WIDGET_RESPONSE if answer else EVENT_TYPE_MESSAGE
+        self._trigger_event(event_type, {name: data.get(name) for name in _ATTRIBUTES})
+        self.async_write_ha_state()

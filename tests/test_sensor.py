@@ -1,0 +1,122 @@
+"""The agent's sensors follow its connection and its messages, against the running emulator."""
+
+from datetime import UTC, datetime
+from unittest.mock import patch
+
+from homeassistant.const import EVENT_HOMEASSISTANT_STOP, STATE_UNAVAILABLE, Platform
+from homeassistant.core import Event, EventStateChangedData, HomeAssistant, callback
+from homeassistant.helpers import device_registry as dr
+from homeassistant.helpers import entity_registry as er
+from homeassistant.helpers.event import async_track_state_change_event
+from homeassistant.util import dt as dt_util
+from syrupy.assertion import SnapshotAssertion
+
+from custom_components.pacerelle.const import DOMAIN
+from tests.emulator_fixtures import EmulatorHandle
+from tests.entity_harness import ha_snapshot, replacing, setup_agent, state_of, wait_state
+
+
+async def test_sensors_follow_the_connection_and_the_messages(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    setup = await setup_agent(hass, emulator)
+    installed, runtime = setup.installed, setup.runtime
+    connection = setup.entity_id(hass, "sensor", "connection_state")
+    pending = setup.entity_id(hass, "sensor", "pending_requests")
+    uncertain = setup.entity_id(hass, "sensor", "uncertain_sends")
+    last_message = setup.entity_id(hass, "sensor", "last_message")
+    code = setup.entity_id(hass, "sensor", "verification_code")
+    seen: list[str] = []
+
+    @callback
+    def record(event: Event[EventStateChangedData]) -> None:
+        new = event.data["new_state"]
+        if new is not None and (not seen or seen[-1] != new.state):
+            seen.append(new.state)
+
+    async_track_state_change_event(hass, connection, record)
+
+    assert state_of(hass, connection) == "connected"
+    assert state_of(hass, pending) == "0"
+    assert state_of(hass, uncertain) == "0"
+    assert state_of(hass, last_message) == "unknown"
+    assert state_of(hass, code) == runtime.status.verification_code
+
+    # A message: one pending request, and the time it arrived.
+    message_id = await emulator.send(installed.conversation_id, text="status?")
+    await wait_state(hass, pending, "1")
+    request = runtime.agent.find_request(message_id)
+    assert request is not None
+    arrived = datetime.fromtimestamp(request.received_at, UTC)
+    assert dt_util.parse_datetime(state_of(hass, last_message)) == arrived.replace(microsecond=0)
+
+    # A reply written just before the connection is cut cannot be confirmed.
+    await runtime.agent.send_text("all good", source_message_id=message_id)
+    await runtime.agent.mark_processed(message_id)
+    await wait_state(hass, pending, "0")
+    await emulator.faults(gateway_status=503, drop_connections="abort")
+    await wait_state(hass, uncertain, "1")
+    await wait_state(hass, connection, "reconnecting")
+    await emulator.faults(reset=True)
+    await wait_state(hass, connection, "connected")
+    assert seen == ["reconnecting", "connected"]
+
+    # Revoked in Pacerelle: disconnected for good.
+    await emulator.admin("POST", f"/installations/{installed.agent_id}/revoke")
+    await wait_state(hass, connection, "disconnected")
+    assert state_of(hass, pending) == "0"  # what the agent knows stays readable
+    assert await hass.config_entries.async_unload(setup.entry.entry_id)
+    assert state_of(hass, connection) == STATE_UNAVAILABLE
+
+
+async def test_stopping_home_assistant_stops_the_agent(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    setup = await setup_agent(hass, emulator)
+    connection = setup.entity_id(hass, "sensor", "connection_state")
+    hass.bus.async_fire(EVENT_HOMEASSISTANT_STOP)
+    await wait_state(hass, connection, "stopped")
+    assert await hass.config_entries.async_unload(setup.entry.entry_id)
+
+
+async def test_one_service_device_per_agent(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
+    setup = await setup_agent(hass, emulator)
+    device = dr.async_get(hass).async_get_device_by_identifier(
+        (DOMAIN, setup.installed.agent_id), setup.entry.entry_id
+    )
+    assert device is not None
+    assert (device.name, device.manufacturer, device.model, device.sw_version) == (
+        "Home",
+        "Pacerelle",
+        "Agent",
+        "0.1.0",
+    )
+    assert device.entry_type is dr.DeviceEntryType.SERVICE
+    entities = er.async_entries_for_device(er.async_get(hass), device.id)
+    assert {entity.entity_id for entity in entities} == {
+        "event.home_messages",
+        "notify.home",
+        "sensor.home_connection",
+        "sensor.home_last_message",
+        "sensor.home_pending_requests",
+        "sensor.home_unconfirmed_sends",
+        "sensor.home_verification_code",
+    }
+    assert await hass.config_entries.async_unload(setup.entry.entry_id)
+
+
+async def test_sensor_snapshot(
+    hass: HomeAssistant, emulator: EmulatorHandle, snapshot: SnapshotAssertion
+) -> None:
+    with patch("custom_components.pacerelle.PLATFORMS", [Platform.SENSOR]):
+        setup = await setup_agent(hass, emulator)
+    matcher = replacing(setup.volatile())
+    snapshot = ha_snapshot(snapshot)
+    entries = er.async_entries_for_config_entry(er.async_get(hass), setup.entry.entry_id)
+    assert {entry.domain for entry in entries} == {"sensor"}
+    for entry in sorted(entries, key=lambda item: item.entity_id):
+        assert entry == snapshot(name=f"{entry.entity_id}-entry", matcher=matcher)
+        assert hass.states.get(entry.entity_id) == snapshot(
+            name=f"{entry.entity_id}-state", matcher=matcher
+        )
+    assert await hass.config_entries.async_unload(setup.entry.entry_id)
