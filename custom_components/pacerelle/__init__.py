@@ -3,12 +3,24 @@
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant
+from homeassistant.helpers import config_validation as cv
+from homeassistant.helpers.typing import ConfigType
 
+from .const import DOMAIN
+from .llm_api import async_register_llm_api
 from .runtime import PacerelleRuntime, async_setup_runtime
 
 type PacerelleConfigEntry = ConfigEntry[PacerelleRuntime]
 
+CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
+
 PLATFORMS = [Platform.EVENT, Platform.NOTIFY, Platform.SENSOR]
+
+
+async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
+    """Register the Pacerelle LLM API once: its tools reach every loaded agent."""
+    async_register_llm_api(hass)
+    return True
 
 
 async def async_setup_entry(hass: HomeAssistant, entry: PacerelleConfigEntry) -> bool:

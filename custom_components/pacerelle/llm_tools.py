@@ -1,0 +1,149 @@
+"""What every Pacerelle LLM tool shares: argument checks, agent addressing, errors, views.
+
+Arguments are checked against the tool's schema: a bad argument raises `probatio.Invalid`,
+which Home Assistant's chat log and MCP server both turn into an error result for the
+model. Refusals (unknown request, not connected...) are translated HomeAssistantErrors.
+
+Addressing: every tool takes an optional `agent` (agent id, entry title or agent name,
+case-insensitive). Without it the only loaded agent is used; with several loaded, the
+model must name one (the error and the API prompt list them).
+"""
+
+from abc import abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, override
+
+import probatio
+from homeassistant.config_entries import ConfigEntry
+from homeassistant.core import HomeAssistant
+from homeassistant.exceptions import HomeAssistantError
+from homeassistant.helpers import llm
+
+from .client.errors import PacerelleConnectionError, PacerelleError
+from .client.inbox import Request
+from .client.sender import SendError
+from .const import CONF_AGENT_ID, CONF_AGENT_NAME, DOMAIN
+from .runtime import PacerelleRuntime, event_data
+
+ARG_AGENT = "agent"
+AGENT_FIELD_DESCRIPTION = (
+    "The Pacerelle agent (id or name). Optional when only one agent is set up."
+)
+# SendError reasons with their own explanation for the model.
+_SEND_REASONS = {"unknown_request", "no_session", "too_long", "note_too_long"}
+
+
+@dataclass(frozen=True, slots=True)
+class AgentRef:
+    """One loaded agent, as the tools see it."""
+
+    agent_id: str
+    name: str
+    runtime: PacerelleRuntime
+
+
+def loaded_agents(hass: HomeAssistant) -> list[AgentRef]:
+    entries: list[ConfigEntry[PacerelleRuntime]] = hass.config_entries.async_loaded_entries(DOMAIN)
+    return [
+        AgentRef(
+            str(entry.data[CONF_AGENT_ID]),
+            str(entry.data.get(CONF_AGENT_NAME) or entry.title),
+            entry.runtime_data,
+        )
+        for entry in entries
+    ]
+
+
+def describe_agents(agents: list[AgentRef]) -> str:
+    return ", ".join(f"{ref.name} ({ref.agent_id})" for ref in agents) or "none"
+
+
+def resolve_agent(hass: HomeAssistant, wanted: str | None) -> AgentRef:
+    """The agent a call addresses: the named one, or the only one loaded."""
+    agents = loaded_agents(hass)
+    if not agents:
+        raise HomeAssistantError(translation_domain=DOMAIN, translation_key="llm_no_agent")
+    if wanted is None:
+        if len(agents) == 1:
+            return agents[0]
+        raise HomeAssistantError(
+            translation_domain=DOMAIN,
+            translation_key="llm_agent_required",
+            translation_placeholders={"agents": describe_agents(agents)},
+        )
+    folded = wanted.strip().casefold()
+    by_id = [ref for ref in agents if ref.agent_id.casefold() == folded]
+    by_name = [ref for ref in agents if ref.name.casefold() == folded]
+    if len(by_id) == 1 or len(by_name) == 1:
+        return (by_id or by_name)[0]
+    if by_name:  # two agents with one name: only the id tells them apart
+        raise HomeAssistantError(
+            translation_domain=DOMAIN,
+            translation_key="llm_agent_required",
+            translation_placeholders={"agents": describe_agents(by_name)},
+        )
+    raise HomeAssistantError(
+        translation_domain=DOMAIN,
+        translation_key="llm_unknown_agent",
+        translation_placeholders={"agent": wanted, "agents": describe_agents(agents)},
+    )
+
+
+def tool_schema(fields: Mapping[Any, Any]) -> probatio.Schema:
+    """A tool's parameters: its own fields plus the optional agent."""
+    return probatio.Schema(
+        {**fields, probatio.Optional(ARG_AGENT, description=AGENT_FIELD_DESCRIPTION): str}
+    )
+
+
+def timestamp(value: float | None) -> str | None:
+    return datetime.fromtimestamp(value, UTC).isoformat() if value is not None else None
+
+
+def request_view(ref: AgentRef, request: Request) -> dict[str, Any]:
+    """A request as the model sees it: the event's schema (no attachment keys)."""
+    view = event_data(ref.runtime.entry_id, ref.agent_id, request)
+    del view["entry_id"]
+    return view
+
+
+def refusal(err: PacerelleError) -> HomeAssistantError:
+    """The translated error for a refused send, mark or checkpoint."""
+    if isinstance(err, PacerelleConnectionError):
+        return HomeAssistantError(translation_domain=DOMAIN, translation_key="llm_not_connected")
+    if isinstance(err, SendError) and err.reason in _SEND_REASONS:
+        detail = str(err).partition(": ")[2]
+        return HomeAssistantError(
+            translation_domain=DOMAIN,
+            translation_key=f"llm_{err.reason}",
+            translation_placeholders={"detail": detail},
+        )
+    return HomeAssistantError(
+        translation_domain=DOMAIN,
+        translation_key="llm_failed",
+        translation_placeholders={"error": str(err)},
+    )
+
+
+class PacerelleTool(llm.Tool):
+    """A tool of the Pacerelle API: checks its arguments, finds the agent, maps errors."""
+
+    integration = DOMAIN
+
+    @override
+    async def async_call(
+        self, hass: HomeAssistant, tool_input: llm.ToolInput, llm_context: llm.LLMContext
+    ) -> llm.ToolResult:
+        args: dict[str, Any] = self.parameters(tool_input.tool_args)
+        ref = resolve_agent(hass, args.pop(ARG_AGENT, None))
+        try:
+            data = await self.run(hass, ref, args)
+        except PacerelleError as err:
+            raise refusal(err) from err
+        return llm.ToolResult(data=data)
+
+    @abstractmethod
+    async def run(self, hass: HomeAssistant, ref: AgentRef, args: dict[str, Any]) -> dict[str, Any]:
+        """The tool's work on checked arguments; its JSON result."""
