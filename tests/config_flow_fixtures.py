@@ -1,6 +1,8 @@
-"""Fixtures of the config flow tests: the flow driver, a garbage server, a private config dir.
+"""Fixtures of the config flow tests: the flow driver and a server that answers garbage.
 
-Registered with `pytest_plugins = ["tests.config_flow_fixtures"]` in the test modules.
+Registered with `pytest_plugins = ["tests.config_flow_fixtures"]` in the test modules. Such
+plugins are global, so nothing here overrides a fixture of the harness: the modules that
+write stores override `hass_config_dir` themselves.
 """
 
 from collections.abc import AsyncIterator
@@ -14,12 +16,6 @@ from homeassistant.setup import async_setup_component
 
 from tests.config_flow_driver import FlowDriver
 from tests.emulator_fixtures import EmulatorHandle
-
-
-@pytest.fixture
-def hass_config_dir(hass_tmp_config_dir: str) -> str:
-    """Stores are real files: keep them in the test's own directory."""
-    return hass_tmp_config_dir
 
 
 @pytest.fixture

@@ -25,6 +25,12 @@ from tests.emulator_fixtures import EmulatorHandle, running_emulator
 pytest_plugins = ["tests.config_flow_fixtures"]
 
 
+@pytest.fixture
+def hass_config_dir(hass_tmp_config_dir: str) -> str:
+    """Stores are real files: keep them in the test's own directory."""
+    return hass_tmp_config_dir
+
+
 async def _installations(emulator: EmulatorHandle) -> list[dict[str, object]]:
     result: list[dict[str, object]] = await emulator.admin("GET", "/installations")
     return result
@@ -36,8 +42,9 @@ async def _events(emulator: EmulatorHandle, kind: str) -> list[dict[str, object]
 
 
 def _store_files(hass: HomeAssistant) -> list[str]:
+    """The stores on disk (not the temporary files of a save the runtime may be making)."""
     directory = Path(hass.config.path(".storage", "pacerelle"))
-    return sorted(path.name for path in directory.glob("*")) if directory.exists() else []
+    return sorted(path.name for path in directory.glob("[!.]*")) if directory.exists() else []
 
 
 async def test_happy_path_creates_the_agent(hass: HomeAssistant, driver: FlowDriver) -> None:

@@ -3,6 +3,7 @@
 from pathlib import Path
 from typing import Any
 
+import pytest
 from homeassistant.config_entries import ConfigEntry, ConfigEntryState
 from homeassistant.core import HomeAssistant
 
@@ -11,6 +12,13 @@ from custom_components.pacerelle.options import AgentOptions
 from tests.config_flow_driver import FlowDriver
 
 pytest_plugins = ["tests.config_flow_fixtures"]
+
+
+@pytest.fixture
+def hass_config_dir(hass_tmp_config_dir: str) -> str:
+    """Stores are real files: keep them in the test's own directory."""
+    return hass_tmp_config_dir
+
 
 OPTIONS_API = "/api/config/config_entries/options/flow"
 
