@@ -9,6 +9,7 @@ from homeassistant.helpers.typing import ConfigType
 from .const import DOMAIN
 from .llm_api import async_register_llm_api
 from .runtime import PacerelleRuntime, async_setup_runtime
+from .services import async_setup_services
 
 type PacerelleConfigEntry = ConfigEntry[PacerelleRuntime]
 
@@ -18,7 +19,8 @@ PLATFORMS = [Platform.EVENT, Platform.NOTIFY, Platform.SENSOR]
 
 
 async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
-    """Register the Pacerelle LLM API once: its tools reach every loaded agent."""
+    """Register the actions and the Pacerelle LLM API once: they reach every loaded agent."""
+    async_setup_services(hass)
     async_register_llm_api(hass)
     return True
 

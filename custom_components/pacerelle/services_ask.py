@@ -1,0 +1,170 @@
+"""`pacerelle.ask`: send a question widget, wait for the person, return the answer.
+
+The widget expires when the wait ends, so the app stops offering it. The action always
+returns one of three answers, told apart by `status`: `answered` (with `value`),
+`cancelled` (the person dismissed it) or `timeout` (nobody answered in time). The
+person's answer is marked processed: it was consumed by the waiting script.
+"""
+
+import asyncio
+import contextlib
+from datetime import timedelta
+from typing import Any, Final
+
+import probatio
+from homeassistant.core import Event, ServiceCall, ServiceResponse, callback
+from homeassistant.helpers import config_validation as cv
+from homeassistant.util import dt as dt_util
+
+from .client.errors import PacerelleError
+from .client.widgets import (
+    CHOICE,
+    CONFIRM,
+    DATETIME,
+    DATETIME_MODES,
+    FORM,
+    PERMISSION,
+    WidgetError,
+    build_widget,
+)
+from .events import ATTR_ENTRY_ID, ATTR_WIDGET_ID, EVENT_WIDGET_RESPONSE
+from .services_common import (
+    AGENT_FIELDS,
+    TARGET_FIELDS,
+    client_errors,
+    resolve_entry,
+    target_fields,
+    widget_invalid,
+)
+
+ASK_KINDS: Final = (CONFIRM, CHOICE, FORM, DATETIME, PERMISSION)
+DEFAULT_TIMEOUT: Final = 300
+MAX_TIMEOUT: Final = 24 * 3600
+
+STATUS_ANSWERED: Final = "answered"
+STATUS_CANCELLED: Final = "cancelled"
+STATUS_TIMEOUT: Final = "timeout"
+
+ATTR_KIND: Final = "kind"
+ATTR_TIMEOUT: Final = "timeout"
+
+# Action fields that go into the spec, by the spec's own name.
+_SPEC_FIELDS: Final = {
+    "title": "title",
+    "body": "body",
+    "danger": "danger",
+    "options": "options",
+    "multiple": "multi",
+    "scopes": "scopes",
+    "fields": "fields",
+    "submit_label": "submitLabel",
+    "mode": "mode",
+    "min": "min",
+    "max": "max",
+}
+
+ASK_SCHEMA: Final = probatio.Schema(
+    {
+        **AGENT_FIELDS,
+        probatio.Required(ATTR_KIND): probatio.In(ASK_KINDS),
+        probatio.Required("title"): cv.string,
+        probatio.Optional("body"): cv.string,
+        probatio.Optional("danger"): cv.boolean,
+        probatio.Optional("yes_label"): cv.string,
+        probatio.Optional("no_label"): cv.string,
+        probatio.Optional("options"): [probatio.Any(cv.string, dict)],
+        probatio.Optional("multiple"): cv.boolean,
+        probatio.Optional("scopes"): [cv.string],
+        probatio.Optional("fields"): [dict],
+        probatio.Optional("submit_label"): cv.string,
+        probatio.Optional("mode"): probatio.In(DATETIME_MODES),
+        probatio.Optional("min"): cv.string,
+        probatio.Optional("max"): cv.string,
+        probatio.Optional("spec"): dict,
+        probatio.Optional(ATTR_TIMEOUT, default=DEFAULT_TIMEOUT): probatio.All(
+            probatio.Coerce(float), probatio.Range(min=1, max=MAX_TIMEOUT)
+        ),
+        **TARGET_FIELDS,
+    }
+)
+
+
+def question_spec(data: dict[str, Any]) -> dict[str, Any]:
+    """The widget spec from the action's friendly fields (`spec` may add or override)."""
+    spec = {name: data[field] for field, name in _SPEC_FIELDS.items() if field in data}
+    if "options" in spec:
+        spec["options"] = [
+            {"id": item, "label": item} if isinstance(item, str) else item
+            for item in spec["options"]
+        ]
+    labels = {key: data[f"{key}_label"] for key in ("yes", "no") if f"{key}_label" in data}
+    if labels:
+        spec["labels"] = labels
+    if data[ATTR_KIND] == DATETIME:
+        spec.setdefault("mode", "datetime")
+    spec.update(data.get("spec") or {})
+    return spec
+
+
+async def async_ask(call: ServiceCall) -> ServiceResponse:
+    hass = call.hass
+    entry = resolve_entry(hass, call)
+    target = target_fields(call)
+    timeout: float = call.data[ATTR_TIMEOUT]
+    deadline = dt_util.utcnow() + timedelta(seconds=timeout)
+    try:
+        widget = build_widget(
+            call.data[ATTR_KIND],
+            question_spec(dict(call.data)),
+            expires=deadline.isoformat(timespec="seconds"),
+        )
+    except WidgetError as err:
+        raise widget_invalid(err) from err
+    widget_id = widget["id"]
+    answer: asyncio.Future[dict[str, Any]] = hass.loop.create_future()
+
+    @callback
+    def ours(data: dict[str, Any]) -> bool:
+        return data.get(ATTR_ENTRY_ID) == entry.entry_id and data.get(ATTR_WIDGET_ID) == widget_id
+
+    @callback
+    def answered(event: Event[dict[str, Any]]) -> None:
+        if not answer.done():
+            answer.set_result(dict(event.data))
+
+    # Listening before sending: a quick answer cannot slip between the two.
+    unsubscribe = hass.bus.async_listen(EVENT_WIDGET_RESPONSE, answered, event_filter=ours)
+    try:
+        agent = entry.runtime_data.agent
+        with client_errors(entry, target["source_message_id"]):
+            reply = await agent.send_widget(widget, **target)
+        question = {"widget_id": widget_id, "message_id": reply.message_id}
+        try:
+            async with asyncio.timeout(timeout):
+                data = await answer
+        except TimeoutError:
+            return {**question, **_no_answer(STATUS_TIMEOUT)}
+    finally:
+        unsubscribe()
+    with contextlib.suppress(PacerelleError):
+        await agent.mark_processed(data["message_id"], f"Answer to pacerelle.ask {widget_id}")
+    return {
+        **question,
+        "status": STATUS_CANCELLED if data["cancelled"] else STATUS_ANSWERED,
+        "value": data["value"],
+        "answer_message_id": data["message_id"],
+        "sender_id": data["sender_id"],
+        "sender_device_id": data["sender_device_id"],
+        "answered_at": data["received_at"],
+    }
+
+
+def _no_answer(status: str) -> dict[str, Any]:
+    return {
+        "status": status,
+        "value": None,
+        "answer_message_id": None,
+        "sender_id": None,
+        "sender_device_id": None,
+        "answered_at": None,
+    }

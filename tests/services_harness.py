@@ -1,0 +1,99 @@
+"""An agent the person has already written to, and helpers to call its actions."""
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from homeassistant.core import HomeAssistant
+from homeassistant.exceptions import HomeAssistantError
+from homeassistant.helpers import device_registry as dr
+from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
+
+from custom_components.pacerelle.client.agent_core import ConnectionState
+from custom_components.pacerelle.const import DOMAIN
+from custom_components.pacerelle.events import EVENT_MESSAGE
+from custom_components.pacerelle.runtime import PacerelleRuntime
+from tests.emulator_fixtures import EmulatorHandle, Installed
+from tests.runtime_harness import add_entry, wait_until
+
+
+@dataclass
+class Agent:
+    installed: Installed
+    entry: MockConfigEntry
+    events: list[Any]  # pacerelle_message events
+
+    @property
+    def runtime(self) -> PacerelleRuntime:
+        runtime: PacerelleRuntime = self.entry.runtime_data
+        return runtime
+
+    @property
+    def conversation_id(self) -> str:
+        return self.installed.conversation_id
+
+    def device_id(self, hass: HomeAssistant) -> str:
+        device = dr.async_get(hass).async_get_or_create(
+            config_entry_id=self.entry.entry_id,
+            identifiers={(DOMAIN, self.installed.agent_id)},
+        )
+        return device.id
+
+
+async def start_agent(
+    hass: HomeAssistant, emulator: EmulatorHandle, *, options: dict[str, Any] | None = None
+) -> Agent:
+    """An installed agent, set up and connected; nobody has written to it yet."""
+    installed = await emulator.install()
+    entry = await add_entry(hass, emulator, installed, options=options)
+    events = async_capture_events(hass, EVENT_MESSAGE)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+    agent = Agent(installed, entry, events)
+    await wait_until(lambda: agent.runtime.status.state is ConnectionState.CONNECTED)
+    return agent
+
+
+async def human_writes(emulator: EmulatorHandle, agent: Agent, **body: Any) -> dict[str, Any]:
+    """The person sends something; the pacerelle_message event it fired."""
+    before = len(agent.events)
+    message_id = await emulator.send(agent.conversation_id, **body)
+    await wait_until(lambda: len(agent.events) > before)
+    data: dict[str, Any] = agent.events[-1].data
+    assert data["message_id"] == message_id
+    return data
+
+
+async def spoken_agent(hass: HomeAssistant, emulator: EmulatorHandle, **kwargs: Any) -> Agent:
+    """An agent the person has written to once (so it may answer)."""
+    agent = await start_agent(hass, emulator, **kwargs)
+    await human_writes(emulator, agent, text="Hello")
+    return agent
+
+
+async def call(
+    hass: HomeAssistant, service: str, data: dict[str, Any], *, response: bool = True
+) -> Any:
+    return await hass.services.async_call(
+        DOMAIN, service, data, blocking=True, return_response=response
+    )
+
+
+async def refused(
+    hass: HomeAssistant, service: str, data: dict[str, Any], key: str, *, response: bool = False
+) -> HomeAssistantError:
+    """The call fails with the translated error `key`; the error, for its placeholders."""
+    with pytest.raises(HomeAssistantError) as caught:
+        await call(hass, service, data, response=response)
+    assert caught.value.translation_key == key, caught.value
+    return caught.value
+
+
+async def received(emulator: EmulatorHandle, agent: Agent, count: int) -> list[dict[str, Any]]:
+    """What the person's devices received, once there are `count` messages."""
+    return await emulator.wait_inbox(agent.conversation_id, count)
+
+
+async def sleep_a_little() -> None:
+    await asyncio.sleep(0.05)
