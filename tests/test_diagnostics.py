@@ -1,0 +1,143 @@
+"""Diagnostics say how the agent is, and no secret reaches them or the logs."""
+
+import base64
+import json
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from homeassistant.core import HomeAssistant
+from pytest_homeassistant_custom_component.components.diagnostics import (
+    get_diagnostics_for_config_entry,
+)
+from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
+from syrupy.assertion import SnapshotAssertion
+
+from custom_components.pacerelle.store import AgentStore
+from tests.emulator_fixtures import EmulatorHandle
+from tests.entity_harness import Setup, ha_snapshot, replacing, setup_agent, wait_state
+from tests.runtime_harness import wait_until
+
+USER_TEXT = "The alarm code is 4711, open the garage"
+REPLY_TEXT = "Opening the garage now, Margaret"
+NOTE = "handled: garage opened for Margaret"
+FILE_CONTENT = b"%PDF secret floor plan " + bytes(range(64))
+# Loggers of the in-process emulator (its access log shows the gateway URL with the token).
+# Prekey ids are random; one-time prekey counts depend on when replenishment runs.
+RANDOM_OR_RACING = {"id", "one_time_prekeys", "one_time_prekeys_published"}
+EMULATOR_LOGGERS = ("aiohttp.access", "aiohttp.server", "tests.")
+
+
+def strings_in(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from strings_in(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from strings_in(item)
+
+
+async def secrets_of(hass: HomeAssistant, emulator: EmulatorHandle, setup: Setup) -> set[str]:
+    """Every token, key and piece of Signal state the agent holds (long strings only)."""
+    document = await AgentStore(hass, setup.installed.agent_id).async_load()
+    found = {setup.installed.installation_token}
+    found |= {
+        token.token
+        for token in emulator.emulator.state.runtime_tokens.values()
+        if token.agent_id == setup.installed.agent_id
+    }
+    for section in ("signal", "conversations"):
+        found |= {text for text in strings_in(document[section]) if len(text) >= 24}
+    for section in ("inbox", "history"):
+        for item in strings_in(document[section]):
+            if len(item) >= 16 and item.endswith("="):
+                found.add(item)  # attachment keys and IVs
+    return found
+
+
+async def converse(hass: HomeAssistant, emulator: EmulatorHandle, setup: Setup) -> None:
+    """A conversation with everything that carries secrets: text, files, a note, a widget."""
+    installed, agent = setup.installed, setup.runtime.agent
+    pending = setup.entity_id(hass, "sensor", "pending_requests")
+    files = [{"name": "plan.pdf", "mime": "application/pdf", "data_b64": _b64(FILE_CONTENT)}]
+    message_id = await emulator.send(installed.conversation_id, text=USER_TEXT, attachments=files)
+    await wait_state(hass, pending, "1")
+    request = agent.find_request(message_id)
+    assert request is not None
+    assert await agent.download_attachment(request.attachments[0]) == FILE_CONTENT
+    upload = await agent.upload_attachment(FILE_CONTENT, name="copy.pdf", mime="application/pdf")
+    await agent.send_text(REPLY_TEXT, source_message_id=message_id, attachments=[upload])
+    await agent.mark_processed(message_id, NOTE)
+    await emulator.send(installed.conversation_id, widget_response={"ref": "w1", "value": "no"})
+    await wait_state(hass, pending, "1")
+    await emulator.wait_inbox(installed.conversation_id, 1)
+
+
+async def test_no_secret_in_diagnostics_or_logs(
+    hass: HomeAssistant,
+    hass_client: ClientSessionGenerator,
+    emulator: EmulatorHandle,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    setup = await setup_agent(hass, emulator)
+    await converse(hass, emulator, setup)
+    diagnostics = await get_diagnostics_for_config_entry(hass, hass_client, setup.entry)
+    secrets = await secrets_of(hass, emulator, setup)
+    assert len(secrets) > 20  # tokens, identity and prekeys, sessions, history and file keys
+    assert await hass.config_entries.async_unload(setup.entry.entry_id)
+
+    dumped = json.dumps(diagnostics)
+    plaintexts = {USER_TEXT, REPLY_TEXT, NOTE, "Margaret", "4711"}
+    for secret in secrets | plaintexts:
+        assert secret not in dumped
+    assert diagnostics["status"]["pending_requests"] == 1
+    assert diagnostics["history"]["recent_replies"][0]["text_length"] == len(REPLY_TEXT)
+
+    ours = [r for r in caplog.records if not r.name.startswith(EMULATOR_LOGGERS)]
+    assert ours
+    logged = "\n".join(record.getMessage() for record in ours)
+    for secret in secrets:
+        assert secret not in logged
+    pacerelle_logged = "\n".join(
+        r.getMessage() for r in ours if r.name.startswith("custom_components.pacerelle")
+    )
+    assert "Agent" in pacerelle_logged  # the integration did log at debug level
+    for plaintext in plaintexts:
+        assert plaintext not in pacerelle_logged
+
+
+async def test_diagnostics_snapshot(
+    hass: HomeAssistant,
+    hass_client: ClientSessionGenerator,
+    emulator: EmulatorHandle,
+    snapshot: SnapshotAssertion,
+) -> None:
+    setup = await setup_agent(hass, emulator)
+    message_id = await emulator.send(setup.installed.conversation_id, text="status?")
+    await wait_until(lambda: setup.runtime.status.pending == 1)
+    await setup.runtime.agent.send_text("All calm", source_message_id=message_id)
+    diagnostics = await get_diagnostics_for_config_entry(hass, hass_client, setup.entry)
+    volatile = setup.volatile()
+    volatile[message_id] = "<message_id>"
+    volatile[setup.runtime.agent.data.history.replies[-1].message_id] = "<reply_id>"
+    volatile[emulator.base_url] = "<server_url>"
+    replace = replacing(volatile)
+
+    def matcher(*, data: Any, path: Any) -> Any:
+        name = str(path[-1][0]) if path else ""
+        if isinstance(data, str) and name.endswith("_at"):
+            return "<time>"
+        if isinstance(data, int) and name in RANDOM_OR_RACING:
+            return f"<{name}>"
+        return replace(data=data, path=path)
+
+    assert diagnostics == ha_snapshot(snapshot)(matcher=matcher)
+    assert await hass.config_entries.async_unload(setup.entry.entry_id)
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
