@@ -6,6 +6,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.typing import ConfigType
 
+from .assist import async_setup_assist_bridge
 from .const import DOMAIN
 from .llm_api import async_register_llm_api
 from .runtime import PacerelleRuntime, async_setup_runtime
@@ -28,6 +29,7 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
 async def async_setup_entry(hass: HomeAssistant, entry: PacerelleConfigEntry) -> bool:
     """Set up a Pacerelle agent from a config entry: load its store, bring it online."""
     entry.runtime_data = await async_setup_runtime(hass, entry)
+    async_setup_assist_bridge(hass, entry)
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
     return True
 

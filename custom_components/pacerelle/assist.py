@@ -1,0 +1,135 @@
+"""The Assist bridge: the owner's messages answered by a Home Assistant conversation agent.
+
+Off unless the options name a conversation agent (Assist is `conversation.home_assistant`;
+an LLM agent works the same way). Only the installation's owner, writing directly to the
+agent, is answered: other senders and group messages are left pending for automations or
+LLM tools. Each Pacerelle conversation keeps one Home Assistant conversation id (a fixed
+id, so the agent keeps its context across messages and restarts). Answers go back
+encrypted, as a reply to the request, which is then marked processed; a failure answers
+with a short apology and is logged. Requests are answered one at a time, in order.
+
+Requests still pending from before a start are not answered: a command from hours ago
+("unlock the door") must not run on its own when Home Assistant comes back.
+"""
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from typing import Any, Final
+
+from homeassistant.components import conversation
+from homeassistant.config_entries import ConfigEntry
+from homeassistant.core import Context, Event, HomeAssistant, callback
+from homeassistant.helpers.translation import async_get_exception_message
+
+from .client.errors import PacerelleError
+from .client.payloads import CHAT_MESSAGE
+from .const import CONF_OWNER_ID, DOMAIN
+from .options import AgentOptions
+from .runtime import EVENT_MESSAGE, PacerelleRuntime
+
+_LOGGER = logging.getLogger(__name__)
+
+ANSWERED_KINDS: Final = frozenset({"text", CHAT_MESSAGE})
+CONVERSATION_ID_PREFIX: Final = "pacerelle-"
+
+
+class NoAnswerError(Exception):
+    """The conversation agent answered with no text."""
+
+
+def ha_conversation_id(pacerelle_conversation_id: str) -> str:
+    """The Home Assistant conversation of a Pacerelle conversation (never a ULID, so kept)."""
+    return f"{CONVERSATION_ID_PREFIX}{pacerelle_conversation_id}"
+
+
+class AssistBridge:
+    """Answers one agent's owner through one conversation agent."""
+
+    def __init__(
+        self,
+        hass: HomeAssistant,
+        entry: ConfigEntry[PacerelleRuntime],
+        conversation_agent_id: str,
+    ) -> None:
+        self._hass = hass
+        self._entry = entry
+        self._owner_id = str(entry.data[CONF_OWNER_ID])
+        self._conversation_agent_id = conversation_agent_id
+        self._queue: asyncio.Queue[Mapping[str, Any]] = asyncio.Queue()
+        self._conversations: dict[str, str] = {}
+
+    @callback
+    def async_start(self) -> None:
+        """Listen for requests and answer them until the entry unloads."""
+        entry = self._entry
+        entry.async_on_unload(self._hass.bus.async_listen(EVENT_MESSAGE, self._on_message))
+        entry.async_create_background_task(
+            self._hass, self._work(), f"pacerelle assist bridge {entry.entry_id}"
+        )
+
+    @callback
+    def _on_message(self, event: Event[Mapping[str, Any]]) -> None:
+        data = event.data
+        if data["entry_id"] != self._entry.entry_id:
+            return
+        if data["sender_id"] != self._owner_id or data["group"]:
+            _LOGGER.debug("Assist bridge ignores %s from %s", data["message_id"], data["sender_id"])
+            return
+        if data["kind"] not in ANSWERED_KINDS or not str(data["text"]).strip():
+            return
+        self._queue.put_nowait(data)
+
+    async def _work(self) -> None:
+        while True:
+            request = await self._queue.get()
+            try:
+                await self._answer(request)
+            except Exception:
+                # One bad request must not end the bridge.
+                _LOGGER.exception("Assist bridge failed on request %s", request["message_id"])
+
+    async def _answer(self, request: Mapping[str, Any]) -> None:
+        message_id = str(request["message_id"])
+        try:
+            answer = await self._ask(request)
+        except Exception:
+            _LOGGER.exception(
+                "Conversation agent %s could not answer Pacerelle request %s",
+                self._conversation_agent_id,
+                message_id,
+            )
+            answer = async_get_exception_message(DOMAIN, "assist_failed")
+        agent = self._entry.runtime_data.agent
+        try:
+            await agent.send_text(answer, source_message_id=message_id)
+            await agent.mark_processed(
+                message_id, note=f"Answered by {self._conversation_agent_id} (Assist bridge)"
+            )
+        except PacerelleError as err:
+            # Left pending: an automation, a tool or the owner can still see it.
+            _LOGGER.warning("Assist bridge could not answer request %s: %s", message_id, err)
+
+    async def _ask(self, request: Mapping[str, Any]) -> str:
+        conversation_id = str(request["conversation_id"])
+        result = await conversation.async_converse(
+            self._hass,
+            str(request["text"]),
+            self._conversations.get(conversation_id, ha_conversation_id(conversation_id)),
+            Context(),
+            agent_id=self._conversation_agent_id,
+        )
+        if result.conversation_id:
+            self._conversations[conversation_id] = result.conversation_id
+        speech = result.response.speech.get("plain", {}).get("speech")
+        if not isinstance(speech, str) or not speech.strip():
+            raise NoAnswerError(f"{self._conversation_agent_id} gave no spoken answer")
+        return speech
+
+
+@callback
+def async_setup_assist_bridge(hass: HomeAssistant, entry: ConfigEntry[PacerelleRuntime]) -> None:
+    """Start the entry's bridge if its options choose a conversation agent."""
+    agent_id = AgentOptions.from_options(entry.options).assist_agent
+    if agent_id:
+        AssistBridge(hass, entry, agent_id).async_start()

@@ -1,0 +1,151 @@
+"""The Assist bridge: the owner's messages answered by a conversation agent, others ignored."""
+
+import base64
+import json
+
+import pytest
+from homeassistant.components.conversation import HOME_ASSISTANT_AGENT
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers.chat_session import DATA_CHAT_SESSION
+from homeassistant.setup import async_setup_component
+
+from custom_components.pacerelle.assist import ha_conversation_id
+from custom_components.pacerelle.options import CONF_ASSIST_AGENT
+from custom_components.pacerelle.runtime import PacerelleRuntime
+from tests.emulator_fixtures import EmulatorHandle, Installed
+from tests.llm_harness import held, running_agent
+from tests.runtime_harness import wait_until
+
+KITCHEN = "light.kitchen_light"
+APOLOGY = "Sorry, I could not answer that. The problem was logged in Home Assistant"
+
+
+@pytest.fixture
+async def kitchen_light(hass: HomeAssistant) -> None:
+    """Assist and a "Kitchen light" (a template light over an input boolean)."""
+    assert await async_setup_component(hass, "homeassistant", {})
+    assert await async_setup_component(hass, "conversation", {})
+    assert await async_setup_component(
+        hass, "input_boolean", {"input_boolean": {"kitchen_power": {"name": "Relay 7"}}}
+    )
+    power = {"entity_id": "input_boolean.kitchen_power"}
+    assert await async_setup_component(
+        hass,
+        "template",
+        {
+            "template": [
+                {
+                    "light": [
+                        {
+                            "name": "Kitchen light",
+                            "state": "{{ is_state('input_boolean.kitchen_power', 'on') }}",
+                            "turn_on": [{"action": "input_boolean.turn_on", "target": power}],
+                            "turn_off": [{"action": "input_boolean.turn_off", "target": power}],
+                        }
+                    ]
+                }
+            ]
+        },
+    )
+    await hass.async_block_till_done()
+    assert hass.states.get(KITCHEN).state == "off"
+
+
+async def answered(emulator: EmulatorHandle, installed: Installed, count: int) -> dict[str, object]:
+    """The newest of `count` messages the owner's device received."""
+    return (await emulator.wait_inbox(installed.conversation_id, count, within=20))[count - 1]
+
+
+@pytest.mark.usefixtures("kitchen_light")
+async def test_owner_turns_on_the_kitchen_light_through_assist(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    installed, entry = await running_agent(
+        hass, emulator, options={CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT}
+    )
+    runtime: PacerelleRuntime = entry.runtime_data
+    conversation = installed.conversation_id
+
+    asked = await emulator.send(conversation, text="turn on the kitchen light")
+    reply = await answered(emulator, installed, 1)
+    assert hass.states.get(KITCHEN).state == "on"
+    assert reply["reply_to_message_id"] == asked
+    assert reply["history"] == "valid"  # encrypted, with its history record
+    assert reply["kind"] == "text"
+    assert reply["text"] == "Turned on the light"  # Assist's own answer
+    await wait_until(lambda: runtime.status.pending == 0)
+    handled = runtime.agent.data.history.requests[-1]
+    assert handled.request.message_id == asked
+    assert handled.processed_at is not None
+    assert handled.note == f"Answered by {HOME_ASSISTANT_AGENT} (Assist bridge)"
+
+    # The same Home Assistant conversation carries on across messages.
+    await emulator.send(conversation, text="turn off the kitchen light")
+    await answered(emulator, installed, 2)
+    assert hass.states.get(KITCHEN).state == "off"
+    sessions = hass.data[DATA_CHAT_SESSION]
+    assert [cid for cid in sessions if cid.startswith("pacerelle-")] == [
+        ha_conversation_id(conversation)
+    ]
+
+
+@pytest.mark.usefixtures("kitchen_light")
+async def test_someone_else_is_ignored(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
+    installed, entry = await running_agent(
+        hass, emulator, options={CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT}
+    )
+    runtime: PacerelleRuntime = entry.runtime_data
+    conversation = installed.conversation_id
+    # A second user's device, with its own Signal session, writes in the conversation.
+    guest = emulator.emulator.humans.device("usr_guest", "1")
+    sealed = guest.encrypt_for(emulator.emulator, installed.agent_id, b"turn on the kitchen light")
+    frame = {
+        "type": "MSG",
+        "id": "guest-message-1",
+        "conversation_id": conversation,
+        "from": "usr_guest",
+        "from_device_id": "1",
+        "to": installed.agent_id,
+        "payload_b64": base64.b64encode(sealed).decode(),
+        "encrypted": True,
+    }
+    await emulator.faults(inject_frames=[json.dumps(frame)])
+    await held(runtime, "guest-message-1")
+    assert runtime.agent.find_request("guest-message-1").sender_id == "usr_guest"
+
+    # The owner's next message is answered; the bridge works in order, so by then the
+    # guest's would have been too.
+    await emulator.send(conversation, text="what time is it")
+    await answered(emulator, installed, 1)
+    await wait_until(lambda: runtime.status.pending == 1)
+    assert hass.states.get(KITCHEN).state == "off"
+    assert [r.message_id for r in runtime.agent.pending_requests()] == ["guest-message-1"]
+    assert len(await emulator.inbox(conversation)) == 1
+
+
+async def test_off_by_default(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
+    installed, entry = await running_agent(hass, emulator)
+    runtime: PacerelleRuntime = entry.runtime_data
+    message_id = await emulator.send(installed.conversation_id, text="turn on the kitchen light")
+    await held(runtime, message_id)
+    # Another request answered by hand arrives after anything the bridge would have sent.
+    await runtime.agent.send_text("by hand", source_message_id=message_id)
+    inbox = await emulator.wait_inbox(installed.conversation_id, 1)
+    assert [entry["text"] for entry in inbox] == ["by hand"]
+    assert runtime.status.pending == 1
+
+
+async def test_a_failing_agent_answers_with_an_apology(
+    hass: HomeAssistant, emulator: EmulatorHandle, caplog: pytest.LogCaptureFixture
+) -> None:
+    assert await async_setup_component(hass, "homeassistant", {})
+    assert await async_setup_component(hass, "conversation", {})
+    installed, entry = await running_agent(
+        hass, emulator, options={CONF_ASSIST_AGENT: "conversation.nobody"}
+    )
+    runtime: PacerelleRuntime = entry.runtime_data
+    asked = await emulator.send(installed.conversation_id, text="hello")
+    reply = await answered(emulator, installed, 1)
+    assert (reply["text"], reply["reply_to_message_id"]) == (APOLOGY, asked)
+    await wait_until(lambda: runtime.status.pending == 0)
+    assert "conversation.nobody could not answer Pacerelle request" in caplog.text
