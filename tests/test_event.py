@@ -47,6 +47,11 @@ async def test_messages_and_widget_answers_fire_the_event_entity(
         "ref": "w-door",
         "value": "yes",
     }
+    assert state.attributes["widget_response"] == {
+        "widget_id": "w-door",
+        "value": "yes",
+        "cancelled": False,
+    }
 
     # Another agent's message on the bus is not this entity's.
     hass.bus.async_fire(EVENT_MESSAGE, {"entry_id": "someone-else", "kind": "text"})

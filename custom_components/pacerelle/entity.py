@@ -53,6 +53,7 @@ class PacerelleEntity(Entity):
         self, entry: PacerelleConfigEntry, device_info: DeviceInfo, description: EntityDescription
     ) -> None:
         self.entity_description = description
+        self.entry = entry
         self.runtime: PacerelleRuntime = entry.runtime_data
         self.agent_name = agent_name(entry)
         self._attr_unique_id = f"{entry.data[CONF_AGENT_ID]}_{description.key}"

@@ -33,6 +33,7 @@ _ATTRIBUTES: Final = (
     "reply_to_message_id",
     "attachments",
     "widget",
+    "widget_response",
     "received_at",
 )
 
@@ -60,7 +61,7 @@ async def async_setup_entry(
 
 class PacerelleMessageEvent(PacerelleEntity, EventEntity):
     entity_description: PacerelleEventDescription
-    _unrecorded_attributes = frozenset({"text", "attachments", "widget"})
+    _unrecorded_attributes = frozenset({"text", "attachments", "widget", "widget_response"})
 
     @property
     @override
