@@ -1,0 +1,89 @@
+"""Device triggers of an agent: "a message is received", "a widget is answered".
+
+They are the `pacerelle_message` and `pacerelle_widget_response` events of the device's
+agent, offered in the automation editor; `trigger.event.data` holds the event's data
+(events.py). A widget answer is not also "a message is received": it has its own trigger.
+"""
+
+from typing import Any, Final
+
+import probatio
+from homeassistant.components.device_automation import DEVICE_TRIGGER_BASE_SCHEMA
+from homeassistant.const import CONF_DEVICE_ID, CONF_DOMAIN, CONF_PLATFORM, CONF_TYPE
+from homeassistant.core import CALLBACK_TYPE, Event, HassJob, HomeAssistant, callback
+from homeassistant.helpers import device_registry as dr
+from homeassistant.helpers.trigger import TriggerActionType, TriggerInfo
+from homeassistant.helpers.typing import ConfigType
+
+from .const import DOMAIN
+from .events import ATTR_ENTRY_ID, EVENT_MESSAGE, EVENT_WIDGET_RESPONSE
+
+TRIGGER_MESSAGE_RECEIVED: Final = "message_received"
+TRIGGER_WIDGET_ANSWERED: Final = "widget_answered"
+TRIGGER_EVENTS: Final = {
+    TRIGGER_MESSAGE_RECEIVED: EVENT_MESSAGE,
+    TRIGGER_WIDGET_ANSWERED: EVENT_WIDGET_RESPONSE,
+}
+
+TRIGGER_SCHEMA: Final = DEVICE_TRIGGER_BASE_SCHEMA.extend(
+    {probatio.Required(CONF_TYPE): probatio.In(tuple(TRIGGER_EVENTS))}
+)
+
+
+def _agent_entry_ids(hass: HomeAssistant, device_id: str) -> set[str]:
+    """The Pacerelle config entries behind a device (none for any other device)."""
+    device = dr.async_get(hass).async_get(device_id)
+    if device is None:
+        return set()
+    ours = {entry.entry_id for entry in hass.config_entries.async_entries(DOMAIN)}
+    return ours & set(device.config_entries)
+
+
+async def async_get_triggers(hass: HomeAssistant, device_id: str) -> list[dict[str, Any]]:
+    if not _agent_entry_ids(hass, device_id):
+        return []
+    return [
+        {
+            CONF_PLATFORM: "device",
+            CONF_DOMAIN: DOMAIN,
+            CONF_DEVICE_ID: device_id,
+            CONF_TYPE: trigger_type,
+        }
+        for trigger_type in TRIGGER_EVENTS
+    ]
+
+
+async def async_attach_trigger(
+    hass: HomeAssistant,
+    config: ConfigType,
+    action: TriggerActionType,
+    trigger_info: TriggerInfo,
+) -> CALLBACK_TYPE:
+    trigger_type: str = config[CONF_TYPE]
+    device_id: str = config[CONF_DEVICE_ID]
+    trigger_data = trigger_info["trigger_data"]
+    job = HassJob(action, f"pacerelle device trigger {trigger_type}")
+
+    @callback
+    def matches(data: dict[str, Any]) -> bool:
+        if trigger_type == TRIGGER_MESSAGE_RECEIVED and data.get("widget_response") is not None:
+            return False
+        # Looked up per event: the device keeps working if its entry is set up again.
+        return data.get(ATTR_ENTRY_ID) in _agent_entry_ids(hass, device_id)
+
+    @callback
+    def fire(event: Event[dict[str, Any]]) -> None:
+        hass.async_run_hass_job(
+            job,
+            {
+                "trigger": {
+                    **trigger_data,
+                    **config,
+                    "event": event,
+                    "description": f"Pacerelle {trigger_type.replace('_', ' ')}",
+                }
+            },
+            event.context,
+        )
+
+    return hass.bus.async_listen(TRIGGER_EVENTS[trigger_type], fire, event_filter=matches)
