@@ -93,7 +93,9 @@ USER_SCHEMA = probatio.Schema(
         probatio.Required(CONF_AGENT_DESCRIPTION, default=DEFAULT_AGENT_DESCRIPTION): TextSelector(
             TextSelectorConfig(multiline=True)
         ),
-        # Only developers change the server (to the emulator): folded away by default.
+        # Only developers change the server (to the emulator): folded away by default. A
+        # section, because Home Assistant 2026.10 deprecates show_advanced_options for this
+        # (it now always answers True).
         probatio.Required(SECTION_ADVANCED): section(
             probatio.Schema(
                 {probatio.Required(CONF_SERVER_URL, default=DEFAULT_SERVER_URL): TextSelector()}

@@ -1,8 +1,9 @@
 """Options flow: the agent's settings (options.py), each shown with its current value.
 
 Saving changed options reloads the entry (OptionsFlowWithReload), so the runtime always runs
-with what is shown. The debugging switch sits in a folded section: turning encryption off
-is for debugging against a test server only.
+with what is shown. The debugging switch sits in a folded section (Home Assistant 2026.10's
+replacement for advanced mode): turning encryption off is for debugging against a test
+server only.
 """
 
 import os
