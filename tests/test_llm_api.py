@@ -86,6 +86,9 @@ async def test_request_answered_and_processed_through_the_tools(
     assert (message["sender_id"], message["conversation_id"]) == (installed.owner_id, conversation)
     # Waiting never marks processed: the same request comes back without a cursor.
     assert (await call(hass, "wait_for_messages", timeoutMs=0))["messages"] == [message]
+    # Models that send omitted arguments as null are understood.
+    nulls = await call(hass, "wait_for_messages", timeoutMs=0, afterCursor=None, limit=None)
+    assert nulls["messages"] == [message]
     current = (await call(hass, "get_current_conversation"))["conversation"]
     assert (current["conversation_id"], current["pending"]) == (conversation, 1)
     assert current["last_message_id"] == message_id

@@ -136,7 +136,9 @@ class PacerelleTool(llm.Tool):
     async def async_call(
         self, hass: HomeAssistant, tool_input: llm.ToolInput, llm_context: llm.LLMContext
     ) -> llm.ToolResult:
-        args: dict[str, Any] = self.parameters(tool_input.tool_args)
+        # Some models send every optional argument, as null, when they mean to omit it.
+        given = {key: value for key, value in tool_input.tool_args.items() if value is not None}
+        args: dict[str, Any] = self.parameters(given)
         ref = resolve_agent(hass, args.pop(ARG_AGENT, None))
         try:
             data = await self.run(hass, ref, args)
