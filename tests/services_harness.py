@@ -1,6 +1,5 @@
 """An agent the person has already written to, and helpers to call its actions."""
 
-import asyncio
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,7 +92,3 @@ async def refused(
 async def received(emulator: EmulatorHandle, agent: Agent, count: int) -> list[dict[str, Any]]:
     """What the person's devices received, once there are `count` messages."""
     return await emulator.wait_inbox(agent.conversation_id, count)
-
-
-async def sleep_a_little() -> None:
-    await asyncio.sleep(0.05)
