@@ -7,10 +7,11 @@ from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.typing import ConfigType
 
 from .assist import async_setup_assist_bridge
-from .const import DOMAIN
+from .const import CONF_AGENT_ID, DOMAIN
 from .llm_api import async_register_llm_api
 from .runtime import PacerelleRuntime, async_setup_runtime
 from .services import async_setup_services
+from .store import AgentStore
 
 type PacerelleConfigEntry = ConfigEntry[PacerelleRuntime]
 
@@ -37,3 +38,8 @@ async def async_setup_entry(hass: HomeAssistant, entry: PacerelleConfigEntry) ->
 async def async_unload_entry(hass: HomeAssistant, entry: PacerelleConfigEntry) -> bool:
     """Unload a Pacerelle agent (the runtime stops through entry.async_on_unload)."""
     return await hass.config_entries.async_unload_platforms(entry, PLATFORMS)
+
+
+async def async_remove_entry(hass: HomeAssistant, entry: PacerelleConfigEntry) -> None:
+    """Delete the agent's encrypted store: its identity, keys and token go with the entry."""
+    await AgentStore(hass, entry.data[CONF_AGENT_ID]).async_remove()

@@ -1,0 +1,30 @@
+"""Deleting an agent's entry deletes its encrypted store (identity, keys, token)."""
+
+from pathlib import Path
+
+from homeassistant.core import HomeAssistant
+
+from custom_components.pacerelle.const import DOMAIN
+from custom_components.pacerelle.store import AgentStore
+from tests.emulator_fixtures import EmulatorHandle
+from tests.entity_harness import setup_agent
+
+
+async def test_deleting_the_entry_deletes_the_store(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    setup = await setup_agent(hass, emulator)
+    other = await setup_agent(hass, emulator)
+    folder = Path(hass.config.path(".storage", DOMAIN))
+    agent_id = setup.installed.agent_id
+    assert {path.name for path in folder.glob(f"{agent_id}.*")} == {
+        f"{agent_id}.enc",
+        f"{agent_id}.key",
+    }
+    assert await hass.config_entries.async_remove(setup.entry.entry_id)
+    await hass.async_block_till_done()
+    assert not await AgentStore(hass, agent_id).async_exists()
+    assert list(folder.glob(f"{agent_id}.*")) == []
+    # Another agent's store is not touched.
+    assert await AgentStore(hass, other.installed.agent_id).async_exists()
+    assert await hass.config_entries.async_unload(other.entry.entry_id)
