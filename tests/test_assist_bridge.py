@@ -4,12 +4,14 @@ import base64
 import json
 
 import pytest
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from homeassistant.components.conversation import HOME_ASSISTANT_AGENT
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.chat_session import DATA_CHAT_SESSION
 from homeassistant.setup import async_setup_component
 
 from custom_components.pacerelle.assist import ha_conversation_id
+from custom_components.pacerelle.client import groups
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.emulator_fixtures import EmulatorHandle, Installed
@@ -149,3 +151,75 @@ async def test_a_failing_agent_answers_with_an_apology(
     assert (reply["text"], reply["reply_to_message_id"]) == (APOLOGY, asked)
     await wait_until(lambda: runtime.status.pending == 0)
     assert "conversation.nobody could not answer Pacerelle request" in caplog.text
+
+
+@pytest.mark.usefixtures("kitchen_light")
+async def test_group_messages_are_ignored(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
+    installed, entry = await running_agent(
+        hass, emulator, options={CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT}
+    )
+    runtime: PacerelleRuntime = entry.runtime_data
+    conversation = installed.conversation_id
+    # The owner's group key reaches the agent over Signal, then a group message uses it.
+    key = groups.GroupKey(conversation, "gk1", 1, AESGCM.generate_key(bit_length=256))
+    device = emulator.emulator.humans.device(installed.owner_id, "1")
+    envelope = device.encrypt_for(
+        emulator.emulator, installed.agent_id, json.dumps(key.to_json()).encode()
+    )
+    await emulator.admin(
+        "POST",
+        "/group-keys",
+        {
+            "agent_id": installed.agent_id,
+            "conversation_id": conversation,
+            "key_id": "gk1",
+            "epoch": 1,
+            "sender_id": installed.owner_id,
+            "sender_device_id": "1",
+            "envelope_b64": base64.b64encode(envelope).decode(),
+        },
+    )
+    frame = {
+        "type": "MSG",
+        "id": "group-message-1",
+        "conversation_id": conversation,
+        "from": installed.owner_id,
+        "from_device_id": "1",
+        "to": f"group:{conversation}",
+        "payload_b64": base64.b64encode(
+            groups.seal_message(key, "turn on the kitchen light")
+        ).decode(),
+        "encrypted": True,
+    }
+    await emulator.faults(inject_frames=[json.dumps(frame)])
+    await held(runtime, "group-message-1")
+    assert runtime.agent.find_request("group-message-1").is_group
+
+    await emulator.send(conversation, text="what time is it")
+    await answered(emulator, installed, 1)
+    await wait_until(lambda: runtime.status.pending == 1)
+    assert hass.states.get(KITCHEN).state == "off"
+    assert [r.message_id for r in runtime.agent.pending_requests()] == ["group-message-1"]
+
+
+@pytest.mark.usefixtures("kitchen_light")
+async def test_requests_from_before_the_bridge_are_not_answered(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    installed, entry = await running_agent(hass, emulator)
+    runtime: PacerelleRuntime = entry.runtime_data
+    old = await emulator.send(installed.conversation_id, text="turn on the kitchen light")
+    await held(runtime, old)
+
+    # Choosing Assist in the options reloads the entry with the bridge on.
+    hass.config_entries.async_update_entry(entry, options={CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT})
+    assert await hass.config_entries.async_reload(entry.entry_id)
+    await hass.async_block_till_done()
+    runtime = entry.runtime_data
+    await wait_until(lambda: runtime.status.state.value == "connected")
+    new = await emulator.send(installed.conversation_id, text="what time is it")
+    [reply] = await emulator.wait_inbox(installed.conversation_id, 1, within=20)
+    assert reply["reply_to_message_id"] == new
+    await wait_until(lambda: runtime.status.pending == 1)
+    assert [r.message_id for r in runtime.agent.pending_requests()] == [old]
+    assert hass.states.get(KITCHEN).state == "off"
