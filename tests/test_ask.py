@@ -3,6 +3,7 @@
 import asyncio
 from typing import Any
 
+import pytest
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import async_capture_events
@@ -138,14 +139,19 @@ async def test_nobody_answers(hass: HomeAssistant, emulator: EmulatorHandle) -> 
 
 
 async def test_other_answers_do_not_end_the_wait(
-    hass: HomeAssistant, emulator: EmulatorHandle
+    hass: HomeAssistant, emulator: EmulatorHandle, caplog: pytest.LogCaptureFixture
 ) -> None:
     agent = await spoken_agent(hass, emulator)
     task = hass.async_create_task(call(hass, "ask", {"kind": "permission", "title": "Camera?"}))
     question = await widget_on_device(emulator, agent, 1)
     await emulator.send(agent.conversation_id, widget_response={"ref": "another", "value": True})
     await emulator.send(agent.conversation_id, text="hm")
-    await asyncio.sleep(0.3)
+    # An answer that does not fit a permission (not true/false) is no answer.
+    await emulator.send(
+        agent.conversation_id, widget_response={"ref": question["id"], "value": "ok"}
+    )
+    await wait_until(lambda: "Ignored an answer" in caplog.text)
+    await asyncio.sleep(0.2)
     assert not task.done()
     await emulator.send(
         agent.conversation_id, widget_response={"ref": question["id"], "value": False}

@@ -4,6 +4,7 @@ from typing import Any
 
 import pytest
 
+from custom_components.pacerelle.client.widget_answers import answer_problem, parse_response
 from custom_components.pacerelle.client.widgets import (
     KINDS,
     MAX_OPTIONS,
@@ -13,7 +14,6 @@ from custom_components.pacerelle.client.widgets import (
     build_widget,
     check_patch,
     check_widget,
-    parse_response,
 )
 
 GOOD_SPECS: dict[str, dict[str, Any]] = {
@@ -203,3 +203,35 @@ def test_parse_response() -> None:
         {"type": "widget.response", "id": "r", "ref": "w", "cancelled": "yes"},
     ]:
         assert parse_response(bad) is None
+
+
+@pytest.mark.parametrize(
+    ("kind", "spec", "value", "fits"),
+    [
+        ("confirm", GOOD_SPECS["confirm"], True, True),
+        ("confirm", GOOD_SPECS["confirm"], "yes", False),
+        ("permission", GOOD_SPECS["permission"], False, True),
+        ("permission", GOOD_SPECS["permission"], 1, False),
+        ("choice", GOOD_SPECS["choice"], "a", True),
+        ("choice", GOOD_SPECS["choice"], "z", False),
+        ("choice", GOOD_SPECS["choice"], ["a"], False),
+        ("choice", {**GOOD_SPECS["choice"], "multi": True}, ["a", "b"], True),
+        ("choice", {**GOOD_SPECS["choice"], "multi": True}, [], True),
+        ("choice", {**GOOD_SPECS["choice"], "multi": True}, ["a", "z"], False),
+        ("choice", {**GOOD_SPECS["choice"], "multi": True}, "a", False),
+        ("form", GOOD_SPECS["form"], {"name": "Ann"}, True),
+        ("form", GOOD_SPECS["form"], {"name": ""}, False),
+        ("form", GOOD_SPECS["form"], {}, False),
+        ("form", GOOD_SPECS["form"], {"name": "Ann", "age": "3"}, False),
+        ("form", GOOD_SPECS["form"], {"name": ["Ann"]}, False),
+        ("form", GOOD_SPECS["form"], "Ann", False),
+        ("datetime", GOOD_SPECS["datetime"], "2026-05-01", True),
+        ("datetime", GOOD_SPECS["datetime"], "May 1st", False),
+        ("datetime", {"title": "t", "mode": "datetime"}, "2026-05-01T10:30", True),
+        ("datetime", {"title": "t", "mode": "time"}, "10:30", True),
+        ("datetime", {"title": "t", "mode": "time"}, 1030, False),
+        ("progress", GOOD_SPECS["progress"], None, True),
+    ],
+)
+def test_answers_fit_their_widget(kind: str, spec: dict[str, Any], value: Any, fits: bool) -> None:
+    assert (answer_problem(kind, spec, value) is None) is fits

@@ -36,7 +36,7 @@ from homeassistant.core import HomeAssistant, callback
 
 from .attachments import Download, async_save_incoming
 from .client.inbox import Request
-from .client.widgets import parse_response
+from .client.widget_answers import parse_response
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -2,12 +2,14 @@
 
 The widget expires when the wait ends, so the app stops offering it. The action always
 returns one of three answers, told apart by `status`: `answered` (with `value`),
-`cancelled` (the person dismissed it) or `timeout` (nobody answered in time). The
+`cancelled` (the person dismissed it) or `timeout` (nobody answered in time). An answer
+that does not fit the question (a confirm answered "maybe") is logged and ignored. The
 person's answer is marked processed: it was consumed by the waiting script.
 """
 
 import asyncio
 import contextlib
+import logging
 from datetime import timedelta
 from typing import Any, Final
 
@@ -17,6 +19,7 @@ from homeassistant.helpers import config_validation as cv
 from homeassistant.util import dt as dt_util
 
 from .client.errors import PacerelleError
+from .client.widget_answers import answer_problem
 from .client.widgets import (
     CHOICE,
     CONFIRM,
@@ -36,6 +39,8 @@ from .services_common import (
     target_fields,
     widget_invalid,
 )
+
+_LOGGER = logging.getLogger(__name__)
 
 ASK_KINDS: Final = (CONFIRM, CHOICE, FORM, DATETIME, PERMISSION)
 DEFAULT_TIMEOUT: Final = 300
@@ -120,7 +125,7 @@ async def async_ask(call: ServiceCall) -> ServiceResponse:
         )
     except WidgetError as err:
         raise widget_invalid(err) from err
-    widget_id = widget["id"]
+    widget_id, kind, spec = widget["id"], widget["kind"], widget["spec"]
     answer: asyncio.Future[dict[str, Any]] = hass.loop.create_future()
 
     @callback
@@ -129,8 +134,15 @@ async def async_ask(call: ServiceCall) -> ServiceResponse:
 
     @callback
     def answered(event: Event[dict[str, Any]]) -> None:
-        if not answer.done():
-            answer.set_result(dict(event.data))
+        if answer.done():
+            return
+        data = event.data
+        problem = None if data["cancelled"] else answer_problem(kind, spec, data["value"])
+        if problem is not None:
+            # Never hand a script something it could mistake for consent: wait on.
+            _LOGGER.warning("Ignored an answer to widget %s: %s", widget_id, problem)
+            return
+        answer.set_result(dict(data))
 
     # Listening before sending: a quick answer cannot slip between the two.
     unsubscribe = hass.bus.async_listen(EVENT_WIDGET_RESPONSE, answered, event_filter=ours)

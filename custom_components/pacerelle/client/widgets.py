@@ -1,9 +1,9 @@
-"""Pacerelle's standard widgets (v1): strict checks of what we send, parsing of answers.
+"""Pacerelle's standard widgets (v1): strict checks of what we send.
 
 A widget is `{"type": "widget.standard", "v": 1, "id", "kind", "spec", "expires_at"?,
 "response_mode"?}`; an update `{"type": "widget.update", "v": 1, "id", "ref", "patch":
 {"spec"?, "expires_at"?}}` whose spec is merged key by key into the widget's (as the apps
-do); an answer `{"type": "widget.response", "id", "ref", "value"?, "cancelled"?}`.
+do). Answers are in widget_answers.py.
 Every spec field has one rule whatever the kind; each kind says which fields it takes and
 which it needs. Anything else is refused with the path of the offending field, so a user
 sees "spec.options[2].id: repeated" instead of a widget the app cannot draw.
@@ -13,7 +13,6 @@ import math
 import re
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import date, datetime, time
 from typing import Any, Final
 
@@ -69,16 +68,6 @@ class WidgetError(ValueError):
         super().__init__(f"{path}: {problem}")
         self.path = path
         self.problem = problem
-
-
-@dataclass(frozen=True, slots=True)
-class WidgetResponse:
-    """A person's answer to one of our widgets."""
-
-    id: str
-    ref: str
-    value: Any
-    cancelled: bool
 
 
 # Field rules: each takes (path, value) and raises WidgetError.
@@ -281,7 +270,7 @@ def check_spec(kind: str, spec: Any) -> dict[str, Any]:
 
 
 def _check_datetime(spec: Mapping[str, Any]) -> None:
-    parse = _MOMENT_PARSERS[spec["mode"]]
+    parse = MOMENT_PARSERS[spec["mode"]]
     bounds = {}
     for name in ("min", "max"):
         if name in spec:
@@ -298,7 +287,7 @@ def _check_datetime(spec: Mapping[str, Any]) -> None:
             raise WidgetError("spec.max", "must not be before min")
 
 
-_MOMENT_PARSERS: Final[dict[str, Callable[[str], Any]]] = {
+MOMENT_PARSERS: Final[dict[str, Callable[[str], Any]]] = {
     "date": date.fromisoformat,
     "time": time.fromisoformat,
     "datetime": datetime.fromisoformat,
@@ -387,19 +376,6 @@ def build_update(ref: str, patch: Mapping[str, Any]) -> dict[str, Any]:
         "ref": ref,
         "patch": dict(patch),
     }
-
-
-def parse_response(payload: Any) -> WidgetResponse | None:
-    """A person's answer, or None when `payload` is not a well-formed widget.response."""
-    if not isinstance(payload, Mapping) or payload.get("type") != WIDGET_RESPONSE:
-        return None
-    ids = (payload.get("id"), payload.get("ref"))
-    if not all(isinstance(value, str) and 0 < len(value) <= MAX_ID_CHARS for value in ids):
-        return None
-    cancelled = payload.get("cancelled", False)
-    if not isinstance(cancelled, bool):
-        return None
-    return WidgetResponse(str(ids[0]), str(ids[1]), payload.get("value"), cancelled)
 
 
 def _check_version(payload: Mapping[str, Any]) -> None:

@@ -1,0 +1,94 @@
+"""A person's answer to one of our widgets: parsing it, and whether it fits the widget.
+
+`{"type": "widget.response", "id", "ref", "value"?, "cancelled"?}`; `ref` is the widget's
+id. What the apps send as `value` depends on the kind (see `answer_problem`).
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .widgets import (
+    CHOICE,
+    CONFIRM,
+    DATETIME,
+    FORM,
+    MAX_ID_CHARS,
+    MOMENT_PARSERS,
+    PERMISSION,
+    WIDGET_RESPONSE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class WidgetResponse:
+    """A person's answer to one of our widgets."""
+
+    id: str
+    ref: str
+    value: Any
+    cancelled: bool
+
+
+def parse_response(payload: Any) -> WidgetResponse | None:
+    """A person's answer, or None when `payload` is not a well-formed widget.response."""
+    if not isinstance(payload, Mapping) or payload.get("type") != WIDGET_RESPONSE:
+        return None
+    ids = (payload.get("id"), payload.get("ref"))
+    if not all(isinstance(value, str) and 0 < len(value) <= MAX_ID_CHARS for value in ids):
+        return None
+    cancelled = payload.get("cancelled", False)
+    if not isinstance(cancelled, bool):
+        return None
+    return WidgetResponse(str(ids[0]), str(ids[1]), payload.get("value"), cancelled)
+
+
+def answer_problem(kind: str, spec: Mapping[str, Any], value: Any) -> str | None:
+    """Why `value` cannot be an answer to this widget, or None when it fits.
+
+    What the apps send: true/false for confirm and permission, an option id (a list of
+    them when `multi`) for choice, an object of field values for form, the ISO text of
+    the chosen moment for datetime.
+    """
+    if kind in (CONFIRM, PERMISSION):
+        return None if isinstance(value, bool) else "expected true or false"
+    if kind == CHOICE:
+        return _choice_problem(spec, value)
+    if kind == FORM:
+        return _form_problem(spec, value)
+    if kind == DATETIME:
+        parse = MOMENT_PARSERS.get(str(spec.get("mode")))
+        if not isinstance(value, str) or parse is None:
+            return "expected a date or time as text"
+        try:
+            parse(value)
+        except ValueError:
+            return f"not a {spec.get('mode')} value"
+    return None
+
+
+def _choice_problem(spec: Mapping[str, Any], value: Any) -> str | None:
+    known = {option.get("id") for option in spec.get("options") or () if isinstance(option, dict)}
+    chosen = value if spec.get("multi") is True else [value]
+    if not isinstance(chosen, list) or not all(isinstance(item, str) for item in chosen):
+        return "expected option ids" if spec.get("multi") is True else "expected an option id"
+    unknown = sorted(set(chosen) - known)
+    if unknown:
+        return f"unknown option {unknown[0]}"
+    return None
+
+
+def _form_problem(spec: Mapping[str, Any], value: Any) -> str | None:
+    if not isinstance(value, dict):
+        return "expected an object of field values"
+    fields = {field["name"]: field for field in spec.get("fields") or () if isinstance(field, dict)}
+    unknown = sorted(set(value) - set(fields))
+    if unknown:
+        return f"unknown field {unknown[0]}"
+    for name, field in fields.items():
+        given = value.get(name)
+        if given is not None and not isinstance(given, str | int | float | bool):
+            return f"field {name} is not a plain value"
+        if field.get("required") is True and given in (None, ""):
+            return f"required field {name} is empty"
+    return None
