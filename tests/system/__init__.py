@@ -1,0 +1,1 @@
+"""System tests: the emulator and a real Home Assistant as separate processes."""

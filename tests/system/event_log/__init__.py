@@ -1,0 +1,34 @@
+"""Test-only integration: appends every `pacerelle_message` event to a file, synchronously.
+
+Linked into the system tests' config dir as custom_components/pacerelle_event_log. The
+listener is a callback, so the line is written (one `write` on an O_APPEND descriptor)
+before the event bus returns to the integration that fired the event: whatever the
+integration does next, the record already exists. A SIGKILL cannot lose it either: the
+kernel keeps what was written, so no fsync is needed (it would only time the disk).
+"""
+
+import json
+import os
+from typing import Any
+
+from homeassistant.core import Event, HomeAssistant, callback
+from homeassistant.helpers.typing import ConfigType
+
+DOMAIN = "pacerelle_event_log"
+EVENT_TYPE = "pacerelle_message"
+FILE_NAME = "pacerelle_events.jsonl"
+
+
+async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
+    path = hass.config.path(FILE_NAME)
+    fd = await hass.async_add_executor_job(
+        os.open, path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600
+    )
+
+    @callback
+    def record(event: Event[dict[str, Any]]) -> None:
+        line = json.dumps({"time_fired": event.time_fired_timestamp, **event.data})
+        os.write(fd, line.encode() + b"\n")
+
+    hass.bus.async_listen(EVENT_TYPE, record)
+    return True
