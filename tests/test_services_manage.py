@@ -134,3 +134,21 @@ async def test_download_attachment(
     assert (folder / "notes.txt").read_bytes() == b"hi"
     assert both["files"][1]["id"] == notes["id"]
     assert sorted(path.name for path in allowed.iterdir()) == ["inbox"]
+
+
+async def test_download_failures_are_explained(
+    hass: HomeAssistant, emulator: EmulatorHandle, tmp_path: Path
+) -> None:
+    agent = await spoken_agent(hass, emulator)
+    (tmp_path / "media").mkdir()
+    hass.config.allowlist_external_dirs = {str(tmp_path / "media")}
+    file = {"name": "a.txt", "data_b64": base64.b64encode(b"a").decode()}
+    message = await human_writes(emulator, agent, text="", attachments=[file])
+    attachment_id = message["attachments"][0]["id"]
+    descriptor = agent.runtime.find_attachment(message["message_id"], attachment_id)
+    assert descriptor is not None
+    await emulator.faults(route_status={f"/agent/blobs/{descriptor['blob_id']}": 404})
+    request = {"message_id": message["message_id"], "folder": str(tmp_path / "media")}
+    error = await refused(hass, "download_attachment", request, "download_failed")
+    assert "404" in str(error)
+    assert list((tmp_path / "media").iterdir()) == []

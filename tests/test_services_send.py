@@ -14,7 +14,9 @@ from pytest_homeassistant_custom_component.common import (
     mock_platform,
 )
 
+from custom_components.pacerelle.client.agent_core import ConnectionState
 from tests.emulator_fixtures import EmulatorHandle
+from tests.runtime_harness import wait_until
 from tests.services_harness import (
     call,
     human_writes,
@@ -185,3 +187,11 @@ async def test_camera_snapshot_is_sent(hass: HomeAssistant, emulator: EmulatorHa
     await refused(
         hass, "send_message", {"text": "x", "camera_snapshots": "camera.missing"}, "snapshot_failed"
     )
+
+
+async def test_sending_while_disconnected(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
+    agent = await spoken_agent(hass, emulator)
+    await emulator.faults(gateway_status=503, drop_connections=True)
+    await wait_until(lambda: agent.runtime.status.state is not ConnectionState.CONNECTED)
+    error = await refused(hass, "send_message", {"text": "x"}, "not_connected")
+    assert "Home" in str(error)

@@ -1,15 +1,18 @@
 """Actions about what arrived: mark_processed, get_history, get_status, download_attachment."""
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
 
 import probatio
 from homeassistant.core import ServiceCall, ServiceResponse
-from homeassistant.exceptions import ServiceValidationError
+from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers import config_validation as cv
 
 from .attachments import async_save, check_allowed_folder, safe_file_name
+from .client.errors import PacerelleError
 from .client.history import HISTORY_LIMIT, MAX_NOTE_CHARS
+from .client.sender import SendError
 from .const import CONF_AGENT_ID, DOMAIN
 from .events import PUBLIC_ATTACHMENT_FIELDS, event_data
 from .services_common import (
@@ -143,10 +146,27 @@ async def async_download_attachment(call: ServiceCall) -> ServiceResponse:
         )
     files: list[Any] = []
     for item in items:
-        with client_errors(entry, message_id):
-            content = await agent.download_attachment(item)
+        content = await _download(entry, message_id, item)
         name = safe_file_name(item.get("name"), str(item.get("id")))
         path = await async_save(hass, folder, name, content)
         public = {key: item[key] for key in PUBLIC_ATTACHMENT_FIELDS if key in item}
         files.append({**public, "path": path})
     return {"message_id": message_id, "files": files}
+
+
+async def _download(entry: PacerelleEntry, message_id: str, item: Mapping[str, Any]) -> bytes:
+    """The decrypted file, or a translated error saying why not."""
+    try:
+        return await entry.runtime_data.agent.download_attachment(item)
+    except SendError as err:
+        raise ServiceValidationError(
+            translation_domain=DOMAIN,
+            translation_key="attachment_unreadable",
+            translation_placeholders={"message_id": message_id, "detail": str(err)},
+        ) from err
+    except PacerelleError as err:
+        raise HomeAssistantError(
+            translation_domain=DOMAIN,
+            translation_key="download_failed",
+            translation_placeholders={"message_id": message_id, "error": str(err)},
+        ) from err
