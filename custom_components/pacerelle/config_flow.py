@@ -72,8 +72,8 @@ from .const import (
     CONF_SERVER_URL,
     DEFAULT_AGENT_DESCRIPTION,
     DEFAULT_AGENT_NAME,
-    DEFAULT_SERVER_URL,
     DOMAIN,
+    default_server_url,
 )
 from .oauth_callback import CallbackState, redirect_uri
 from .options_flow import PacerelleOptionsFlow
@@ -98,7 +98,7 @@ USER_SCHEMA = probatio.Schema(
         # (it now always answers True).
         probatio.Required(SECTION_ADVANCED): section(
             probatio.Schema(
-                {probatio.Required(CONF_SERVER_URL, default=DEFAULT_SERVER_URL): TextSelector()}
+                {probatio.Required(CONF_SERVER_URL, default=default_server_url): TextSelector()}
             ),
             {"collapsed": True},
         ),
@@ -123,7 +123,7 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
     VERSION = 1
 
     def __init__(self) -> None:
-        self._server_url = DEFAULT_SERVER_URL
+        self._server_url = default_server_url()
         self._agent_name = DEFAULT_AGENT_NAME
         self._agent_description = DEFAULT_AGENT_DESCRIPTION
         self._authorization: _Authorization | None = None
@@ -156,7 +156,7 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
     def _read_user_input(self, user_input: dict[str, Any]) -> dict[str, str]:
         name = user_input[CONF_AGENT_NAME].strip()
         description = user_input[CONF_AGENT_DESCRIPTION].strip()
-        server_url = user_input.get(SECTION_ADVANCED, {}).get(CONF_SERVER_URL, DEFAULT_SERVER_URL)
+        server_url = user_input.get(SECTION_ADVANCED, {}).get(CONF_SERVER_URL, default_server_url())
         if not name or len(name) > MAX_AGENT_NAME:
             return {CONF_AGENT_NAME: "invalid_agent_name"}
         if len(description) > MAX_AGENT_DESCRIPTION:

@@ -1,5 +1,6 @@
 """Constants of the Pacerelle integration."""
 
+import os
 from typing import Final
 
 DOMAIN: Final = "pacerelle"
@@ -19,3 +20,10 @@ DEFAULT_AGENT_DESCRIPTION: Final = (
     "and asks before it acts."
 )
 DEFAULT_SERVER_URL: Final = "https://api.pacerelle.com"
+# Development only: scripts/develop sets it so that new agents talk to the local emulator.
+ENV_DEFAULT_SERVER_URL: Final = "PACERELLE_DEFAULT_SERVER_URL"
+
+
+def default_server_url() -> str:
+    """The server URL the config flow offers: Pacerelle's, unless development overrides it."""
+    return os.environ.get(ENV_DEFAULT_SERVER_URL) or DEFAULT_SERVER_URL
