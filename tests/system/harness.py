@@ -92,7 +92,9 @@ async def running_system(
 ) -> AsyncIterator[System]:
     emulator_process = EmulatorProcess(directory, runtime_token_ttl=runtime_token_ttl)
     hass_process = HomeAssistantProcess(
-        directory / "config", pacerelle_log_level=pacerelle_log_level
+        directory / "config",
+        server_url=emulator_process.base_url,
+        pacerelle_log_level=pacerelle_log_level,
     )
     try:
         await emulator_process.start()

@@ -109,10 +109,14 @@ class HomeAssistantApi:
         frontend = {HEADER_FRONTEND_BASE: self.base_url}
         flow = await self.rest("POST", FLOW_PATH, {"handler": "pacerelle"}, headers=frontend)
         assert flow["type"] == "form", flow
+        # As the frontend does: the folded section is sent with the defaults it shows.
+        [advanced] = [field for field in flow["data_schema"] if field["name"] == "advanced"]
+        server_url = {field["name"]: field.get("default") for field in advanced["schema"]}
+        assert server_url == {"server_url": emulator.base_url}, "not the development default"
         user_input = {
             "connection_key": await emulator.connect_key(),
             "agent_name": name,
-            "advanced": {"server_url": emulator.base_url},
+            "advanced": server_url,
         }
         step = await self.rest(
             "POST", f"{FLOW_PATH}/{flow['flow_id']}", user_input, headers=frontend

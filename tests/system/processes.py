@@ -13,6 +13,7 @@ from pathlib import Path
 import aiohttp
 from aiohttp import web
 
+from custom_components.pacerelle.const import ENV_DEFAULT_SERVER_URL
 from tests.browser.home_assistant import INTEGRATION, free_port
 from tests.emulator_fixtures import EmulatorHandle
 
@@ -156,9 +157,13 @@ class EmulatorProcess(Process):
 class HomeAssistantProcess(Process):
     """`python -m homeassistant` in its own config dir, with the integration linked in."""
 
-    def __init__(self, config_dir: Path, *, pacerelle_log_level: str = "info") -> None:
+    def __init__(
+        self, config_dir: Path, *, server_url: str, pacerelle_log_level: str = "info"
+    ) -> None:
         super().__init__("hass", config_dir / "hass.log")
         self.config_dir = config_dir
+        # What scripts/develop does: the config flow offers this server URL by default.
+        self.env = {ENV_DEFAULT_SERVER_URL: server_url}
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         components = config_dir / "custom_components"
@@ -191,6 +196,7 @@ class HomeAssistantProcess(Process):
             str(self.config_dir),
             "--skip-pip",
             cwd=self.config_dir,
+            env=self.env,
         )
         await self.wait_served(f"{self.base_url}/api/onboarding")
 
