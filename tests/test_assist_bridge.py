@@ -1,15 +1,21 @@
 """The Assist bridge: the owner's messages answered by a conversation agent, others ignored."""
 
+import asyncio
 import base64
 import json
+from typing import Literal
 
 import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from homeassistant.components import conversation
 from homeassistant.components.conversation import HOME_ASSISTANT_AGENT
+from homeassistant.const import MATCH_ALL
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.chat_session import DATA_CHAT_SESSION
 from homeassistant.setup import async_setup_component
+from pytest_homeassistant_custom_component.common import MockConfigEntry
 
+from custom_components.pacerelle import assist
 from custom_components.pacerelle.assist import ha_conversation_id
 from custom_components.pacerelle.client import groups
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
@@ -223,3 +229,35 @@ async def test_requests_from_before_the_bridge_are_not_answered(
     await wait_until(lambda: runtime.status.pending == 1)
     assert [r.message_id for r in runtime.agent.pending_requests()] == [old]
     assert hass.states.get(KITCHEN).state == "off"
+
+
+class StuckAgent(conversation.AbstractConversationAgent):
+    """A conversation agent that never answers (a hung LLM service)."""
+
+    @property
+    def supported_languages(self) -> Literal["*"]:
+        return MATCH_ALL
+
+    async def async_process(
+        self, user_input: conversation.ConversationInput
+    ) -> conversation.ConversationResult:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+
+async def test_a_stuck_agent_times_out_with_an_apology(
+    hass: HomeAssistant, emulator: EmulatorHandle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(assist, "ANSWER_TIMEOUT", 0.2)
+    assert await async_setup_component(hass, "homeassistant", {})
+    assert await async_setup_component(hass, "conversation", {})
+    model = MockConfigEntry(domain="test", title="Stuck model")
+    model.add_to_hass(hass)
+    conversation.async_set_agent(hass, model, StuckAgent())
+    installed, _entry = await running_agent(
+        hass, emulator, options={CONF_ASSIST_AGENT: model.entry_id}
+    )
+    await emulator.send(installed.conversation_id, text="first")
+    await emulator.send(installed.conversation_id, text="second")
+    inbox = await emulator.wait_inbox(installed.conversation_id, 2, within=20)
+    assert [item["text"] for item in inbox] == [APOLOGY, APOLOGY]

@@ -31,6 +31,8 @@ from .runtime import EVENT_MESSAGE, PacerelleRuntime
 _LOGGER = logging.getLogger(__name__)
 
 ANSWERED_KINDS: Final = frozenset({"text", CHAT_MESSAGE})
+# A stuck agent must not hold the owner's later messages forever (answers come in order).
+ANSWER_TIMEOUT: Final = 120.0
 CONVERSATION_ID_PREFIX: Final = "pacerelle-"
 
 
@@ -112,13 +114,14 @@ class AssistBridge:
 
     async def _ask(self, request: Mapping[str, Any]) -> str:
         conversation_id = str(request["conversation_id"])
-        result = await conversation.async_converse(
-            self._hass,
-            str(request["text"]),
-            self._conversations.get(conversation_id, ha_conversation_id(conversation_id)),
-            Context(),
-            agent_id=self._conversation_agent_id,
-        )
+        async with asyncio.timeout(ANSWER_TIMEOUT):
+            result = await conversation.async_converse(
+                self._hass,
+                str(request["text"]),
+                self._conversations.get(conversation_id, ha_conversation_id(conversation_id)),
+                Context(),
+                agent_id=self._conversation_agent_id,
+            )
         if result.conversation_id:
             self._conversations[conversation_id] = result.conversation_id
         speech = result.response.speech.get("plain", {}).get("speech")
