@@ -1,8 +1,10 @@
 """The agent's sensors follow its connection and its messages, against the running emulator."""
 
+import logging
 from datetime import UTC, datetime
 from unittest.mock import patch
 
+import pytest
 from homeassistant.const import EVENT_HOMEASSISTANT_STOP, STATE_UNAVAILABLE, Platform
 from homeassistant.core import Event, EventStateChangedData, HomeAssistant, callback
 from homeassistant.helpers import device_registry as dr
@@ -14,6 +16,7 @@ from syrupy.assertion import SnapshotAssertion
 from custom_components.pacerelle.const import DOMAIN
 from tests.emulator_fixtures import EmulatorHandle
 from tests.entity_harness import ha_snapshot, replacing, setup_agent, state_of, wait_state
+from tests.runtime_harness import wait_until
 
 
 async def test_sensors_follow_the_connection_and_the_messages(
@@ -67,6 +70,29 @@ async def test_sensors_follow_the_connection_and_the_messages(
     assert state_of(hass, pending) == "0"  # what the agent knows stays readable
     assert await hass.config_entries.async_unload(setup.entry.entry_id)
     assert state_of(hass, connection) == STATE_UNAVAILABLE
+
+
+async def test_an_outage_is_logged_once_and_its_end_once(
+    hass: HomeAssistant, emulator: EmulatorHandle, caplog: pytest.LogCaptureFixture
+) -> None:
+    setup = await setup_agent(hass, emulator)
+    connection = setup.entity_id(hass, "sensor", "connection_state")
+    caplog.set_level(logging.DEBUG, logger="custom_components.pacerelle")
+    await emulator.faults(gateway_status=503, drop_connections="abort")
+    await wait_state(hass, connection, "reconnecting")
+    await wait_until(lambda: caplog.text.count("Pacerelle connection failed") >= 2, within=15)
+    await emulator.faults(reset=True)
+    await wait_state(hass, connection, "connected", within=40)
+    infos = [
+        r.getMessage()
+        for r in caplog.records
+        if r.name.startswith("custom_components.pacerelle") and r.levelno >= logging.INFO
+    ]
+    assert [m for m in infos if "reachable" in m] == [
+        "Pacerelle is unreachable (the connection closed); reconnecting",
+        "Pacerelle is reachable again",
+    ]
+    assert await hass.config_entries.async_unload(setup.entry.entry_id)
 
 
 async def test_stopping_home_assistant_stops_the_agent(

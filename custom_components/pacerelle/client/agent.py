@@ -88,6 +88,7 @@ class Agent:
         self._tasks: list[asyncio.Task[None]] = []
         self._prepared: tuple[RuntimeCredential, GatewayConnection] | None = None
         self._first_attempt = True
+        self._outage_logged = False  # an outage is logged once at info, its end once
         self._stopping = asyncio.Event()
 
     # Lifecycle
@@ -269,6 +270,7 @@ class Agent:
         core.set_state(ConnectionState.CONNECTING)
         while not self._stopping.is_set():
             started = time.monotonic()
+            failure = "the connection closed"
             try:
                 ending = await self._connect_and_serve()
             except InstallationRevokedError:
@@ -277,7 +279,8 @@ class Agent:
                 core.hooks.revoked()
                 return
             except PacerelleError as err:
-                _LOGGER.info("Pacerelle connection failed: %s", err)
+                _LOGGER.debug("Pacerelle connection failed: %s", err)
+                failure = str(err)
                 ending = Ending.FAILED
             except Exception:
                 # Never let the loop die (a failed save, a bug): log, back off, try again.
@@ -293,6 +296,9 @@ class Agent:
                 continue  # token renewal or expiry: reconnect at once, with a new token
             if lasted >= STABLE_CONNECTION:
                 attempt = 0
+            if not self._outage_logged:
+                self._outage_logged = True
+                _LOGGER.info("Pacerelle is unreachable (%s); reconnecting", failure)
             core.set_state(ConnectionState.RECONNECTING)
             delay = backoff_delay(attempt, core.config.backoff_base, core.config.backoff_cap)
             attempt += 1
@@ -317,6 +323,9 @@ class Agent:
             self._attach(connection)
         serial = core.connection_serial
         core.set_state(ConnectionState.CONNECTED)
+        if self._outage_logged:
+            self._outage_logged = False
+            _LOGGER.info("Pacerelle is reachable again")
         reader = asyncio.create_task(self._read(connection))
         renewed = False
         try:
