@@ -4,9 +4,10 @@ Arguments are checked against the tool's schema: a bad argument raises `probatio
 which Home Assistant's chat log and MCP server both turn into an error result for the
 model. Refusals (unknown request, not connected...) are translated HomeAssistantErrors.
 
-Addressing: every tool takes an optional `agent` (agent id, entry title or agent name,
-case-insensitive). Without it the only loaded agent is used; with several loaded, the
-model must name one (the error and the API prompt list them).
+Addressing: every tool takes an optional `agent`, the agent id or its name (either
+case-insensitive; two agents with one name need the id). Without it the only loaded agent
+is used; with several loaded, the model must name one (the error and the API prompt list
+them).
 """
 
 from abc import abstractmethod
