@@ -122,6 +122,26 @@ async def test_request_answered_and_processed_through_the_tools(
     with pytest.raises(HomeAssistantError, match="no such request"):
         await call(hass, "mark_processed", messageId=message_id)
 
+    # Explicit targets, for advanced use, and a link to an earlier message.
+    explicit = await call(
+        hass,
+        "send_message",
+        text="Also: the garage is open.",
+        conversationId=conversation,
+        to=installed.owner_id,
+        replyToMessageId=sent["message_id"],
+    )
+    latest = (await emulator.wait_inbox(conversation, 2))[1]
+    assert (latest["message_id"], latest["text"]) == (
+        explicit["message_id"],
+        "Also: the garage is open.",
+    )
+    assert latest["reply_to_message_id"] == sent["message_id"]
+    newest = await call(hass, "get_history", limit=1)
+    assert [reply["message_id"] for reply in newest["replies"]] == [explicit["message_id"]]
+    with pytest.raises(HomeAssistantError, match="not written to the agent yet"):
+        await call(hass, "send_message", text="hi", conversationId=conversation, to="usr_nobody")
+
 
 async def test_wait_returns_when_a_request_arrives_and_times_out_otherwise(
     hass: HomeAssistant, emulator: EmulatorHandle
