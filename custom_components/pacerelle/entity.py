@@ -19,8 +19,9 @@ from .client.agent_core import ConnectionState
 from .const import CONF_AGENT_ID, CONF_AGENT_NAME, DOMAIN
 from .runtime import PacerelleRuntime, status_signal
 
-# While the agent tries to connect, it still answers for itself: only a revoked or stopped
-# agent has nothing behind its entities that need the connection.
+# The notify and event entities stay available while the agent (re)connects: Home Assistant
+# silently skips unavailable entities in an action, while a send now fails with an error
+# that says why. A revoked or stopped agent has nothing behind them.
 REACHABLE_STATES = frozenset(
     {ConnectionState.CONNECTING, ConnectionState.CONNECTED, ConnectionState.RECONNECTING}
 )
