@@ -87,13 +87,13 @@ class InboxPipeline:
                     to_ack.append(item.message)
             if data is not core.data or inbox is not data.inbox:
                 await core.commit(replace(data, inbox=inbox))
+            for item in opened:
+                if item.identity_changed:  # told before the message itself is handed over
+                    core.hooks.identity_changed(item.message.sender_id)
             await self._hand_over(stored)
             to_ack.extend(message for message, _ in stored)
             if len(core.data.signal.prekeys.one_time_prekeys) < prekeys_before:
                 self.prekeys_used.set()
-        for item in opened:
-            if item.identity_changed:
-                core.hooks.identity_changed(item.message.sender_id)
         await self._acknowledge(to_ack)
 
     def _classify(
