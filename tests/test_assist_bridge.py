@@ -11,6 +11,7 @@ from homeassistant.components import conversation
 from homeassistant.components.conversation import HOME_ASSISTANT_AGENT
 from homeassistant.const import MATCH_ALL
 from homeassistant.core import HomeAssistant
+from homeassistant.helpers import intent
 from homeassistant.helpers.chat_session import DATA_CHAT_SESSION
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry
@@ -18,6 +19,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 from custom_components.pacerelle import assist
 from custom_components.pacerelle.assist import ha_conversation_id
 from custom_components.pacerelle.client import groups
+from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.emulator_fixtures import EmulatorHandle, Installed
@@ -261,3 +263,54 @@ async def test_a_stuck_agent_times_out_with_an_apology(
     await emulator.send(installed.conversation_id, text="second")
     inbox = await emulator.wait_inbox(installed.conversation_id, 2, within=20)
     assert [item["text"] for item in inbox] == [APOLOGY, APOLOGY]
+
+
+class GatedAgent(conversation.AbstractConversationAgent):
+    """Answers once the test opens the gate."""
+
+    def __init__(self) -> None:
+        self.asked = asyncio.Event()
+        self.gate = asyncio.Event()
+
+    @property
+    def supported_languages(self) -> Literal["*"]:
+        return MATCH_ALL
+
+    async def async_process(
+        self, user_input: conversation.ConversationInput
+    ) -> conversation.ConversationResult:
+        self.asked.set()
+        await self.gate.wait()
+        response = intent.IntentResponse(language=user_input.language)
+        response.async_set_speech("Done, once you were back.")
+        return conversation.ConversationResult(response, user_input.conversation_id)
+
+
+async def test_an_answer_waits_for_the_reconnection(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    assert await async_setup_component(hass, "homeassistant", {})
+    assert await async_setup_component(hass, "conversation", {})
+    model = MockConfigEntry(domain="test", title="Gated model")
+    model.add_to_hass(hass)
+    gated = GatedAgent()
+    conversation.async_set_agent(hass, model, gated)
+    installed, entry = await running_agent(
+        hass, emulator, options={CONF_ASSIST_AGENT: model.entry_id}
+    )
+    runtime: PacerelleRuntime = entry.runtime_data
+    asked = await emulator.send(installed.conversation_id, text="close the shutters")
+    await asyncio.wait_for(gated.asked.wait(), 10)
+
+    # The connection drops and cannot come back yet while the agent thinks.
+    await emulator.faults(gateway_status=503, drop_connections=True)
+    await wait_until(lambda: runtime.status.state is ConnectionState.RECONNECTING)
+    gated.gate.set()
+    await asyncio.sleep(0.3)
+    assert await emulator.inbox(installed.conversation_id) == []
+    assert runtime.status.pending == 1
+
+    await emulator.faults(reset=True)
+    [reply] = await emulator.wait_inbox(installed.conversation_id, 1, within=30)
+    assert (reply["text"], reply["reply_to_message_id"]) == ("Done, once you were back.", asked)
+    await wait_until(lambda: runtime.status.pending == 0)
