@@ -23,12 +23,12 @@
 `sender_device_id`, `widget_id` (the widget answered), `value` (null when cancelled),
 `cancelled`, `received_at`.
 
-Events keep arrival order: when a message's files are being saved, later events wait for it.
+Events keep arrival order: when a message's files are being saved, later events wait for it
+(the inbox pipeline awaits each hand-over before the next and before acknowledging).
 """
 
-import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -113,7 +113,12 @@ def _iso(timestamp: float) -> str:
 
 
 class MessageEvents:
-    """Fires an entry's events in arrival order, saving files first when a folder is set."""
+    """Fires an entry's events, saving a message's files first when a folder is set.
+
+    `deliver` is the agent's hand-over hook: the inbox pipeline awaits what it returns before
+    it saves the request as accepted and acknowledges it, so a crash while files are being
+    saved leaves the message to be redelivered, never acknowledged without its event.
+    """
 
     def __init__(
         self,
@@ -128,31 +133,18 @@ class MessageEvents:
         self._agent_id = agent_id
         self._media_folder = media_folder
         self._download = download
-        self._backlog: list[Request] = []
-        self._worker: asyncio.Task[None] | None = None
 
     @callback
-    def deliver(self, request: Request) -> None:
-        """Called as each request is accepted (on the event loop, never blocking)."""
-        if not self._backlog and not (self._media_folder and request.attachments):
+    def deliver(self, request: Request) -> Awaitable[None] | None:
+        """Fire at once, or return the saving of the files that ends with the event."""
+        if not (self._media_folder and request.attachments):
             self._fire(request, None)
-            return
-        self._backlog.append(request)
-        if self._worker is None or self._worker.done():
-            self._worker = self._hass.async_create_background_task(
-                self._drain(), f"pacerelle_events_{self._entry_id}"
-            )
+            return None
+        return self._save_then_fire(request)
 
-    async def _drain(self) -> None:
-        while self._backlog:
-            request = self._backlog[0]
-            saved = None
-            if self._media_folder and request.attachments:
-                saved = await async_save_incoming(
-                    self._hass, self._media_folder, request, self._download
-                )
-            self._backlog.pop(0)
-            self._fire(request, saved)
+    async def _save_then_fire(self, request: Request) -> None:
+        saved = await async_save_incoming(self._hass, self._media_folder, request, self._download)
+        self._fire(request, saved)
 
     @callback
     def _fire(self, request: Request, saved: Mapping[str, str | None] | None) -> None:

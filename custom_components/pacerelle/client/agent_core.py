@@ -52,11 +52,15 @@ class AgentConfig:
 
 @dataclass(frozen=True, slots=True)
 class AgentHooks:
-    """How the agent reaches its host; `deliver` hands a request over (fires the event)."""
+    """How the agent reaches its host.
+
+    `deliver` hands a request over (fires the event); when it returns an awaitable, the
+    hand-over ends when that does, before the request is saved as accepted and acknowledged.
+    """
 
     save: Callable[[dict[str, Any]], Awaitable[None]]
     run_blocking: BlockingRunner
-    deliver: Callable[[Request], None]
+    deliver: Callable[[Request], Awaitable[None] | None]
     identity_changed: Callable[[str], None] = field(default=_nothing)
     status_changed: Callable[[], None] = field(default=_nothing)
     revoked: Callable[[], None] = field(default=_nothing)

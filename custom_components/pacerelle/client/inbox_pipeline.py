@@ -154,7 +154,9 @@ class InboxPipeline:
         data = core.data
         history = data.history
         for _message, request in stored:
-            core.hooks.deliver(request)
+            pending = core.hooks.deliver(request)
+            if pending is not None:
+                await pending
             history = history.with_request(request)
         inbox = data.inbox.accept(request.message_id for _, request in stored)
         await core.commit(replace(data, inbox=inbox, history=history))
