@@ -102,7 +102,7 @@ def test_every_translation_is_a_subset_of_strings(path: Path) -> None:
 
 # Home Assistant integrations the tests run for real: their requirements (which Home Assistant
 # installs at run time, but the test harness does not) are pinned in requirements_test.txt.
-@pytest.mark.parametrize("component", ["conversation", "mcp_server", "assist_pipeline"])
+@pytest.mark.parametrize("component", ["assist_pipeline", "camera", "conversation", "mcp_server"])
 def test_requirements_of_the_components_under_test_are_pinned(component: str) -> None:
     import homeassistant.components
 
