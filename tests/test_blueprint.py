@@ -9,6 +9,7 @@ from homeassistant.components.blueprint.models import Blueprint
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 from homeassistant.util.yaml import load_yaml_dict
+from pytest_homeassistant_custom_component.common import async_mock_service
 
 from tests.emulator_fixtures import EmulatorHandle
 from tests.entity_harness import setup_agent, wait_state
@@ -59,4 +60,51 @@ async def test_answer_keyword_blueprint_answers_and_marks_processed(
     assert answer["device_id"] == "2"
     await wait_state(hass, pending, "1")  # the keyword was processed, "Hello" still waits
     assert [r.text for r in setup.runtime.agent.pending_requests()] == ["Hello"]
+    assert await hass.config_entries.async_unload(setup.entry.entry_id)
+
+
+@pytest.mark.parametrize(
+    ("answer", "reply"), [(True, "The garage is open."), (False, "Nothing done.")]
+)
+async def test_confirm_command_blueprint_asks_first(
+    hass: HomeAssistant, emulator: EmulatorHandle, answer: bool, reply: str
+) -> None:
+    setup = await setup_agent(hass, emulator)
+    conversation = setup.installed.conversation_id
+    target = Path(hass.config.path("blueprints", "automation", "pacerelle"))
+    target.mkdir(parents=True)
+    shutil.copy(BLUEPRINTS / "confirm_command.yaml", target)
+    opened = async_mock_service(hass, "cover", "open_cover")
+    assert await async_setup_component(
+        hass,
+        "automation",
+        {
+            "automation": {
+                "alias": "Garage",
+                "use_blueprint": {
+                    "path": "pacerelle/confirm_command.yaml",
+                    "input": {
+                        "agent": setup.entry.entry_id,
+                        "command": "open garage",
+                        "question": "Open the garage?",
+                        "actions": [
+                            {"action": "cover.open_cover", "target": {"entity_id": "cover.garage"}}
+                        ],
+                        "done_text": "The garage is open.",
+                    },
+                },
+            }
+        },
+    )
+    await emulator.send(conversation, text="Open garage")
+    (question,) = await emulator.wait_inbox(conversation, 1)
+    assert question["payload"]["kind"] == "confirm"
+    assert question["payload"]["spec"]["title"] == "Open the garage?"
+    assert opened == []
+    await emulator.send(
+        conversation, widget_response={"ref": question["payload"]["id"], "value": answer}
+    )
+    assert (await emulator.wait_inbox(conversation, 2))[1]["text"] == reply
+    assert len(opened) == (1 if answer else 0)
+    await wait_state(hass, setup.entity_id(hass, "sensor", "pending_requests"), "0")
     assert await hass.config_entries.async_unload(setup.entry.entry_id)
