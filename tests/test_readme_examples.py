@@ -24,14 +24,13 @@ README = Path(__file__).parent.parent / "README.md"
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(48))
 
 
-def example(title: str) -> dict[str, Any]:
+def example(title: str) -> Any:
     """The YAML block under the README heading `### {title}`."""
     text = README.read_text()
     section = text.split(f"### {title}\n", 1)[1]
     block = re.search(r"```yaml\n(.*?)```", section, re.DOTALL)
     assert block is not None, title
-    loaded: dict[str, Any] = yaml.safe_load(block.group(1))
-    return loaded
+    return yaml.safe_load(block.group(1))
 
 
 async def automate(hass: HomeAssistant, config: dict[str, Any]) -> None:
@@ -118,4 +117,22 @@ async def test_doorbell_snapshot(hass: HomeAssistant, emulator: EmulatorHandle) 
     assert message["payload"]["text"].startswith("Someone rang at ")
     [file] = message["files"]
     assert file["mime"] == "image/png"
+    assert await hass.config_entries.async_unload(setup.entry.entry_id)
+
+
+async def test_progress_widget_example(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
+    setup = await setup_agent(hass, emulator)
+    conversation = setup.installed.conversation_id
+    await emulator.send(conversation, text="hi")  # the person speaks first
+    await wait_state(hass, setup.entity_id(hass, "sensor", "pending_requests"), "1")
+    steps = example("`pacerelle.send_widget` and `pacerelle.update_widget`")
+    assert isinstance(steps, list)
+    assert await async_setup_component(
+        hass, "script", {"script": {"progress": {"sequence": steps}}}
+    )
+    await hass.services.async_call("script", "progress", blocking=True)
+    sent, updated = await emulator.wait_inbox(conversation, 2)
+    assert (sent["kind"], sent["payload"]["spec"]["value"]) == ("widget.standard", 0)
+    assert updated["kind"] == "widget.update"
+    assert updated["payload"]["ref"] == "backup-progress"
     assert await hass.config_entries.async_unload(setup.entry.entry_id)
