@@ -1,21 +1,29 @@
 """scripts/bench: print the project's performance figures.
 
-python -m tests.bench --crypto      the Signal engine beside the reference peer
+python -m tests.bench               system figures (real hass and emulator), then crypto
+python -m tests.bench --crypto      only the Signal engine beside the reference peer
+python -m tests.bench --system      only the system figures
 """
 
 import argparse
 
-from tests.bench import crypto
+from tests.bench import crypto, system
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="scripts/bench", description=__doc__)
-    parser.add_argument("--crypto", action="store_true", help="only the crypto figures")
+    only = parser.add_mutually_exclusive_group()
+    only.add_argument("--crypto", action="store_true", help="only the crypto figures")
+    only.add_argument("--system", action="store_true", help="only the system figures")
     parser.add_argument("--conversations", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=100)
     args = parser.parse_args()
-    for line in crypto.run(args.conversations, args.rounds):
-        print(line)
+    if not args.crypto:
+        for line in system.run():
+            print(line, flush=True)
+    if not args.system:
+        for line in crypto.run(args.conversations, args.rounds):
+            print(line, flush=True)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,199 @@
+"""System figures: a real `hass` and the emulator as processes (tests/system's harness).
+
+- latency: the emulator's admin send (the human device encrypts, the relay pushes) to the
+  `pacerelle_message` event reaching a WebSocket subscriber of Home Assistant, one message
+  at a time.
+- burst: 1,000 messages sent by the human device as fast as the emulator takes them (8
+  requests in flight), first send to the 1,000th event; then 1,000 queued while the agent
+  is kept offline (gateway fault), from the first of their events to the last: the
+  integration's own pace (the backoff before its reconnection is shown apart).
+- reconnect: the relay drops the connection (a clean close, then a dead TCP link without
+  a close frame), then the emulator is killed and restarted; until the agent is online
+  again (polled every 20 ms). The three come one after the other, and the runtime's
+  backoff (1 s base, with jitter) grows with each until a connection has lasted 60 s: the
+  later ones include a longer wait.
+- memory: hass's RSS (/proc) after onboarding, with one agent, and with ten agents (each
+  online, each with a session from one message).
+"""
+
+import asyncio
+import statistics
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tests.system.harness import Agent, System, running_system
+
+LATENCY_WARMUP = 5
+LATENCY_SAMPLES = 100
+BURST = 1000
+BURST_CONCURRENCY = 8
+BURST_TIMEOUT = 300.0
+EVENT_TIMEOUT = 30.0
+EXTRA_AGENTS = 9
+SETTLE_SECONDS = 3.0
+MIB = 1024 * 1024
+TARGET_P95_MS = 50.0
+TARGET_BURST_S = 20.0
+TARGET_PER_AGENT_MIB = 10.0
+
+
+@dataclass
+class Figures:
+    latencies: list[float] = field(default_factory=list)
+    burst_seconds: float = 0.0
+    burst_send_seconds: float = 0.0
+    queued_wait_seconds: float = 0.0
+    queued_burst_seconds: float = 0.0
+    reconnects: dict[str, float] = field(default_factory=dict)
+    rss: dict[str, int] = field(default_factory=dict)
+
+
+def run() -> list[str]:
+    """Run the measurements; returns the lines to print."""
+    with tempfile.TemporaryDirectory(prefix="pacerelle-bench-") as directory:
+        figures = asyncio.run(_measure(Path(directory)))
+    return _report(figures)
+
+
+async def _measure(directory: Path) -> Figures:
+    figures = Figures()
+    # Quiet logs: the figures are about the integration, not about formatting debug lines.
+    async with running_system(directory, pacerelle_log_level="warning") as system:
+        await asyncio.sleep(SETTLE_SECONDS)
+        figures.rss["no agent"] = system.hass_process.rss_bytes()
+        agent = await system.add_agent("Agent 1")
+        await _one_message(system, agent)
+        await asyncio.sleep(SETTLE_SECONDS)
+        figures.rss["one agent"] = system.hass_process.rss_bytes()
+        for number in range(EXTRA_AGENTS):
+            await _one_message(system, await system.add_agent(f"Agent {number + 2}"))
+        await asyncio.sleep(SETTLE_SECONDS)
+        figures.rss["ten agents"] = system.hass_process.rss_bytes()
+
+        # Before the bursts: the queued burst's outage leaves every agent backing off.
+        figures.reconnects = await _reconnects(system, agent)
+        figures.latencies = await _latencies(system, agent)
+        figures.burst_send_seconds, figures.burst_seconds = await _burst(system, agent)
+        figures.queued_wait_seconds, figures.queued_burst_seconds = await _queued_burst(
+            system, agent
+        )
+    return figures
+
+
+async def _one_message(system: System, agent: Agent) -> None:
+    async with system.hass.socket() as socket:
+        events = await socket.subscribe("pacerelle_message")
+        await system.emulator.send(agent.conversation_id, text="hello")
+        await asyncio.wait_for(events.get(), EVENT_TIMEOUT)
+
+
+async def _latencies(system: System, agent: Agent) -> list[float]:
+    samples: list[float] = []
+    async with system.hass.socket() as socket:
+        events = await socket.subscribe("pacerelle_message")
+        for number in range(LATENCY_WARMUP + LATENCY_SAMPLES):
+            start = time.perf_counter()
+            message_id = await system.emulator.send(agent.conversation_id, text=f"ping {number}")
+            event = await asyncio.wait_for(events.get(), EVENT_TIMEOUT)
+            elapsed = time.perf_counter() - start
+            if event["data"]["message_id"] != message_id:
+                raise RuntimeError("events arrived out of order")
+            if number >= LATENCY_WARMUP:
+                samples.append(elapsed)
+    return samples
+
+
+async def _send_burst(system: System, agent: Agent) -> None:
+    limit = asyncio.Semaphore(BURST_CONCURRENCY)
+
+    async def send(number: int) -> None:
+        async with limit:
+            await system.emulator.send(agent.conversation_id, text=f"burst {number}")
+
+    await asyncio.gather(*(send(number) for number in range(BURST)))
+
+
+async def _burst(system: System, agent: Agent) -> tuple[float, float]:
+    """(seconds to send, seconds from the first send to the last event)."""
+    async with system.hass.socket() as socket:
+        events = await socket.subscribe("pacerelle_message")
+        start = time.perf_counter()
+        await _send_burst(system, agent)
+        sent = time.perf_counter() - start
+        await _events(events, BURST)
+        return sent, time.perf_counter() - start
+
+
+async def _queued_burst(system: System, agent: Agent) -> tuple[float, float]:
+    """BURST messages queued while the agent is kept offline, then let in: (seconds until
+    the first event, which is mostly backoff; seconds from the first event to the last)."""
+    await system.emulator.faults(gateway_status=503, drop_connections=True)
+    await system.wait_offline(agent)
+    await _send_burst(system, agent)
+    async with system.hass.socket() as socket:
+        events = await socket.subscribe("pacerelle_message")
+        start = time.perf_counter()
+        await system.emulator.faults(reset=True)
+        await _events(events, 1)
+        first = time.perf_counter()
+        await _events(events, BURST - 1)
+        return first - start, time.perf_counter() - first
+
+
+async def _events(events: asyncio.Queue[dict[str, Any]], count: int) -> None:
+    async with asyncio.timeout(BURST_TIMEOUT):
+        for _ in range(count):
+            await events.get()
+
+
+async def _reconnects(system: System, agent: Agent) -> dict[str, float]:
+    results: dict[str, float] = {}
+    for name, mode in (("relay closes", "close"), ("TCP link cut", "abort")):
+        await system.emulator.faults(drop_connections=mode)
+        start = time.perf_counter()
+        await system.wait_online(agent)
+        results[name] = time.perf_counter() - start
+        await asyncio.sleep(1)
+    await system.emulator_process.kill()
+    await system.emulator_process.start()
+    start = time.perf_counter()
+    await system.wait_online(agent)
+    results["emulator killed and restarted (from serving again)"] = time.perf_counter() - start
+    return results
+
+
+def _percentile(samples: list[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def _report(figures: Figures) -> list[str]:
+    latencies_ms = [seconds * 1000 for seconds in figures.latencies]
+    p95 = _percentile(latencies_ms, 0.95)
+    rate = BURST / figures.burst_seconds
+    one, ten = figures.rss["one agent"], figures.rss["ten agents"]
+    per_agent = (ten - one) / EXTRA_AGENTS / MIB
+    lines = [
+        "system: real hass and emulator processes on 127.0.0.1",
+        f"event latency, {len(latencies_ms)} messages one at a time: median "
+        f"{statistics.median(latencies_ms):.1f} ms, p95 {p95:.1f} ms, max "
+        f"{max(latencies_ms):.1f} ms (target p95 < {TARGET_P95_MS:g} ms)",
+        f"burst of {BURST}: all events in {figures.burst_seconds:.1f} s ({rate:.0f} messages/s; "
+        f"the emulator took {figures.burst_send_seconds:.1f} s to send them) "
+        f"(target < {TARGET_BURST_S:g} s)",
+        f"burst of {BURST} queued while offline: first to last event "
+        f"{figures.queued_burst_seconds:.1f} s ({BURST / figures.queued_burst_seconds:.0f} "
+        f"messages/s), after {figures.queued_wait_seconds:.1f} s of reconnection backoff",
+    ]
+    lines += [
+        f"reconnect, {name}: {seconds * 1000:.0f} ms (drop {number} in a row)"
+        for number, (name, seconds) in enumerate(figures.reconnects.items(), 1)
+    ]
+    lines += [f"hass RSS, {name}: {size / MIB:.1f} MiB" for name, size in figures.rss.items()]
+    lines.append(
+        f"memory per extra agent: {per_agent:.2f} MiB (target < {TARGET_PER_AGENT_MIB:g} MiB)"
+    )
+    return lines
