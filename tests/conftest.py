@@ -1,6 +1,10 @@
 """Shared fixtures of the Home Assistant tests."""
 
+from collections.abc import Generator
+from pathlib import Path
+
 import pytest
+from pytest_homeassistant_custom_component.common import get_test_config_dir
 
 
 @pytest.fixture(autouse=True)
@@ -17,3 +21,18 @@ def auto_enable_custom_integrations(request: pytest.FixtureRequest) -> None:
 def hass_config_dir(hass_tmp_config_dir: str) -> str:
     """A private configuration directory per test: agent stores never leak between tests."""
     return hass_tmp_config_dir
+
+
+SHARED_STORES = Path(get_test_config_dir(".storage", "pacerelle"))
+
+
+@pytest.fixture(autouse=True)
+def no_store_in_the_shared_config_dir() -> Generator[None]:
+    """Fail the test that writes an agent store into the harness's shared config directory.
+
+    Every test gets a private one (hass_config_dir above); a store left in the shared one
+    makes later tests see a second agent.
+    """
+    yield
+    leaked = sorted(path.name for path in SHARED_STORES.glob("*")) if SHARED_STORES.exists() else []
+    assert not leaked, f"agent stores written to the shared test config dir: {leaked}"
