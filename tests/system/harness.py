@@ -16,10 +16,11 @@ from typing import Any
 import aiohttp
 
 from tests.emulator_fixtures import EmulatorHandle
-from tests.system.home_assistant_api import HomeAssistantApi, read_event_log
+from tests.system.home_assistant_api import HomeAssistantApi, read_event_log, wait_for
 from tests.system.processes import EmulatorProcess, HomeAssistantProcess, log_tail
 
 ONLINE_TIMEOUT = 30.0
+ENTRY_SAVE_TIMEOUT = 10.0
 POLL_SECONDS = 0.02
 
 
@@ -49,6 +50,14 @@ class System:
         agent = Agent(entry["entry_id"], installation["agent_id"], installation["conversation_id"])
         self.agents.append(agent)
         await self.wait_online(agent)
+        # Home Assistant saves its config entries a second later: a SIGKILL before that
+        # would forget the entry (what any Home Assistant does), not what is tested here.
+        entries = self.hass_process.config_dir / ".storage" / "core.config_entries"
+        await wait_for(
+            lambda: entries.exists() and agent.entry_id in entries.read_text(),
+            ENTRY_SAVE_TIMEOUT,
+            "the config entry saved",
+        )
         return agent
 
     async def wait_online(self, agent: Agent, within: float = ONLINE_TIMEOUT) -> float:
