@@ -79,15 +79,17 @@ class System:
         """Every `pacerelle_message` Home Assistant fired, across restarts."""
         return read_event_log(self.hass_process.event_log)
 
-    async def wait_events(self, count: int, within: float) -> list[dict[str, Any]]:
-        """The event log once it holds at least `count` events."""
+    async def wait_events(
+        self, count: int, within: float, poll: float = POLL_SECONDS
+    ) -> list[dict[str, Any]]:
+        """The event log once it holds at least `count` events (checked every `poll` s)."""
         try:
             async with asyncio.timeout(within):
                 while True:
                     events = self.events()
                     if len(events) >= count:
                         return events
-                    await asyncio.sleep(POLL_SECONDS)
+                    await asyncio.sleep(poll)
         except TimeoutError:
             raise AssertionError(
                 f"{len(self.events())} of {count} events after {within} s; hass log:\n"
