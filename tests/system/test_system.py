@@ -103,11 +103,6 @@ async def test_a_message_reaches_home_assistant_as_an_event(system: System) -> N
 
 async def test_home_assistant_answers_with_the_send_message_action(system: System) -> None:
     agent = await system.add_agent()
-    services = {
-        item["domain"]: item["services"] for item in await system.hass.rest("GET", "/api/services")
-    }
-    if "send_message" not in services.get("pacerelle", {}):
-        pytest.skip("the pacerelle.send_message action is not registered yet")
     message_id = await system.emulator.send(agent.conversation_id, text="Lights?")
     await system.wait_events(1, EVENT_TIMEOUT)
     data = {
@@ -120,6 +115,10 @@ async def test_home_assistant_answers_with_the_send_message_action(system: Syste
     assert received["text"] == "All lights are off."
     assert received["encrypted"]
     assert received["history"] == "valid"
+    # And back again, on the ratchet both sides just moved.
+    thanks = await system.emulator.send(agent.conversation_id, text="Thanks")
+    events = await system.wait_events(2, EVENT_TIMEOUT)
+    assert _ids(events) == [message_id, thanks]
 
 
 async def test_sigkill_in_a_burst_fires_each_message_exactly_once(system: System) -> None:
