@@ -98,18 +98,3 @@ def test_english_translation_matches_strings() -> None:
 @pytest.mark.parametrize("path", sorted((COMPONENT / "translations").glob("*.json")))
 def test_every_translation_is_a_subset_of_strings(path: Path) -> None:
     assert _leaves(load(path)) <= _leaves(load(COMPONENT / "strings.json"))
-
-
-# Home Assistant integrations the tests run for real: their requirements (which Home Assistant
-# installs at run time, but the test harness does not) are pinned in requirements_test.txt.
-@pytest.mark.parametrize("component", ["assist_pipeline", "camera", "conversation", "mcp_server"])
-def test_requirements_of_the_components_under_test_are_pinned(component: str) -> None:
-    import homeassistant.components
-
-    manifest = load(Path(homeassistant.components.__path__[0]) / component / "manifest.json")
-    pinned = {
-        line.split("#")[0].strip().lower().replace("_", "-")
-        for line in (REPO / "requirements_test.txt").read_text(encoding="utf-8").splitlines()
-    }
-    for requirement in manifest.get("requirements", []):
-        assert requirement.lower().replace("_", "-") in pinned
