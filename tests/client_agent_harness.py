@@ -38,6 +38,9 @@ class Recorder:
     def deliver(self, request: Request) -> None:
         self.delivered.append(request)
 
+    def prepare(self, request: Request) -> None:
+        """Nothing to prepare (tests replace it to interrupt a hand-over)."""
+
     def on_revoked(self) -> None:
         self.revoked += 1
 
@@ -74,6 +77,7 @@ def make_agent(
         save=recorder.save,
         run_blocking=to_thread,
         deliver=recorder.deliver,
+        prepare=recorder.prepare,
         identity_changed=recorder.identity_changes.append,
         revoked=recorder.on_revoked,
     )

@@ -108,7 +108,7 @@ async def test_interrupted_hand_over_is_redelivered_from_the_stored_copy(
     def crash(_request: Request) -> None:
         raise RuntimeError("Home Assistant stopped mid-way")
 
-    crashing.deliver = crash  # type: ignore[method-assign]
+    crashing.prepare = crash  # type: ignore[method-assign]
     first = make_agent(emulator, installed, crashing)
     first.start()
     await wait_for(lambda: first.status.state is ConnectionState.CONNECTED)
@@ -213,3 +213,27 @@ async def test_revocation_while_connected_stops_and_disconnects(emulator: Emulat
     finally:
         await agent.stop()
     assert agent.status.state is ConnectionState.DISCONNECTED
+
+
+async def test_events_fire_only_once_their_acceptance_is_saved(emulator: EmulatorHandle) -> None:
+    """A kill can then never replay a hand-over whose event already fired."""
+    installed = await emulator.install()
+    recorder = Recorder()
+    saved_when_delivered: list[bool] = []
+
+    def deliver(request: Request) -> None:
+        accepted = recorder.last_document["inbox"]["accepted"]
+        saved_when_delivered.append(request.message_id in accepted)
+        recorder.delivered.append(request)
+
+    recorder.deliver = deliver  # type: ignore[method-assign]
+    agent = make_agent(emulator, installed, recorder)
+    agent.start()
+    try:
+        await wait_for(lambda: agent.status.state is ConnectionState.CONNECTED)
+        for index in range(5):
+            await emulator.send(installed.conversation_id, text=f"message {index}")
+        await wait_for(lambda: len(recorder.delivered) == 5)
+        assert saved_when_delivered == [True] * 5
+    finally:
+        await agent.stop()

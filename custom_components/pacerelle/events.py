@@ -24,7 +24,7 @@
 `cancelled`, `received_at`.
 
 Events keep arrival order: when a message's files are being saved, later events wait for it
-(the inbox pipeline awaits each hand-over before the next and before acknowledging).
+(the inbox pipeline prepares each request in order before a batch's events fire).
 """
 
 import logging
@@ -115,9 +115,10 @@ def _iso(timestamp: float) -> str:
 class MessageEvents:
     """Fires an entry's events, saving a message's files first when a folder is set.
 
-    `deliver` is the agent's hand-over hook: the inbox pipeline awaits what it returns before
-    it saves the request as accepted and acknowledges it, so a crash while files are being
-    saved leaves the message to be redelivered, never acknowledged without its event.
+    `prepare` and `deliver` are the agent's hand-over hooks: the inbox pipeline awaits
+    `prepare` (the files) before it saves the request as accepted, then calls `deliver`
+    (the events) right after that save, so an event never fires for a request that could
+    still be handed over again, and no file is saved after its event.
     """
 
     def __init__(
@@ -133,18 +134,22 @@ class MessageEvents:
         self._agent_id = agent_id
         self._media_folder = media_folder
         self._download = download
+        self._saved: dict[str, Mapping[str, str | None]] = {}
+
+    def prepare(self, request: Request) -> Awaitable[None] | None:
+        """Save the request's files into the media folder, when one is set."""
+        if not (self._media_folder and request.attachments):
+            return None
+        return self._save(request)
+
+    async def _save(self, request: Request) -> None:
+        saved = await async_save_incoming(self._hass, self._media_folder, request, self._download)
+        self._saved[request.message_id] = saved
 
     @callback
-    def deliver(self, request: Request) -> Awaitable[None] | None:
-        """Fire at once, or return the saving of the files that ends with the event."""
-        if not (self._media_folder and request.attachments):
-            self._fire(request, None)
-            return None
-        return self._save_then_fire(request)
-
-    async def _save_then_fire(self, request: Request) -> None:
-        saved = await async_save_incoming(self._hass, self._media_folder, request, self._download)
-        self._fire(request, saved)
+    def deliver(self, request: Request) -> None:
+        """Fire the request's events (with where its files were saved)."""
+        self._fire(request, self._saved.pop(request.message_id, None))
 
     @callback
     def _fire(self, request: Request, saved: Mapping[str, str | None] | None) -> None:

@@ -132,6 +132,7 @@ async def async_setup_runtime(hass: HomeAssistant, entry: ConfigEntry[Any]) -> P
         save=store.async_save,
         run_blocking=run_blocking,
         deliver=events.deliver,
+        prepare=events.prepare,
         identity_changed=identity_changed,
         status_changed=status_changed,
         revoked=revoked,

@@ -54,13 +54,14 @@ class AgentConfig:
 class AgentHooks:
     """How the agent reaches its host.
 
-    `deliver` hands a request over (fires the event); when it returns an awaitable, the
-    hand-over ends when that does, before the request is saved as accepted and acknowledged.
+    `prepare` readies a request before it is saved as accepted (saves its files; may await);
+    `deliver` then hands it over (fires the event) synchronously, right after that save.
     """
 
     save: Callable[[dict[str, Any]], Awaitable[None]]
     run_blocking: BlockingRunner
-    deliver: Callable[[Request], Awaitable[None] | None]
+    deliver: Callable[[Request], None]
+    prepare: Callable[[Request], Awaitable[None] | None] = field(default=_nothing)
     identity_changed: Callable[[str], None] = field(default=_nothing)
     status_changed: Callable[[], None] = field(default=_nothing)
     revoked: Callable[[], None] = field(default=_nothing)

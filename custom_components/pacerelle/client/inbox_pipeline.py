@@ -5,10 +5,14 @@ For a batch of incoming messages, in order:
    copy, refused as a conflict, or new;
 2. decrypt the new ones in the executor (one job for the batch);
 3. save the Signal state and the decrypted requests together (one atomic write);
-4. hand every request over to the host (the `pacerelle_message` event);
-5. save them as accepted, then send ACK_READ for each.
+4. let the host prepare each request (save its files);
+5. save them as accepted, hand them over (the `pacerelle_message` event) with nothing
+   awaited in between, then send ACK_READ for each.
 A crash before 3 replays the messages on the old state; between 3 and 5 the stored copies
 are handed over again, never decrypted twice; after 5 a redelivery is only acknowledged.
+Events fire only once their acceptance is on disk: a kill during that write can at worst
+replay the batch's hand-over from the stored copies (before any event of it fired), and the
+gap between the write's end and the events is one pass of the event loop.
 """
 
 import asyncio
@@ -147,19 +151,21 @@ class InboxPipeline:
         return envelopes
 
     async def _hand_over(self, stored: list[tuple[InboundMessage, Request]]) -> None:
-        """Deliver, then save as accepted (before any ACK_READ goes out)."""
+        """Prepare, save as accepted, then deliver (before any ACK_READ goes out)."""
         if not stored:
             return
         core = self._core
         data = core.data
         history = data.history
         for _message, request in stored:
-            pending = core.hooks.deliver(request)
+            pending = core.hooks.prepare(request)
             if pending is not None:
                 await pending
             history = history.with_request(request)
         inbox = data.inbox.accept(request.message_id for _, request in stored)
         await core.commit(replace(data, inbox=inbox, history=history))
+        for _message, request in stored:  # no await from the write to the last event
+            core.hooks.deliver(request)
         core.hooks.status_changed()
 
     async def _acknowledge(self, messages: Sequence[InboundMessage]) -> None:
