@@ -9,10 +9,9 @@ What Home Assistant fired is read from a file the test-only `pacerelle_event_log
 integration appends to synchronously from the event bus (see tests/system/event_log): it
 survives SIGKILL, so "each message fired exactly once" is checked across a crash.
 
-Known gap, reported: the inbox pipeline (client/inbox_pipeline.py) fires the events of a
-batch and only then saves the batch as accepted. A SIGKILL during that save makes the next
-start hand the same requests over again, so the burst test sees a batch fired twice. Lost
-messages fail it; doubled ones mark it xfail, with their ids, until the order is changed.
+The inbox pipeline (client/inbox_pipeline.py) saves a batch as accepted before its events
+fire, with nothing awaited in between: the kill, timed right after a batch's events, must
+leave neither a lost nor a doubled message.
 """
 
 import asyncio
@@ -139,10 +138,8 @@ async def test_sigkill_in_a_burst_fires_each_message_exactly_once(system: System
     )
     events = system.events()
     _assert_none_lost(events, sent)
-    if doubled := _doubled(events):
-        # Known gap (see the module docstring): the runtime fires an event before it saves
-        # the message as accepted, so a kill between the two fires that batch again.
-        pytest.xfail(f"{len(doubled)} messages fired twice after SIGKILL: {sorted(doubled)}")
+    doubled = _doubled(events)
+    assert not doubled, f"{len(doubled)} messages fired twice after SIGKILL: {sorted(doubled)}"
 
 
 async def test_emulator_restart_while_connected(system: System) -> None:
