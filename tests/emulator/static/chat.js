@@ -5,6 +5,9 @@
 const $ = (id) => document.getElementById(id);
 let current = null; // the selected conversation id
 let lastRendered = "";
+// What the side lists last showed: they are rebuilt only when it changes, so the polling
+// never swaps a button out from under a click.
+let lastSide = "";
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -52,6 +55,9 @@ async function answerRequest(requestId, approve) {
 async function refreshSide() {
   const [requests, agents] = await Promise.all([api("GET", "/requests"), api("GET", "/installations")]);
   const pending = requests.filter((item) => item.status === "pending" && !item.expired);
+  const signature = JSON.stringify([current, pending, agents]);
+  if (signature === lastSide) return;
+  lastSide = signature;
   $("requests").replaceChildren(...(pending.length ? pending.map((item) => el("li", {},
     el("strong", {}, item.agent_name), el("div", { class: "muted" }, item.agent_description),
     el("button", { class: "primary", onclick: () => answerRequest(item.request_id, true) }, "Approve"),
