@@ -9,11 +9,7 @@ created entry. Each step's screenshot is kept under tests/artifacts/browser/add_
 
 import contextlib
 import json
-import os
 import re
-import shutil
-from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -22,58 +18,17 @@ from playwright.async_api import (
     Page,
     Response,
     WebSocket,
-    async_playwright,
     expect,
 )
 from playwright.async_api import Error as PlaywrightError
 
+from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, Screenshots
 from tests.browser.home_assistant import running_home_assistant
 from tests.emulator_fixtures import EmulatorHandle, running_emulator
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-# Headless and self-contained: no sandbox (root in a chroot), no GPU, no calls home.
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-ARTIFACTS = (
-    Path(os.environ.get("PACERELLE_ARTIFACTS", Path(__file__).resolve().parents[1] / "artifacts"))
-    / "browser"
-)
-STEP_TIMEOUT_MS = 20_000
-KEPT_RUNS = 3
 PASSWORD = "browser-test-password"
-
-
-class Screenshots:
-    """Numbered screenshots of one run, in a directory of its own (runs may overlap).
-
-    The last KEPT_RUNS runs are kept; the path is printed so a failing run shows it.
-    """
-
-    def __init__(self, parent: Path) -> None:
-        parent.mkdir(parents=True, exist_ok=True)
-        for stale in sorted(parent.iterdir())[:-KEPT_RUNS]:
-            if stale.is_dir():
-                shutil.rmtree(stale, ignore_errors=True)
-            else:
-                stale.unlink(missing_ok=True)
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-        self.directory = parent / f"{stamp}-{os.getpid()}"
-        self.directory.mkdir()
-        self.count = 0
-        print(f"screenshots in {self.directory}")
-
-    async def take(self, page: Page, name: str) -> None:
-        self.count += 1
-        await page.screenshot(path=self.directory / f"{self.count:02d}-{name}.png")
 
 
 class Traffic:
@@ -106,24 +61,6 @@ class Traffic:
                 self.texts.append(await response.text())
         assert len(self.texts) > 20, "the frontend's traffic was not captured"
         assert all(secret not in text for text in self.texts)
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    if not CHROMIUM.exists():
-        pytest.fail(
-            f"Chromium is needed at {CHROMIUM} for the browser test: scripts/setup installs "
-            "it (in the Debian root file system, or with apt on a root host); otherwise "
-            "install the `chromium` package, or deselect with -m 'not browser'."
-        )
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=CHROMIUM, args=CHROMIUM_FLAGS, headless=True
-        )
-        try:
-            yield browser
-        finally:
-            await browser.close()
 
 
 async def _onboard(page: Page, base_url: str, shots: Screenshots) -> None:

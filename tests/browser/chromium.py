@@ -1,0 +1,53 @@
+"""What every browser test shares: Debian's Chromium, its flags, and per-run screenshots.
+
+The `browser` fixture that launches it lives in tests/browser/conftest.py.
+"""
+
+import os
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+from playwright.async_api import Page
+
+CHROMIUM = Path("/usr/bin/chromium")
+# Headless and self-contained: no sandbox (root in a chroot), no GPU, no calls home.
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+ARTIFACTS = (
+    Path(os.environ.get("PACERELLE_ARTIFACTS", Path(__file__).resolve().parents[1] / "artifacts"))
+    / "browser"
+)
+STEP_TIMEOUT_MS = 20_000
+KEPT_RUNS = 3
+
+
+class Screenshots:
+    """Numbered screenshots of one run, in a directory of its own (runs may overlap).
+
+    The last KEPT_RUNS runs are kept; the path is printed so a failing run shows it.
+    """
+
+    def __init__(self, parent: Path) -> None:
+        parent.mkdir(parents=True, exist_ok=True)
+        for stale in sorted(parent.iterdir())[:-KEPT_RUNS]:
+            if stale.is_dir():
+                shutil.rmtree(stale, ignore_errors=True)
+            else:
+                stale.unlink(missing_ok=True)
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+        self.directory = parent / f"{stamp}-{os.getpid()}"
+        self.directory.mkdir()
+        self.count = 0
+        print(f"screenshots in {self.directory}")
+
+    async def take(self, page: Page, name: str) -> None:
+        self.count += 1
+        await page.screenshot(path=self.directory / f"{self.count:02d}-{name}.png")
