@@ -3,7 +3,8 @@
 import asyncio
 import copy
 import json
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,7 +12,11 @@ import aiohttp
 
 from custom_components.pacerelle.client.agent import Agent
 from custom_components.pacerelle.client.agent_connect import request_runtime_token
-from custom_components.pacerelle.client.agent_core import AgentConfig, AgentHooks
+from custom_components.pacerelle.client.agent_core import (
+    AgentConfig,
+    AgentHooks,
+    ConnectionState,
+)
 from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.inbox import Request
 from custom_components.pacerelle.client.signal.state import AgentSignalState
@@ -95,3 +100,22 @@ async def wait_for(condition: Callable[[], bool], within: float = 10.0) -> None:
     async with asyncio.timeout(within):
         while not condition():  # noqa: ASYNC110 - polls state owned by other tasks
             await asyncio.sleep(0.01)
+
+
+@asynccontextmanager
+async def connected_agent(
+    emulator: EmulatorHandle,
+    installed: Installed,
+    recorder: Recorder,
+    *,
+    data: AgentData | None = None,
+    encrypted: bool = True,
+) -> AsyncIterator[Agent]:
+    """The agent of `make_agent`, started and connected; stopped on the way out, however left."""
+    agent = make_agent(emulator, installed, recorder, data=data, encrypted=encrypted)
+    agent.start()
+    try:
+        await wait_for(lambda: agent.status.state is ConnectionState.CONNECTED)
+        yield agent
+    finally:
+        await agent.stop()

@@ -1,12 +1,14 @@
 """Config entries of agents installed on the running emulator, set up in a real Home Assistant."""
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 from homeassistant.core import HomeAssistant
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
+from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.const import (
     CONF_AGENT_ID,
     CONF_AGENT_NAME,
@@ -15,6 +17,7 @@ from custom_components.pacerelle.const import (
     CONF_SERVER_URL,
     DOMAIN,
 )
+from custom_components.pacerelle.runtime import PacerelleRuntime
 from custom_components.pacerelle.store import AgentStore
 from tests.emulator_fixtures import EmulatorHandle, Installed
 
@@ -61,3 +64,18 @@ async def wait_until(condition: Callable[[], bool], within: float = 10.0) -> Non
     async with asyncio.timeout(within):
         while not condition():  # noqa: ASYNC110 - polls state owned by other tasks
             await asyncio.sleep(0.01)
+
+
+@asynccontextmanager
+async def connected_entry(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> AsyncIterator[PacerelleRuntime]:
+    """The entry set up and its runtime connected; unloaded at the end of a block that passed.
+
+    A failing block leaves the entry loaded, as a test that unloads on its last line does.
+    """
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    runtime: PacerelleRuntime = entry.runtime_data
+    await wait_until(lambda: runtime.status.state is ConnectionState.CONNECTED)
+    yield runtime
+    assert await hass.config_entries.async_unload(entry.entry_id)

@@ -6,17 +6,14 @@ from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.errors import PacerelleConnectionError
 from custom_components.pacerelle.client.sender import SendError
-from tests.client_agent_harness import Recorder, make_agent, wait_for
+from tests.client_agent_harness import Recorder, connected_agent, make_agent, wait_for
 from tests.emulator_fixtures import EmulatorHandle
 
 
 async def test_encrypted_request_and_reply(emulator: EmulatorHandle) -> None:
     installed = await emulator.install()
     recorder = Recorder()
-    agent = make_agent(emulator, installed, recorder)
-    agent.start()
-    try:
-        await wait_for(lambda: agent.status.state is ConnectionState.CONNECTED)
+    async with connected_agent(emulator, installed, recorder) as agent:
         status = await emulator.admin("GET", f"/agents/{installed.agent_id}")
         assert status["bundle_published"] is True
         assert status["protocol_features"] == ["history-v1"]
@@ -42,18 +39,13 @@ async def test_encrypted_request_and_reply(emulator: EmulatorHandle) -> None:
         assert saved is not None
         assert saved.history.requests[-1].note == "ok"
         assert saved.history.replies[-1].text == "Done"
-    finally:
-        await agent.stop()
     assert agent.status.state is ConnectionState.STOPPED
 
 
 async def test_checkpoints_are_saved_and_listed(emulator: EmulatorHandle) -> None:
     installed = await emulator.install()
     recorder = Recorder()
-    agent = make_agent(emulator, installed, recorder, encrypted=False)
-    agent.start()
-    try:
-        await wait_for(lambda: agent.status.state is ConnectionState.CONNECTED)
+    async with connected_agent(emulator, installed, recorder, encrypted=False) as agent:
         message_id = await emulator.send(installed.conversation_id, text="plan", encrypted=False)
         await wait_for(lambda: len(recorder.delivered) == 1)
         await agent.save_checkpoint(message_id, "looked at the lights", "turn them off")
@@ -68,8 +60,6 @@ async def test_checkpoints_are_saved_and_listed(emulator: EmulatorHandle) -> Non
         assert saved.checkpoints == agent.data.checkpoints
         history = agent.history(installed.conversation_id, limit=1)
         assert [item.request.message_id for item in history.requests] == [message_id]
-    finally:
-        await agent.stop()
 
 
 async def test_sends_refused_before_the_user_speaks_and_when_offline(

@@ -9,7 +9,6 @@ import time
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from custom_components.pacerelle.client import groups
-from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.signal.prekeys import (
     ONE_TIME_PREKEY_LOW_WATER,
@@ -17,7 +16,7 @@ from custom_components.pacerelle.client.signal.prekeys import (
     ROTATION_INTERVAL,
 )
 from custom_components.pacerelle.client.signal.state import AgentSignalState
-from tests.client_agent_harness import Recorder, make_agent, wait_for
+from tests.client_agent_harness import Recorder, connected_agent, wait_for
 from tests.emulator_fixtures import EmulatorHandle
 
 
@@ -33,10 +32,7 @@ async def test_prekeys_published_after_saving_then_replenished_and_rotated(
     recorder = Recorder()
     old = AgentSignalState.new(now=int(time.time()) - ROTATION_INTERVAL * 2)
     data = AgentData(old)
-    agent = make_agent(emulator, installed, recorder, data=data)
-    agent.start()
-    try:
-        await wait_for(lambda: agent.status.state is ConnectionState.CONNECTED)
+    async with connected_agent(emulator, installed, recorder, data=data) as agent:
         status = await _status(emulator, installed.agent_id)
         assert status["one_time_prekeys"] == ONE_TIME_PREKEY_TARGET
         # Due for rotation at connect: a new signed/Kyber pair, saved before publication.
@@ -65,17 +61,12 @@ async def test_prekeys_published_after_saving_then_replenished_and_rotated(
             lambda: {p.prekey_id for p in agent.data.signal.prekeys.one_time_prekeys}
             <= agent.data.published_prekeys
         )
-    finally:
-        await agent.stop()
 
 
 async def test_send_then_drop_is_an_uncertain_send(emulator: EmulatorHandle) -> None:
     installed = await emulator.install()
     recorder = Recorder()
-    agent = make_agent(emulator, installed, recorder)
-    agent.start()
-    try:
-        await wait_for(lambda: agent.status.state is ConnectionState.CONNECTED)
+    async with connected_agent(emulator, installed, recorder) as agent:
         message_id = await emulator.send(installed.conversation_id, text="status?")
         await wait_for(lambda: len(recorder.delivered) == 1)
         reply = await agent.send_text("all good", source_message_id=message_id)
@@ -85,8 +76,6 @@ async def test_send_then_drop_is_an_uncertain_send(emulator: EmulatorHandle) -> 
         assert saved is not None
         assert [s.message_id for s in saved.uncertain] == [reply.message_id]
         assert saved.history.replies[-1].status == "uncertain"
-    finally:
-        await agent.stop()
 
 
 async def test_changed_identity_of_a_reinstalled_app_is_reported_and_accepted(
@@ -94,10 +83,7 @@ async def test_changed_identity_of_a_reinstalled_app_is_reported_and_accepted(
 ) -> None:
     installed = await emulator.install()
     recorder = Recorder()
-    agent = make_agent(emulator, installed, recorder)
-    agent.start()
-    try:
-        await wait_for(lambda: agent.status.state is ConnectionState.CONNECTED)
+    async with connected_agent(emulator, installed, recorder) as agent:
         code = agent.verification_code
         await emulator.send(installed.conversation_id, text="before")
         await wait_for(lambda: len(recorder.delivered) == 1)
@@ -114,17 +100,12 @@ async def test_changed_identity_of_a_reinstalled_app_is_reported_and_accepted(
         )
         inbox = await emulator.wait_inbox(installed.conversation_id, 1)
         assert (inbox[0]["message_id"], inbox[0]["text"]) == (reply.message_id, "welcome back")
-    finally:
-        await agent.stop()
 
 
 async def test_attachments_both_ways(emulator: EmulatorHandle) -> None:
     installed = await emulator.install()
     recorder = Recorder()
-    agent = make_agent(emulator, installed, recorder)
-    agent.start()
-    try:
-        await wait_for(lambda: agent.status.state is ConnectionState.CONNECTED)
+    async with connected_agent(emulator, installed, recorder) as agent:
         photo = os.urandom(3000)
         files = [
             {"data_b64": base64.b64encode(photo).decode(), "name": "door.jpg", "mime": "image/jpeg"}
@@ -150,8 +131,6 @@ async def test_attachments_both_ways(emulator: EmulatorHandle) -> None:
         (opened,) = entry["files"]
         assert (opened["name"], opened["mime"]) == ("snap.png", "image/png")
         assert base64.b64decode(opened["content_b64"]) == snapshot
-    finally:
-        await agent.stop()
 
 
 async def test_group_message_opens_with_a_group_key_fetched_over_signal(
@@ -159,10 +138,7 @@ async def test_group_message_opens_with_a_group_key_fetched_over_signal(
 ) -> None:
     installed = await emulator.install()
     recorder = Recorder()
-    agent = make_agent(emulator, installed, recorder)
-    agent.start()
-    try:
-        await wait_for(lambda: agent.status.state is ConnectionState.CONNECTED)
+    async with connected_agent(emulator, installed, recorder) as agent:
         await emulator.send(installed.conversation_id, text="hello")
         await wait_for(lambda: len(recorder.delivered) == 1)
         conversation = installed.conversation_id
@@ -201,8 +177,6 @@ async def test_group_message_opens_with_a_group_key_fetched_over_signal(
         assert (request.text, request.is_group) == ("to everyone", True)
         assert agent.data.conversations.latest_group_key(conversation) == key
         await asyncio.sleep(0)
-    finally:
-        await agent.stop()
 
 
 def test_group_payload_round_trip_and_wrong_key() -> None:
@@ -221,10 +195,7 @@ def test_group_payload_round_trip_and_wrong_key() -> None:
 async def test_widget_out_and_answer_in(emulator: EmulatorHandle) -> None:
     installed = await emulator.install()
     recorder = Recorder()
-    agent = make_agent(emulator, installed, recorder)
-    agent.start()
-    try:
-        await wait_for(lambda: agent.status.state is ConnectionState.CONNECTED)
+    async with connected_agent(emulator, installed, recorder) as agent:
         message_id = await emulator.send(installed.conversation_id, text="unlock the door?")
         await wait_for(lambda: len(recorder.delivered) == 1)
         widget = {
@@ -246,5 +217,3 @@ async def test_widget_out_and_answer_in(emulator: EmulatorHandle) -> None:
         assert answer.kind == "widget.response"
         assert answer.widget is not None
         assert (answer.widget["ref"], answer.widget["value"]) == ("confirm-1", True)
-    finally:
-        await agent.stop()

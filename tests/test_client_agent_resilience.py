@@ -6,7 +6,7 @@ from custom_components.pacerelle.client.agent import backoff_delay
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.inbox import Request
-from tests.client_agent_harness import Recorder, make_agent, wait_for
+from tests.client_agent_harness import Recorder, connected_agent, make_agent, wait_for
 from tests.emulator import EmulatorConfig
 from tests.emulator_fixtures import EmulatorHandle, running_emulator
 
@@ -27,10 +27,7 @@ async def test_token_renewed_before_expiry_without_losing_messages(socket_enable
     async with running_emulator(EmulatorConfig(runtime_token_ttl=1.0)) as emulator:
         installed = await emulator.install()
         recorder = Recorder()
-        agent = make_agent(emulator, installed, recorder)
-        agent.start()
-        try:
-            await wait_for(lambda: agent.status.state is ConnectionState.CONNECTED)
+        async with connected_agent(emulator, installed, recorder) as agent:
             sent = []
             replies = []
             for index in range(6):
@@ -51,8 +48,6 @@ async def test_token_renewed_before_expiry_without_losing_messages(socket_enable
             assert len(_connected_events(emulator)) >= 3
             refusals = [e for e in emulator.emulator.events if e["kind"] == "gateway_refused"]
             assert refusals == []
-        finally:
-            await agent.stop()
 
 
 async def test_expired_token_closes_the_connection_and_the_agent_comes_back(
@@ -60,28 +55,20 @@ async def test_expired_token_closes_the_connection_and_the_agent_comes_back(
 ) -> None:
     installed = await emulator.install()
     recorder = Recorder()
-    agent = make_agent(emulator, installed, recorder)
-    agent.start()
-    try:
-        await wait_for(lambda: agent.status.state is ConnectionState.CONNECTED)
+    async with connected_agent(emulator, installed, recorder) as agent:
         await emulator.faults(expire_runtime_tokens=True)
         await wait_for(lambda: len(_connected_events(emulator)) == 2)
         await wait_for(lambda: agent.status.state is ConnectionState.CONNECTED)
         await emulator.send(installed.conversation_id, text="after expiry")
         await wait_for(lambda: len(recorder.delivered) == 1)
         assert recorder.token_requests == 2
-    finally:
-        await agent.stop()
 
 
 async def test_dropped_connection_then_token_5xx_then_recovery(emulator: EmulatorHandle) -> None:
     installed = await emulator.install()
     recorder = Recorder()
-    agent = make_agent(emulator, installed, recorder)
     states: list[ConnectionState] = []
-    agent.start()
-    try:
-        await wait_for(lambda: agent.status.state is ConnectionState.CONNECTED)
+    async with connected_agent(emulator, installed, recorder) as agent:
         await emulator.faults(runtime_token_status=503)
         await emulator.faults(drop_connections="abort")
         await wait_for(lambda: agent.status.state is ConnectionState.RECONNECTING)
@@ -95,8 +82,6 @@ async def test_dropped_connection_then_token_5xx_then_recovery(emulator: Emulato
         await wait_for(lambda: len(recorder.delivered) == 1)
         assert recorder.delivered[0].message_id == message_id
         assert states == [ConnectionState.RECONNECTING]
-    finally:
-        await agent.stop()
 
 
 async def test_interrupted_hand_over_is_redelivered_from_the_stored_copy(
@@ -141,10 +126,7 @@ async def test_interrupted_hand_over_is_redelivered_from_the_stored_copy(
 async def test_conflicting_redelivery_is_not_handed_over(emulator: EmulatorHandle) -> None:
     installed = await emulator.install()
     recorder = Recorder()
-    agent = make_agent(emulator, installed, recorder, encrypted=False)
-    agent.start()
-    try:
-        await wait_for(lambda: agent.status.state is ConnectionState.CONNECTED)
+    async with connected_agent(emulator, installed, recorder, encrypted=False):
         frame = (
             '{"type":"MSG","id":"m-1","conversation_id":"%s","from":"%s","to":"%s",'
             '"payload_b64":"%s","encrypted":false}'
@@ -156,8 +138,6 @@ async def test_conflicting_redelivery_is_not_handed_over(emulator: EmulatorHandl
         await emulator.faults(inject_frames=[frame % (*ids, "aGk=")])  # a true redelivery
         await asyncio.sleep(0.3)
         assert [r.text for r in recorder.delivered] == ["hi"]
-    finally:
-        await agent.stop()
 
 
 async def test_unencrypted_messages_are_refused_when_encryption_is_on(
@@ -165,18 +145,13 @@ async def test_unencrypted_messages_are_refused_when_encryption_is_on(
 ) -> None:
     installed = await emulator.install()
     recorder = Recorder()
-    agent = make_agent(emulator, installed, recorder)
-    agent.start()
-    try:
-        await wait_for(lambda: agent.status.state is ConnectionState.CONNECTED)
+    async with connected_agent(emulator, installed, recorder):
         await emulator.send(installed.conversation_id, text="plain", encrypted=False)
         await emulator.send(installed.conversation_id, text="sealed")
         await wait_for(lambda: len(recorder.delivered) == 1)
         assert recorder.delivered[0].text == "sealed"
         # Refused for good: acknowledged so that the relay stops redelivering it.
         await emulator.wait_agent(installed.agent_id, lambda s: s["queued"] == [])
-    finally:
-        await agent.stop()
 
 
 async def test_gateway_refusal_is_retried_not_taken_for_revocation(
@@ -200,18 +175,13 @@ async def test_gateway_refusal_is_retried_not_taken_for_revocation(
 async def test_revocation_while_connected_stops_and_disconnects(emulator: EmulatorHandle) -> None:
     installed = await emulator.install()
     recorder = Recorder()
-    agent = make_agent(emulator, installed, recorder)
-    agent.start()
-    try:
-        await wait_for(lambda: agent.status.state is ConnectionState.CONNECTED)
+    async with connected_agent(emulator, installed, recorder) as agent:
         await emulator.admin("POST", f"/installations/{installed.agent_id}/revoke")
         await wait_for(lambda: agent.status.state is ConnectionState.DISCONNECTED)
         assert recorder.revoked == 1
         requests = recorder.token_requests
         await asyncio.sleep(0.3)
         assert recorder.token_requests == requests  # stopped: no retry loop
-    finally:
-        await agent.stop()
     assert agent.status.state is ConnectionState.DISCONNECTED
 
 
@@ -227,13 +197,8 @@ async def test_events_fire_only_once_their_acceptance_is_saved(emulator: Emulato
         recorder.delivered.append(request)
 
     recorder.deliver = deliver  # type: ignore[method-assign]
-    agent = make_agent(emulator, installed, recorder)
-    agent.start()
-    try:
-        await wait_for(lambda: agent.status.state is ConnectionState.CONNECTED)
+    async with connected_agent(emulator, installed, recorder):
         for index in range(5):
             await emulator.send(installed.conversation_id, text=f"message {index}")
         await wait_for(lambda: len(recorder.delivered) == 5)
         assert saved_when_delivered == [True] * 5
-    finally:
-        await agent.stop()

@@ -13,10 +13,10 @@ from pytest_homeassistant_custom_component.common import async_capture_events
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.const import DOMAIN
-from custom_components.pacerelle.runtime import EVENT_MESSAGE, PacerelleRuntime, status_signal
+from custom_components.pacerelle.runtime import EVENT_MESSAGE, status_signal
 from custom_components.pacerelle.store import AgentStore
 from tests.emulator_fixtures import EmulatorHandle
-from tests.runtime_harness import add_entry, wait_until
+from tests.runtime_harness import add_entry, connected_entry, wait_until
 
 
 async def test_message_fires_the_event_and_the_store_keeps_everything(
@@ -25,32 +25,29 @@ async def test_message_fires_the_event_and_the_store_keeps_everything(
     installed = await emulator.install()
     entry = await add_entry(hass, emulator, installed)
     events = async_capture_events(hass, EVENT_MESSAGE)
-    assert await hass.config_entries.async_setup(entry.entry_id)
-    runtime: PacerelleRuntime = entry.runtime_data
-    await wait_until(lambda: runtime.status.state is ConnectionState.CONNECTED)
-    code = runtime.status.verification_code
-    assert len(code.split(" ")) == 16
+    async with connected_entry(hass, entry) as runtime:
+        code = runtime.status.verification_code
+        assert len(code.split(" ")) == 16
 
-    message_id = await emulator.send(installed.conversation_id, text="Is the door locked?")
-    await wait_until(lambda: len(events) == 1)
-    data = events[0].data
-    assert data["message_id"] == message_id
-    assert data["text"] == "Is the door locked?"
-    assert data["sender_id"] == installed.owner_id
-    assert data["sender_device_id"] == "1"
-    assert data["conversation_id"] == installed.conversation_id
-    assert data["agent_id"] == installed.agent_id
-    assert data["entry_id"] == entry.entry_id
-    await emulator.wait_agent(installed.agent_id, lambda status: status["queued"] == [])
+        message_id = await emulator.send(installed.conversation_id, text="Is the door locked?")
+        await wait_until(lambda: len(events) == 1)
+        data = events[0].data
+        assert data["message_id"] == message_id
+        assert data["text"] == "Is the door locked?"
+        assert data["sender_id"] == installed.owner_id
+        assert data["sender_device_id"] == "1"
+        assert data["conversation_id"] == installed.conversation_id
+        assert data["agent_id"] == installed.agent_id
+        assert data["entry_id"] == entry.entry_id
+        await emulator.wait_agent(installed.agent_id, lambda status: status["queued"] == [])
 
-    reply = await runtime.agent.send_text("Yes", source_message_id=message_id)
-    inbox = await emulator.wait_inbox(installed.conversation_id, 1)
-    assert (inbox[0]["message_id"], inbox[0]["text"], inbox[0]["history"]) == (
-        reply.message_id,
-        "Yes",
-        "valid",
-    )
-    assert await hass.config_entries.async_unload(entry.entry_id)
+        reply = await runtime.agent.send_text("Yes", source_message_id=message_id)
+        inbox = await emulator.wait_inbox(installed.conversation_id, 1)
+        assert (inbox[0]["message_id"], inbox[0]["text"], inbox[0]["history"]) == (
+            reply.message_id,
+            "Yes",
+            "valid",
+        )
     assert entry.state is ConfigEntryState.NOT_LOADED
 
     # Written and read back: the same identity, the request still pending, the reply kept.
@@ -106,15 +103,12 @@ async def test_revocation_after_setup_starts_reauth(
 ) -> None:
     installed = await emulator.install()
     entry = await add_entry(hass, emulator, installed)
-    assert await hass.config_entries.async_setup(entry.entry_id)
-    runtime: PacerelleRuntime = entry.runtime_data
-    await wait_until(lambda: runtime.status.state is ConnectionState.CONNECTED)
-    await emulator.admin("POST", f"/installations/{installed.agent_id}/revoke")
-    await wait_until(lambda: runtime.status.state is ConnectionState.DISCONNECTED)
-    await hass.async_block_till_done()
-    flows = hass.config_entries.flow.async_progress_by_handler(DOMAIN)
-    assert [flow["context"]["source"] for flow in flows] == ["reauth"]
-    assert await hass.config_entries.async_unload(entry.entry_id)
+    async with connected_entry(hass, entry) as runtime:
+        await emulator.admin("POST", f"/installations/{installed.agent_id}/revoke")
+        await wait_until(lambda: runtime.status.state is ConnectionState.DISCONNECTED)
+        await hass.async_block_till_done()
+        flows = hass.config_entries.flow.async_progress_by_handler(DOMAIN)
+        assert [flow["context"]["source"] for flow in flows] == ["reauth"]
 
 
 async def test_revoked_before_setup_fails_with_auth(
@@ -146,17 +140,14 @@ async def test_unencrypted_debugging_option_and_status_signal(
     events = async_capture_events(hass, EVENT_MESSAGE)
     signals: list[None] = []
     async_dispatcher_connect(hass, status_signal(entry.entry_id), lambda: signals.append(None))
-    assert await hass.config_entries.async_setup(entry.entry_id)
-    runtime: PacerelleRuntime = entry.runtime_data
-    await wait_until(lambda: runtime.status.state is ConnectionState.CONNECTED)
-    assert signals  # connecting, connected
-    message_id = await emulator.send(installed.conversation_id, text="plain", encrypted=False)
-    await wait_until(lambda: len(events) == 1)
-    assert events[0].data["text"] == "plain"
-    await runtime.agent.send_text("plain reply", source_message_id=message_id)
-    (entry_in_inbox,) = await emulator.wait_inbox(installed.conversation_id, 1)
-    assert (entry_in_inbox["encrypted"], entry_in_inbox["text"]) == (False, "plain reply")
-    assert await hass.config_entries.async_unload(entry.entry_id)
+    async with connected_entry(hass, entry) as runtime:
+        assert signals  # connecting, connected
+        message_id = await emulator.send(installed.conversation_id, text="plain", encrypted=False)
+        await wait_until(lambda: len(events) == 1)
+        assert events[0].data["text"] == "plain"
+        await runtime.agent.send_text("plain reply", source_message_id=message_id)
+        (entry_in_inbox,) = await emulator.wait_inbox(installed.conversation_id, 1)
+        assert (entry_in_inbox["encrypted"], entry_in_inbox["text"]) == (False, "plain reply")
 
 
 async def test_identity_change_notice_is_a_repair_issue(
@@ -164,21 +155,21 @@ async def test_identity_change_notice_is_a_repair_issue(
 ) -> None:
     installed = await emulator.install()
     entry = await add_entry(hass, emulator, installed)
-    assert await hass.config_entries.async_setup(entry.entry_id)
-    runtime: PacerelleRuntime = entry.runtime_data
-    await wait_until(lambda: runtime.status.state is ConnectionState.CONNECTED)
-    await emulator.send(installed.conversation_id, text="hi")
-    await wait_until(lambda: runtime.status.pending == 1)
-    reset = f"/conversations/{installed.conversation_id}/devices/1/reset"
-    await emulator.admin("POST", reset)
-    issue_id = f"identity_changed_{entry.entry_id}_{installed.owner_id}"
-    registry = ir.async_get(hass)
-    await wait_until(lambda: registry.async_get_issue(DOMAIN, issue_id) is not None)
-    issue = registry.async_get_issue(DOMAIN, issue_id)
-    assert issue is not None
-    assert issue.severity is ir.IssueSeverity.WARNING
-    assert issue.translation_placeholders == {"agent_name": "Home", "peer_id": installed.owner_id}
-    assert await hass.config_entries.async_unload(entry.entry_id)
+    async with connected_entry(hass, entry) as runtime:
+        await emulator.send(installed.conversation_id, text="hi")
+        await wait_until(lambda: runtime.status.pending == 1)
+        reset = f"/conversations/{installed.conversation_id}/devices/1/reset"
+        await emulator.admin("POST", reset)
+        issue_id = f"identity_changed_{entry.entry_id}_{installed.owner_id}"
+        registry = ir.async_get(hass)
+        await wait_until(lambda: registry.async_get_issue(DOMAIN, issue_id) is not None)
+        issue = registry.async_get_issue(DOMAIN, issue_id)
+        assert issue is not None
+        assert issue.severity is ir.IssueSeverity.WARNING
+        assert issue.translation_placeholders == {
+            "agent_name": "Home",
+            "peer_id": installed.owner_id,
+        }
 
 
 async def test_home_assistant_stop_closes_the_agent(
@@ -186,14 +177,11 @@ async def test_home_assistant_stop_closes_the_agent(
 ) -> None:
     installed = await emulator.install()
     entry = await add_entry(hass, emulator, installed)
-    assert await hass.config_entries.async_setup(entry.entry_id)
-    runtime: PacerelleRuntime = entry.runtime_data
-    await wait_until(lambda: runtime.status.state is ConnectionState.CONNECTED)
-    hass.bus.async_fire(EVENT_HOMEASSISTANT_STOP)
-    await hass.async_block_till_done()
-    assert runtime.status.state is ConnectionState.STOPPED
-    await emulator.wait_agent(installed.agent_id, lambda status: not status["connected"])
-    assert await hass.config_entries.async_unload(entry.entry_id)
+    async with connected_entry(hass, entry) as runtime:
+        hass.bus.async_fire(EVENT_HOMEASSISTANT_STOP)
+        await hass.async_block_till_done()
+        assert runtime.status.state is ConnectionState.STOPPED
+        await emulator.wait_agent(installed.agent_id, lambda status: not status["connected"])
 
 
 async def test_damaged_runtime_data_is_a_corrupt_store_issue(
@@ -218,19 +206,22 @@ async def test_attachment_keys_stay_out_of_events_and_files_download(
     installed = await emulator.install()
     entry = await add_entry(hass, emulator, installed)
     events = async_capture_events(hass, EVENT_MESSAGE)
-    assert await hass.config_entries.async_setup(entry.entry_id)
-    runtime: PacerelleRuntime = entry.runtime_data
-    await wait_until(lambda: runtime.status.state is ConnectionState.CONNECTED)
-    content = b"\x89PNG" + bytes(range(200))
-    files = [{"data_b64": base64.b64encode(content).decode(), "name": "a.png", "mime": "image/png"}]
-    message_id = await emulator.send(installed.conversation_id, text="see", attachments=files)
-    await wait_until(lambda: len(events) == 1)
-    (public,) = events[0].data["attachments"]
-    assert set(public) == {"id", "name", "mime", "size"}
-    assert (public["name"], public["mime"], public["size"]) == ("a.png", "image/png", len(content))
-    assert "key_b64" not in json.dumps(events[0].data)
-    descriptor = runtime.find_attachment(message_id, public["id"])
-    assert descriptor is not None
-    assert await runtime.agent.download_attachment(descriptor) == content
-    assert runtime.find_attachment(message_id, "nope") is None
-    assert await hass.config_entries.async_unload(entry.entry_id)
+    async with connected_entry(hass, entry) as runtime:
+        content = b"\x89PNG" + bytes(range(200))
+        files = [
+            {"data_b64": base64.b64encode(content).decode(), "name": "a.png", "mime": "image/png"}
+        ]
+        message_id = await emulator.send(installed.conversation_id, text="see", attachments=files)
+        await wait_until(lambda: len(events) == 1)
+        (public,) = events[0].data["attachments"]
+        assert set(public) == {"id", "name", "mime", "size"}
+        assert (public["name"], public["mime"], public["size"]) == (
+            "a.png",
+            "image/png",
+            len(content),
+        )
+        assert "key_b64" not in json.dumps(events[0].data)
+        descriptor = runtime.find_attachment(message_id, public["id"])
+        assert descriptor is not None
+        assert await runtime.agent.download_attachment(descriptor) == content
+        assert runtime.find_attachment(message_id, "nope") is None

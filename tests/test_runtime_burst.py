@@ -12,7 +12,7 @@ from pytest_homeassistant_custom_component.common import async_capture_events
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.runtime import EVENT_MESSAGE, PacerelleRuntime
 from tests.emulator_fixtures import EmulatorHandle
-from tests.runtime_harness import add_entry, wait_until
+from tests.runtime_harness import add_entry, connected_entry, wait_until
 
 MAX_LOOP_LAG = 0.050
 PROBE_INTERVAL = 0.005
@@ -58,21 +58,18 @@ async def test_burst_of_500_with_a_drop_fires_each_event_once(
     installed = await emulator.install()
     entry = await add_entry(hass, emulator, installed)
     events = async_capture_events(hass, EVENT_MESSAGE)
-    assert await hass.config_entries.async_setup(entry.entry_id)
-    runtime: PacerelleRuntime = entry.runtime_data
-    await wait_until(lambda: runtime.status.state is ConnectionState.CONNECTED)
-    first = await _send_many(emulator, installed.conversation_id, 250)
-    await emulator.faults(drop_connections="abort")  # mid-burst: some unacknowledged
-    second = await _send_many(emulator, installed.conversation_id, 250)
-    await wait_until(lambda: len(events) >= 500, within=60)
-    await emulator.wait_agent(installed.agent_id, lambda s: s["queued"] == [], within=30)
-    await asyncio.sleep(0.2)
-    counts = Counter(event.data["message_id"] for event in events)
-    assert set(counts) == {*first, *second}
-    assert set(counts.values()) == {1}
-    assert [event.data["text"] for event in events[:3]] == ["n0", "n1", "n2"]
-    assert runtime.status.pending == 500
-    assert await hass.config_entries.async_unload(entry.entry_id)
+    async with connected_entry(hass, entry) as runtime:
+        first = await _send_many(emulator, installed.conversation_id, 250)
+        await emulator.faults(drop_connections="abort")  # mid-burst: some unacknowledged
+        second = await _send_many(emulator, installed.conversation_id, 250)
+        await wait_until(lambda: len(events) >= 500, within=60)
+        await emulator.wait_agent(installed.agent_id, lambda s: s["queued"] == [], within=30)
+        await asyncio.sleep(0.2)
+        counts = Counter(event.data["message_id"] for event in events)
+        assert set(counts) == {*first, *second}
+        assert set(counts.values()) == {1}
+        assert [event.data["text"] for event in events[:3]] == ["n0", "n1", "n2"]
+        assert runtime.status.pending == 500
 
 
 async def test_loop_lag_while_200_messages_arrive(
