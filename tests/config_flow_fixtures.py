@@ -11,9 +11,11 @@ from typing import Any
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
+from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 
+from custom_components.pacerelle.const import DOMAIN
 from tests.config_flow_driver import FlowDriver
 from tests.emulator_fixtures import EmulatorHandle
 
@@ -39,12 +41,19 @@ async def driver(
     hass_client: Any,
     hass_client_no_auth: Any,
     emulator: EmulatorHandle,
-) -> FlowDriver:
+) -> AsyncIterator[FlowDriver]:
     """The flow API (the `config` integration) with a frontend and a browser client.
 
     `auth` (the OAuth2 callback view) is set up first, as at Home Assistant's start: the
-    HTTP router is frozen once a client is served.
+    HTTP router is frozen once a client is served. After the test, the agents the flows
+    created are stopped before the emulator is: an agent still reconnecting (after an
+    options reload, say) would otherwise race the emulator's shutdown.
     """
     assert await async_setup_component(hass, "auth", {})
     assert await async_setup_component(hass, "config", {})
-    return FlowDriver(hass, await hass_client(), await hass_client_no_auth(), emulator)
+    yield FlowDriver(hass, await hass_client(), await hass_client_no_auth(), emulator)
+    await hass.async_block_till_done()
+    for entry in hass.config_entries.async_entries(DOMAIN):
+        if entry.state is ConfigEntryState.LOADED:
+            await hass.config_entries.async_unload(entry.entry_id)
+    await hass.async_block_till_done()
