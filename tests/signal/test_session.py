@@ -265,3 +265,33 @@ def test_prekey_message_of_an_archived_session_brings_it_back() -> None:
     assert len(state.record(PEER).previous) == 1  # promoted back, nothing duplicated
     state, reply = encrypt(state, PEER, b"reply")
     assert human.decrypt(AGENT_NAME, reply) == b"reply"
+
+
+def test_a_base_key_starts_a_session_only_once() -> None:
+    """libsignal's mark_kyber_pre_key_used: a replay cannot start a session again, even with
+    its one-time prekey restored and its session gone from the record."""
+    agent = Agent()
+    human = _human(agent)
+    first = human.encrypt(AGENT_NAME, b"hello")
+    before = agent.state
+    after, _ = decrypt(before, PEER, first)
+    marked = dict(after.base_keys_seen)
+    assert sum(len(keys) for keys in marked.values()) == 1
+    assert AgentSignalState.from_json(json.loads(json.dumps(after.to_json()))).base_keys_seen == (
+        after.base_keys_seen
+    )
+    replayed = replace(after, prekeys=before.prekeys, sessions={})
+    assert _kind(lambda: decrypt(replayed, PEER, first)) is SignalErrorKind.INVALID_MESSAGE
+    # Without the mark, the same replay would have started a session.
+    unmarked = replace(replayed, base_keys_seen={})
+    assert decrypt(unmarked, PEER, first)[1] == b"hello"
+
+
+def test_base_keys_are_forgotten_with_their_kyber_prekey() -> None:
+    agent = Agent()
+    state, _ = decrypt(agent.state, PEER, _human(agent).encrypt(AGENT_NAME, b"x"))
+    assert state.base_keys_seen
+    rotated = state.prekeys.rotate(now=10**10)
+    assert state.with_prekeys(rotated).base_keys_seen  # the old pair is in its grace period
+    expired = rotated.drop_expired(now=10**11)
+    assert not state.with_prekeys(expired).base_keys_seen

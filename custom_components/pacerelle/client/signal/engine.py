@@ -71,6 +71,9 @@ def _decrypt_prekey_message(
     prekeys = state.prekeys
     matching = record.promote_matching(CIPHERTEXT_MESSAGE_VERSION, message.base_key)
     if matching is None:
+        state = state.with_base_key_used(
+            message.kyber_pre_key_id, message.signed_pre_key_id, message.base_key
+        )
         record = _start_session(record, prekeys, message)
         if message.pre_key_id is not None:
             prekeys = prekeys.consume_one_time_prekey(message.pre_key_id)
