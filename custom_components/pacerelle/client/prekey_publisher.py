@@ -49,7 +49,12 @@ class PrekeyPublisher:
         core = self._core
         async with core.lock:
             data = core.data
-            prekeys = data.signal.prekeys.rotate_if_due(int(time.time()))
+            now = int(time.time())
+            current = data.signal.prekeys
+            if current.rotation_due(now):  # new Kyber and X25519 keys, signed: off the loop
+                prekeys = await core.hooks.run_blocking(lambda: current.rotate(now))
+            else:
+                prekeys = current.drop_expired(now)
             if prekeys.needs_one_time_prekeys():
                 topped = prekeys
                 prekeys = await core.hooks.run_blocking(
