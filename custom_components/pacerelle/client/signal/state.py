@@ -88,7 +88,8 @@ class AgentSignalState:
                     SignalErrorKind.UNSUPPORTED_VERSION, f"state format {data['format']!r}"
                 )
             records = _records_from_json(data["sessions"])
-            seen = _base_keys_from_json(data.get("base_keys_seen", {}))  # absent in states written before it was kept
+            # Absent from states written before base keys were kept.
+            seen = _base_keys_from_json(data.get("base_keys_seen", {}))
             return cls(
                 PreKeys.from_json(data["prekeys"]),
                 MappingProxyType(records),
