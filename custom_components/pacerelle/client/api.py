@@ -4,7 +4,6 @@ A call refused with 401/403 is retried once with a newly issued token (the relay
 expired ours a little early); a second refusal is a PacerelleAuthError for the caller.
 """
 
-import json
 from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
 from typing import Any
@@ -12,13 +11,8 @@ from urllib.parse import quote
 
 import aiohttp
 
-from .errors import (
-    PacerelleApiError,
-    PacerelleAuthError,
-    PacerelleConnectionError,
-    PacerelleResponseError,
-)
-from .http import REQUEST_TIMEOUT, read_bounded, request_json
+from .errors import PacerelleApiError, PacerelleAuthError, PacerelleResponseError
+from .http import parse_json, request_bytes, request_json
 from .tokens import RuntimeTokens
 
 MAX_BLOB_BYTES = 25 * 1024 * 1024
@@ -88,63 +82,18 @@ class AgentApi:
 
     async def _get_json_list(self, url: str, token: str) -> list[dict[str, Any]]:
         # The group keys answer is a JSON list, which request_json does not take.
-        raw, status = await self._send("GET", url, token, None, MAX_BLOB_BYTES // 16)
-        value = _json(raw)
-        _raise_for_status(status, value)
+        raw = await request_bytes(self._session, "GET", url, token=token)
+        value = parse_json(raw)
         if not isinstance(value, list) or len(value) > MAX_GROUP_KEY_ENVELOPES:
             raise PacerelleResponseError("group keys: not a bounded JSON list")
         return [item for item in value if isinstance(item, dict)]
 
     async def _raw(self, method: str, url: str, token: str, data: bytes) -> dict[str, Any]:
-        raw, status = await self._send(method, url, token, data, 1024 * 1024)
-        value = _json(raw)
-        _raise_for_status(status, value)
+        raw = await request_bytes(self._session, method, url, token=token, data=data)
+        value = parse_json(raw)
         if not isinstance(value, dict) or not isinstance(value.get("id"), str):
             raise PacerelleResponseError("blob upload: no blob id in the answer")
         return value
 
     async def _download(self, url: str, token: str) -> bytes:
-        raw, status = await self._send("GET", url, token, None, MAX_BLOB_BYTES)
-        if status >= 400:
-            _raise_for_status(status, _json(raw))
-        return raw
-
-    async def _send(
-        self, method: str, url: str, token: str, data: bytes | None, limit: int
-    ) -> tuple[bytes, int]:
-        headers = {"Authorization": f"Bearer {token}"}
-        if data is not None:
-            headers["Content-Type"] = "application/octet-stream"
-        try:
-            async with self._session.request(
-                method,
-                url,
-                headers=headers,
-                data=data,
-                timeout=REQUEST_TIMEOUT,
-                allow_redirects=False,
-            ) as response:
-                raw = await read_bounded(response, limit)
-                status = response.status
-        except (aiohttp.ClientError, TimeoutError) as err:
-            raise PacerelleConnectionError(f"{method} {url}: {type(err).__name__}") from None
-        if raw is None:
-            raise PacerelleResponseError(f"{method} {url}: response over {limit} bytes")
-        return raw, status
-
-
-def _json(raw: bytes) -> Any:
-    try:
-        return json.loads(raw) if raw.strip() else None
-    except ValueError:
-        return None
-
-
-def _raise_for_status(status: int, body: Any) -> None:
-    if status < 400:
-        return
-    message = body.get("error") if isinstance(body, dict) else None
-    text = message[:300] if isinstance(message, str) and message else f"HTTP {status}"
-    if status in (401, 403):
-        raise PacerelleAuthError(status, text)
-    raise PacerelleApiError(status, text)
+        return await request_bytes(self._session, "GET", url, token=token, limit=MAX_BLOB_BYTES)

@@ -33,34 +33,63 @@ async def request_json(
     form: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Send one request and return its JSON object body ({} for an empty body)."""
+    raw = await request_bytes(session, method, url, token=token, json_body=json_body, form=form)
+    body = _parse_object(raw)
+    if body is None:
+        raise PacerelleResponseError(f"{method} {url}: no JSON object in the answer")
+    return body
+
+
+async def request_bytes(
+    session: aiohttp.ClientSession,
+    method: str,
+    url: str,
+    *,
+    token: str | None = None,
+    json_body: Mapping[str, Any] | None = None,
+    form: Mapping[str, str] | None = None,
+    data: bytes | None = None,
+    limit: int = MAX_JSON_RESPONSE,
+) -> bytes:
+    """Send one request (JSON, form or octet-stream body) and return its raw body.
+
+    Transport failures, bodies over `limit` and HTTP errors become the client's errors.
+    """
     headers = {"Accept": "application/json"}
     if token is not None:
         headers["Authorization"] = f"Bearer {token}"
+    if data is not None:
+        headers["Content-Type"] = "application/octet-stream"
     try:
         async with session.request(
             method,
             url,
             headers=headers,
             json=json_body,
-            data=form,
+            data=form if data is None else data,
             timeout=REQUEST_TIMEOUT,
             allow_redirects=False,
         ) as response:
-            raw = await read_bounded(response, MAX_JSON_RESPONSE)
+            raw = await read_bounded(response, limit)
             status = response.status
     except (aiohttp.ClientError, TimeoutError) as err:
         raise PacerelleConnectionError(f"{method} {url}: {err or type(err).__name__}") from err
     if raw is None:
-        raise PacerelleResponseError(f"{method} {url}: response over {MAX_JSON_RESPONSE} bytes")
-    body = _parse_object(raw)
+        raise PacerelleResponseError(f"{method} {url}: response over {limit} bytes")
     if status >= 400:
-        message = _error_message(body, status)
+        message = _error_message(_parse_object(raw), status)
         if status in (401, 403):
             raise PacerelleAuthError(status, message)
         raise PacerelleApiError(status, message)
-    if body is None:
-        raise PacerelleResponseError(f"{method} {url}: HTTP {status} without a JSON object")
-    return body
+    return raw
+
+
+def parse_json(raw: bytes) -> Any:
+    """The JSON value of a body, or None when it is empty or not JSON."""
+    try:
+        return json.loads(raw) if raw.strip() else None
+    except ValueError:
+        return None
 
 
 async def read_bounded(response: aiohttp.ClientResponse, limit: int) -> bytes | None:
@@ -78,10 +107,7 @@ async def read_bounded(response: aiohttp.ClientResponse, limit: int) -> bytes | 
 def _parse_object(raw: bytes) -> dict[str, Any] | None:
     if not raw.strip():
         return {}
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return None
+    value = parse_json(raw)
     return value if isinstance(value, dict) else None
 
 
