@@ -19,6 +19,7 @@ import pytest
 from aiohttp import web
 
 from tests.emulator import EmulatorConfig, create_app
+from tests.emulator.access_log import RedactingAccessLogger
 from tests.emulator.context import EMULATOR, Emulator
 from tests.emulator.reference_agent import ReferenceAgent
 
@@ -194,7 +195,7 @@ async def running_emulator(
     bound = sock.getsockname()[1]
     config = replace(config or EmulatorConfig(), host="127.0.0.1", port=bound)
     app = create_app(config)
-    runner = web.AppRunner(app, shutdown_timeout=1)
+    runner = web.AppRunner(app, shutdown_timeout=1, access_log_class=RedactingAccessLogger)
     await runner.setup()
     try:
         await web.SockSite(runner, sock).start()

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from .access_log import RedactingAccessLogger
 from .app import create_app
 from .config import DEFAULT_HOST, DEFAULT_PORT, RUNTIME_TOKEN_TTL_SECONDS, EmulatorConfig
 
@@ -42,7 +43,12 @@ def main() -> None:
         runtime_token_ttl=args.runtime_token_ttl,
         public_url=args.public_url,
     )
-    web.run_app(create_app(config), host=config.host, port=config.port)
+    web.run_app(
+        create_app(config),
+        host=config.host,
+        port=config.port,
+        access_log_class=RedactingAccessLogger,
+    )
 
 
 if __name__ == "__main__":

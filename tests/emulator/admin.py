@@ -6,10 +6,14 @@ from aiohttp import web
 
 from .agent_connect import decide
 from .config import DEFAULT_USER_ID
-from .context import emulator_of
+from .context import Emulator, emulator_of
 from .gateway import CLOSE_REVOKED, CLOSE_TOKEN_EXPIRED
 from .http_util import ApiError, new_secret, read_json_object, require_str
 from .state import ConnectKey
+from .verification import verification_code_b64
+
+# Signal's limit for the devices of one account.
+MAX_DEVICE_ID = 127
 
 PREFIX = "/_emulator"
 
@@ -76,8 +80,14 @@ async def timeline(request: web.Request) -> web.Response:
         *({"direction": "in", "at": entry["received_at"], **entry} for entry in log.inbox),
     ]
     items.sort(key=lambda item: item["at"])
+    devices = emulator.humans.devices_of(installation.owner_id)
     return web.json_response(
-        {"installation": installation.to_json() | {"installation_token": None}, "items": items}
+        {
+            "installation": installation.to_json() | {"installation_token": None},
+            "agent_verification_code": _agent_code(emulator, installation.agent_id),
+            "devices": [device.describe() for device in devices],
+            "items": items,
+        }
     )
 
 
@@ -86,6 +96,32 @@ async def reset_device(request: web.Request) -> web.Response:
     conversation_id = request.match_info["conversation_id"]
     await emulator.humans.reset_device(conversation_id, request.match_info["device_id"])
     return web.json_response({"reset": True})
+
+
+async def add_device(request: web.Request) -> web.Response:
+    """A second (third...) phone of a person: a new identity key, or one it already has."""
+    emulator = emulator_of(request)
+    body = await read_json_object(request)
+    device_id = _device_id(body.get("device_id"), "device_id")
+    source = body.get("same_identity_as")
+    same_as = None if source is None else _device_id(source, "same_identity_as")
+    user_id = request.match_info["user_id"]
+    device = emulator.humans.add_device(user_id, device_id, same_as)
+    return web.json_response(device.describe(), status=201)
+
+
+async def list_devices(request: web.Request) -> web.Response:
+    emulator = emulator_of(request)
+    devices = emulator.humans.devices_of(request.match_info["user_id"])
+    return web.json_response([device.describe() for device in devices])
+
+
+def _device_id(value: Any, name: str) -> str:
+    # As Signal's (and the agent's) device ids: small positive integers, sent as strings.
+    text = str(value) if type(value) is int else value
+    if not isinstance(text, str) or not text.isdigit() or not 0 < int(text) <= MAX_DEVICE_ID:
+        raise ApiError(400, f"`{name}` must be a device id from 1 to {MAX_DEVICE_ID}")
+    return str(int(text))
 
 
 async def add_group_key(request: web.Request) -> web.Response:
@@ -125,10 +161,16 @@ async def installations(request: web.Request) -> web.Response:
                 "client_id": item.client_id,
                 "revoked": item.revoked,
                 "connected": emulator.hub.is_connected(item.agent_id),
+                "verification_code": _agent_code(emulator, item.agent_id),
             }
             for item in emulator.state.installations.values()
         ]
     )
+
+
+def _agent_code(emulator: Emulator, agent_id: str) -> str | None:
+    bundle = emulator.state.keys_for(agent_id).bundle
+    return verification_code_b64(bundle.get("identity_key") if bundle else None)
 
 
 async def revoke(request: web.Request) -> web.Response:
@@ -160,6 +202,7 @@ async def agent_status(request: web.Request) -> web.Response:
             "connected": emulator.hub.is_connected(agent_id),
             "bundle_published": keys.bundle is not None,
             "identity_key": bundle.get("identity_key"),
+            "verification_code": verification_code_b64(bundle.get("identity_key")),
             "protocol_features": bundle.get("protocol_features"),
             "one_time_prekeys": len(keys.one_time_prekeys),
             "one_time_prekeys_handed_out": keys.handed_out,
@@ -229,6 +272,8 @@ def routes() -> list[web.AbstractRouteDef]:
         web.post(
             f"{PREFIX}/conversations/{{conversation_id}}/devices/{{device_id}}/reset", reset_device
         ),
+        web.post(f"{PREFIX}/users/{{user_id}}/devices", add_device),
+        web.get(f"{PREFIX}/users/{{user_id}}/devices", list_devices),
         web.post(f"{PREFIX}/group-keys", add_group_key),
         web.get(f"{PREFIX}/installations", installations),
         web.post(f"{PREFIX}/installations/{{agent_id}}/revoke", revoke),

@@ -20,10 +20,15 @@ from .human_payloads import (
     wrap_for_history,
 )
 from .state import AgentKeys, DeviceRecord, Installation, Json
+from .verification import verification_code_b64
 
 
 def _unb64(value: str) -> bytes:
     return base64.b64decode(value)
+
+
+def _id_order(device_id: str) -> tuple[int, str]:
+    return (int(device_id), "") if device_id.isdigit() else (1 << 31, device_id)
 
 
 def agent_peer_name(agent_id: str, identity_key_b64: str) -> str:
@@ -70,6 +75,24 @@ class HumanDevice:
     def save(self) -> None:
         self.record.snapshot_b64 = base64.b64encode(self.peer.export()).decode()
 
+    def identity_key_b64(self) -> str:
+        """The device's public identity key, read from its store the first time."""
+        if self.record.identity_key_b64 is None:
+            # The native store has no getter for its identity key; a bundle carries it.
+            # Its prekeys are never published: a human device only starts sessions.
+            bundle = self.peer.generate_prekey_bundle()
+            self.record.identity_key_b64 = base64.b64encode(bundle.identity_key).decode()
+            self.save()
+        return self.record.identity_key_b64
+
+    def describe(self) -> Json:
+        return {
+            "user_id": self.record.user_id,
+            "device_id": self.record.device_id,
+            "identity_key": self.identity_key_b64(),
+            "verification_code": verification_code_b64(self.identity_key_b64()),
+        }
+
     def encrypt_for(self, emulator: Emulator, agent_id: str, plaintext: bytes) -> bytes:
         keys = emulator.state.keys_for(agent_id)
         published = keys.bundle["identity_key"] if keys.bundle else None
@@ -112,6 +135,34 @@ class HumanSide:
             record = records.setdefault(key, DeviceRecord(user_id, device_id))
             device = self._devices[key] = HumanDevice(record)
         return device
+
+    def add_device(self, user_id: str, device_id: str, same_identity_as: str | None) -> HumanDevice:
+        """A new device of a person: with a fresh identity key, or sharing one of another
+        device of the same person (a copy of its store, whose sessions it never reuses:
+        its first send starts its own session from the agent's bundle)."""
+        records = self._emulator.state.devices
+        if f"{user_id}/{device_id}" in records:
+            raise ApiError(409, f"device {device_id} of {user_id} exists")
+        record = DeviceRecord(user_id, device_id)
+        if same_identity_as is not None:
+            if f"{user_id}/{same_identity_as}" not in records:
+                raise ApiError(404, f"unknown device {same_identity_as} of {user_id}")
+            source = self.device(user_id, same_identity_as)
+            record.identity_key_b64 = source.identity_key_b64()
+            source.save()
+            record.snapshot_b64 = source.record.snapshot_b64
+        records[f"{user_id}/{device_id}"] = record
+        device = self.device(user_id, device_id)
+        device.identity_key_b64()
+        self._emulator.commit()
+        self._emulator.record("device_added", user_id=user_id, device_id=device_id)
+        return device
+
+    def devices_of(self, user_id: str) -> list[HumanDevice]:
+        """The person's devices known to the emulator, in device id order."""
+        records = self._emulator.state.devices.values()
+        ids = sorted((item.device_id for item in records if item.user_id == user_id), key=_id_order)
+        return [self.device(user_id, device_id) for device_id in ids]
 
     async def reset_device(self, conversation_id: str, device_id: str) -> None:
         """A reinstalled app: the device gets a new identity, the agent gets a notice."""

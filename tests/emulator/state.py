@@ -98,6 +98,8 @@ class DeviceRecord(Record):
     device_id: str
     snapshot_b64: str | None = None
     session_identities: dict[str, str] = field(default_factory=dict)
+    # The device's public identity key (33 bytes, base64), read once from its store.
+    identity_key_b64: str | None = None
 
 
 @dataclass
