@@ -1,14 +1,14 @@
 """Files in and out: saving incoming attachments, reading files and snapshots to send.
 
-Every path must be one Home Assistant allows (`allowlist_external_dirs`); reads and writes
-run in the executor. Saved files never overwrite: a second file with the same name gets a
-numbered one. Incoming files go to `<folder>/<message id>/<their name>`.
+Every path must be one Home Assistant allows (`allowlist_external_dirs`), checked in the
+executor (the check touches the disk) on what was actually opened: see file_access.py.
+Saved files never overwrite: a second file with the same name gets a numbered one.
+Incoming files go to `<folder>/<message id>/<their name>`, both names reduced to plain
+base names by incoming_files.py, the one door from a sender's metadata to a path.
 """
 
 import logging
 import mimetypes
-import os
-import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -19,15 +19,23 @@ from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from .client.errors import PacerelleError
 from .client.inbox import Request
 from .const import DOMAIN
+from .file_access import (
+    NOT_ALLOWED,
+    NOT_REGULAR,
+    TOO_LARGE,
+    FileRefusedError,
+    read_regular_file,
+    write_new_file,
+)
+from .incoming_files import IncomingPath, UnsafePathError, incoming_file_path, safe_base_name
 
 _LOGGER = logging.getLogger(__name__)
 
 # What the relay takes (25 MiB of ciphertext), less the GCM tag.
 MAX_UPLOAD_BYTES: Final = 25 * 1024 * 1024 - 16
 MAX_ATTACHMENTS: Final = 10
-MAX_FILE_NAME_CHARS: Final = 120
 DEFAULT_MIME: Final = "application/octet-stream"
-_UNSAFE = re.compile(r"[^\w.\- ]+")
+FALLBACK_OUTGOING_NAME: Final = "file"
 
 type Download = Callable[[Mapping[str, Any]], Awaitable[bytes]]
 
@@ -39,54 +47,58 @@ class OutgoingFile:
     mime: str
 
 
-def safe_file_name(name: Any, fallback: str) -> str:
-    """A plain file name (no folders, no leading dot) from what the sender called it."""
-    base = os.path.basename(str(name or "").replace("\\", "/"))
-    cleaned = _UNSAFE.sub("_", base).strip(" .")[:MAX_FILE_NAME_CHARS]
-    return cleaned or fallback
+def _not_allowed(path: str) -> ServiceValidationError:
+    return ServiceValidationError(
+        translation_domain=DOMAIN,
+        translation_key="path_not_allowed",
+        translation_placeholders={"path": path},
+    )
 
 
-def _free_path(folder: str, name: str) -> str:
-    stem, suffix = os.path.splitext(name)
-    candidate = os.path.join(folder, name)
-    number = 1
-    while os.path.exists(candidate):
-        candidate = os.path.join(folder, f"{stem} ({number}){suffix}")
-        number += 1
-    return candidate
+def _allowed_folder(hass: HomeAssistant, folder: str) -> bool:
+    """Blocking: Home Assistant's allowlist check resolves the path on disk."""
+    return hass.config.is_allowed_path(folder)
 
 
-def _write_new(folder: str, name: str, content: bytes) -> str:
-    """Write a new file in `folder` (made if needed); its path (blocking)."""
-    os.makedirs(folder, exist_ok=True)
-    path = _free_path(folder, name)
-    with open(path, "xb") as file:
-        file.write(content)
-    return path
-
-
-def check_allowed_folder(hass: HomeAssistant, folder: str) -> str:
-    """An absolute folder Home Assistant allows, or a ServiceValidationError."""
-    if not os.path.isabs(folder) or not hass.config.is_allowed_path(folder):
-        raise ServiceValidationError(
-            translation_domain=DOMAIN,
-            translation_key="path_not_allowed",
-            translation_placeholders={"path": folder},
-        )
-    return os.path.normpath(folder)
-
-
-async def async_save(hass: HomeAssistant, folder: str, name: str, content: bytes) -> str:
-    """Save `content` as a new file in an allowed folder; its path."""
-    folder = check_allowed_folder(hass, folder)
+async def async_allowed_folder(hass: HomeAssistant, folder: str) -> IncomingPath:
+    """An absolute folder Home Assistant allows (an empty target in it), or an error."""
     try:
-        return await hass.async_add_executor_job(_write_new, folder, name, content)
+        target = incoming_file_path(folder, {}, 0)
+    except UnsafePathError as err:
+        raise _not_allowed(folder) from err
+    if not await hass.async_add_executor_job(_allowed_folder, hass, target.folder):
+        raise _not_allowed(folder)
+    return target
+
+
+async def async_save(hass: HomeAssistant, target: IncomingPath, content: bytes) -> str:
+    """Save `content` as a new file at `target` (numbered if taken); its path."""
+    try:
+        return await hass.async_add_executor_job(
+            write_new_file, target, content, hass.config.is_allowed_path
+        )
+    except FileRefusedError as err:
+        if err.reason == NOT_ALLOWED:
+            raise _not_allowed(target.folder) from err
+        raise HomeAssistantError(
+            translation_domain=DOMAIN,
+            translation_key="path_outside_folder",
+            translation_placeholders={"path": target.folder},
+        ) from err
     except OSError as err:
         raise HomeAssistantError(
             translation_domain=DOMAIN,
             translation_key="file_write_failed",
-            translation_placeholders={"path": folder, "error": str(err)},
+            translation_placeholders={"path": target.folder, "error": str(err)},
         ) from err
+
+
+def target_of(folder: str, item: Mapping[str, Any], index: int, message_id: object) -> IncomingPath:
+    """incoming_file_path, with a refusal as the translated error callers expect."""
+    try:
+        return incoming_file_path(folder, item, index, message_id=message_id)
+    except UnsafePathError as err:
+        raise _not_allowed(folder) from err
 
 
 async def async_save_incoming(
@@ -94,17 +106,15 @@ async def async_save_incoming(
 ) -> dict[str, str | None]:
     """Download and decrypt each file of `request` into `folder`; attachment id -> path."""
     saved: dict[str, str | None] = {}
-    target = os.path.join(folder, safe_file_name(request.message_id, "message"))
-    for item in request.attachments:
+    for index, item in enumerate(request.attachments):
         attachment_id = str(item.get("id"))
         try:
-            content = await download(item)
-            name = safe_file_name(item.get("name"), attachment_id)
-            saved[attachment_id] = await async_save(hass, target, name, content)
+            target = target_of(folder, item, index, request.message_id)
+            saved[attachment_id] = await async_save(hass, target, await download(item))
         except (PacerelleError, HomeAssistantError) as err:
             _LOGGER.warning(
-                "Could not save attachment %s of message %s: %s",
-                attachment_id,
+                "Could not save attachment %d of message %r: %s",
+                index + 1,
                 request.message_id,
                 err,
             )
@@ -112,37 +122,33 @@ async def async_save_incoming(
     return saved
 
 
-def _read_file(path: str) -> bytes | None:
-    """The file's bytes, or None when it is too big (blocking)."""
-    if os.path.getsize(path) > MAX_UPLOAD_BYTES:
-        return None
-    with open(path, "rb") as file:
-        return file.read()
-
-
 async def async_read_file(hass: HomeAssistant, path: str) -> OutgoingFile:
-    """A file to send: inside the allowlist, existing, and small enough."""
-    if not os.path.isabs(path) or not hass.config.is_allowed_path(path):
-        raise ServiceValidationError(
-            translation_domain=DOMAIN,
-            translation_key="path_not_allowed",
-            translation_placeholders={"path": path},
-        )
+    """A file to send: a regular file inside the allowlist, small enough, read at once."""
     try:
-        content = await hass.async_add_executor_job(_read_file, path)
+        content = await hass.async_add_executor_job(
+            read_regular_file, path, hass.config.is_allowed_path, MAX_UPLOAD_BYTES
+        )
+    except FileRefusedError as err:
+        if err.reason == TOO_LARGE:
+            raise ServiceValidationError(
+                translation_domain=DOMAIN,
+                translation_key="file_too_large",
+                translation_placeholders={"path": path, "limit": str(MAX_UPLOAD_BYTES)},
+            ) from err
+        if err.reason == NOT_REGULAR:
+            raise ServiceValidationError(
+                translation_domain=DOMAIN,
+                translation_key="file_not_regular",
+                translation_placeholders={"path": path},
+            ) from err
+        raise _not_allowed(path) from err
     except OSError as err:
         raise ServiceValidationError(
             translation_domain=DOMAIN,
             translation_key="file_unreadable",
             translation_placeholders={"path": path, "error": err.strerror or str(err)},
         ) from err
-    if content is None:
-        raise ServiceValidationError(
-            translation_domain=DOMAIN,
-            translation_key="file_too_large",
-            translation_placeholders={"path": path, "limit": str(MAX_UPLOAD_BYTES)},
-        )
-    name = safe_file_name(path, "file")
+    name = safe_base_name(path) or FALLBACK_OUTGOING_NAME
     return OutgoingFile(content, name, mimetypes.guess_type(name)[0] or DEFAULT_MIME)
 
 

@@ -9,7 +9,7 @@ from homeassistant.core import ServiceCall, ServiceResponse
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers import config_validation as cv
 
-from .attachments import async_save, check_allowed_folder, safe_file_name
+from .attachments import async_allowed_folder, async_save, target_of
 from .client.errors import PacerelleError
 from .client.history import HISTORY_LIMIT, MAX_NOTE_CHARS
 from .client.sender import SendError
@@ -131,13 +131,17 @@ async def async_download_attachment(call: ServiceCall) -> ServiceResponse:
     hass = call.hass
     entry = resolve_entry(hass, call)
     message_id: str = call.data[ATTR_MESSAGE_ID]
-    folder = check_allowed_folder(hass, call.data[ATTR_FOLDER])
+    folder = (await async_allowed_folder(hass, call.data[ATTR_FOLDER])).folder
     agent = entry.runtime_data.agent
     request = agent.find_request(message_id)
     if request is None:
         raise _unknown_message(entry, message_id)
     wanted = call.data.get(ATTR_ATTACHMENT_ID)
-    items = [item for item in request.attachments if wanted is None or item.get("id") == wanted]
+    items = [
+        (index, item)
+        for index, item in enumerate(request.attachments)
+        if wanted is None or item.get("id") == wanted
+    ]
     if not items:
         raise ServiceValidationError(
             translation_domain=DOMAIN,
@@ -145,10 +149,10 @@ async def async_download_attachment(call: ServiceCall) -> ServiceResponse:
             translation_placeholders={"message_id": message_id, "attachment_id": wanted or ""},
         )
     files: list[Any] = []
-    for item in items:
-        content = await _download(entry, message_id, item)
-        name = safe_file_name(item.get("name"), str(item.get("id")))
-        path = await async_save(hass, folder, name, content)
+    for index, item in items:
+        # Numbered as in the message, so a fallback name is the same as in the media folder.
+        target = target_of(folder, item, index, None)
+        path = await async_save(hass, target, await _download(entry, message_id, item))
         public = {key: item[key] for key in PUBLIC_ATTACHMENT_FIELDS if key in item}
         files.append({**public, "path": path})
     return {"message_id": message_id, "files": files}

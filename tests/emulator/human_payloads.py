@@ -42,14 +42,15 @@ def _upload_file(emulator: Emulator, installation: Installation, item: Any) -> t
         installation.owner_id,
         installation.conversation_id,
     )
-    attachment_id = str(uuid.uuid4())
+    # A hostile app may choose the id, name and type: tests send those as they are.
+    attachment_id = str(item["id"]) if "id" in item else str(uuid.uuid4())
     secret: Json = {
         "id": attachment_id,
         "blob_id": uploaded["id"],
         "key_b64": _b64(key),
         "iv_b64": _b64(iv),
-        "name": str(item.get("name") or "file"),
-        "mime": str(item.get("mime") or REDACTED_MIME),
+        "name": str(item["name"]) if "name" in item else "file",
+        "mime": str(item["mime"]) if "mime" in item else REDACTED_MIME,
         "size": len(data),
         **{name: item[name] for name in _MEDIA_FIELDS if type(item.get(name)) is int},
     }
