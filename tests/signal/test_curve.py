@@ -1,6 +1,7 @@
 """X25519 keys and XEdDSA signatures, checked against libsignal's native runtime."""
 
 import hashlib
+import random
 from dataclasses import replace
 
 import pytest
@@ -25,6 +26,13 @@ from tests.reference_peer import (
     ReferencePeer,
     ReferencePeerError,
     reference_peer_available,
+)
+from tests.signal.xeddsa_pure import (
+    base_multiply,
+    clamp,
+    compress,
+    edwards_public_key,
+    xeddsa_sign_pure,
 )
 
 GROUP_ORDER = 2**252 + 27742317777372353535851937790883648493
@@ -83,15 +91,15 @@ def test_agreement_is_symmetric_and_refuses_low_order_points() -> None:
         assert failure.value.kind is SignalErrorKind.INVALID_KEY
 
 
-def test_edwards_arithmetic_matches_native_ed25519() -> None:
+def test_pure_oracle_edwards_arithmetic_matches_native_ed25519() -> None:
     for seed in (bytes(32), b"\x01" * 32, hashlib.sha256(b"seed").digest()):
         expanded = bytearray(hashlib.sha512(seed).digest()[:32])
         expanded[0] &= 248
         expanded[31] = (expanded[31] & 127) | 64
         scalar = int.from_bytes(expanded, "little")
         expected = Ed25519PrivateKey.from_private_bytes(seed).public_key().public_bytes_raw()
-        assert curve._compress(curve._base_multiply(scalar)) == expected
-        assert curve._compress(curve._base_multiply(scalar % GROUP_ORDER)) == expected
+        assert compress(base_multiply(scalar)) == expected
+        assert compress(base_multiply(scalar % GROUP_ORDER)) == expected
 
 
 def test_signing_is_deterministic_given_the_randomness() -> None:
@@ -102,6 +110,36 @@ def test_signing_is_deterministic_given_the_randomness() -> None:
     assert len(first) == 64
     with pytest.raises(SignalError):
         xeddsa_sign(pair.private, b"message", bytes(63))
+
+
+def _sign_bit(private: bytes) -> int:
+    """The sign bit of the Edwards public key of an X25519 private key (1: x is odd)."""
+    return edwards_public_key(clamp(private))[-1] >> 7
+
+
+def test_libsodium_signer_is_byte_identical_to_the_pure_one_on_many_keys() -> None:
+    rng = random.Random(16)
+    sign_bits = []
+    for _ in range(300):
+        private = rng.randbytes(32)
+        message = rng.randbytes(rng.randrange(0, 1600))
+        nonce = rng.randbytes(64)
+        pair = KeyPair.from_private(private)
+        signature = xeddsa_sign(pair.private, message, nonce)
+        assert signature == xeddsa_sign_pure(pair.private, message, nonce)
+        assert xeddsa_verify(pair.public, message, signature)
+        assert signature[-1] >> 7 == _sign_bit(private)
+        sign_bits.append(_sign_bit(private))
+    assert 100 < sum(sign_bits) < 200  # both Edwards signs, about half each
+
+
+def test_without_pynacl_signing_refuses_and_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert curve.native_signing_unavailable() is None
+    monkeypatch.setattr(curve, "_SODIUM", None)
+    assert "PyNaCl" in (curve.native_signing_unavailable() or "")
+    with pytest.raises(SignalError) as failure:
+        xeddsa_sign(KeyPair.generate().private, b"m")
+    assert failure.value.kind is SignalErrorKind.INVALID_STATE
 
 
 @settings(max_examples=60, deadline=None)
@@ -221,3 +259,22 @@ def test_native_runtime_rejects_our_tampered_signatures() -> None:
         )
         with pytest.raises(ReferencePeerError):
             human.process_prekey_bundle("agent:a", wrong_identity)
+
+
+@native
+@pytest.mark.interop
+def test_native_runtime_accepts_our_signatures_under_both_edwards_signs() -> None:
+    rng = random.Random(1616)
+    identities: dict[int, list[KeyPair]] = {0: [], 1: []}
+    while min(len(found) for found in identities.values()) < 8:
+        private = rng.randbytes(32)
+        identities[_sign_bit(private)].append(KeyPair.from_private(private))
+    with ReferencePeer("agent:a") as agent:
+        bundle = agent.generate_prekey_bundle()
+        for sign, pairs in identities.items():
+            for identity in pairs[:8]:
+                signed = _resigned(bundle, identity)
+                assert signed.kyber_prekey_signature[-1] >> 7 == sign
+                with ReferencePeer("human:b") as human:
+                    human.process_prekey_bundle("agent:a", signed)
+                    assert human.encrypt("agent:a", b"hi")[0] == 0x01

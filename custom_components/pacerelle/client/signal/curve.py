@@ -6,16 +6,21 @@ for interoperability: instead of negating the scalar to force the Edwards sign b
 keeps the scalar and stores the sign bit of the Edwards public key in the otherwise unused
 top bit of the signature's last byte; the verifier takes it from there.
 
-Agreement and verification use `cryptography` (native). Signing needs the raw scalar, which
-no native API accepts, so the Edwards arithmetic for it lives here, in pure Python. Python
-integers are not constant-time; signing happens a few times a week (prekey rotation), on the
-agent's own machine, which bounds what a timing observer could gather.
+Side channels: everything that touches a private key runs in constant-time native code.
+Agreement and verification use `cryptography`. Signing needs the raw scalar, which no
+`cryptography` API accepts, so it uses libsodium's Ed25519 group and scalar operations
+through PyNaCl (fixed-base multiplication without clamping, scalar reduction, multiply and
+add modulo the group order); SHA-512 is OpenSSL's through hashlib. Python only moves the
+secret bytes between those calls (and clamps them, which touches two bytes whatever their
+value). PyNaCl is a requirement of the integration (Home Assistant's mobile_app, part of
+default_config, ships it too); without it `xeddsa_sign` refuses to run rather than fall
+back to slow, variable-time arithmetic (`native_signing_unavailable` says why, for setup).
 """
 
 import hashlib
 import os
 from dataclasses import dataclass, field
-from functools import cache
+from types import ModuleType
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -31,23 +36,33 @@ SIGNATURE_RANDOM_LENGTH = 64
 
 _P = 2**255 - 19  # the field prime
 _L = 2**252 + 27742317777372353535851937790883648493  # order of the base point
-_D2 = 2 * (-121665 * pow(121666, -1, _P)) % _P  # twice the Edwards curve constant d
-_BASE_X = 15112221349535400772501151409588531511454012693041857206046113283949847762202
-_BASE_Y = 46316835694926478169428394003475163141307993866256225615783033603165251855960
 _SIGN_BIT = 0x80
 # Bits of the scalar s above 2**253: libsignal rejects a signature that sets any of them.
 _S_HIGH_BITS = 0b1110_0000
 # XEdDSA's hash1 domain separator: 0xFE followed by 31 0xFF (2**256 - 2, little-endian).
 _NONCE_PREFIX = b"\xfe" + b"\xff" * 31
-_WINDOW_BITS = 4
-_WINDOWS = 64  # 4-bit windows covering a 256-bit scalar
+_WIDE_SCALAR_PADDING = bytes(32)  # libsodium reduces 64-byte scalars; ours are 32
 
-# A point in extended coordinates (X, Y, Z, T): x = X/Z, y = Y/Z, x*y = T/Z.
-type _Point = tuple[int, int, int, int]
-# A table entry ready to be added: (Y - X, Y + X, 2*d*T, 2*Z).
-type _Cached = tuple[int, int, int, int]
 
-_IDENTITY: _Point = (0, 1, 1, 0)
+def _load_sodium() -> ModuleType | None:
+    """PyNaCl's libsodium bindings if importable and built with the Ed25519 core."""
+    try:
+        from nacl import bindings  # noqa: PLC0415 - a missing PyNaCl must not break import
+    except ImportError:
+        return None
+    if not (bindings.has_crypto_core_ed25519 and bindings.has_crypto_scalarmult_ed25519):
+        return None
+    return bindings
+
+
+_SODIUM = _load_sodium()
+
+
+def native_signing_unavailable() -> str | None:
+    """Why XEdDSA signing cannot run here (PyNaCl missing or minimal), or None if it can."""
+    if _SODIUM is None:
+        return "PyNaCl (libsodium) with the Ed25519 operations is not installed"
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +122,7 @@ def xeddsa_sign(private: bytes, message: bytes, random64: bytes | None = None) -
     """A 64-byte XEdDSA signature of `message`, byte-compatible with libsignal's.
 
     `random64` is the nonce randomness (fresh when omitted); tests pass it to be deterministic.
+    Every operation on the private scalar or the nonce is libsodium's or OpenSSL's.
     """
     if len(private) != KEY_LENGTH:
         raise SignalError(SignalErrorKind.INVALID_KEY, f"private key of {len(private)} bytes")
@@ -114,14 +130,25 @@ def xeddsa_sign(private: bytes, message: bytes, random64: bytes | None = None) -
         random64 = os.urandom(SIGNATURE_RANDOM_LENGTH)
     elif len(random64) != SIGNATURE_RANDOM_LENGTH:
         raise SignalError(SignalErrorKind.INVALID_KEY, "XEdDSA randomness is 64 bytes")
+    sodium = _SODIUM
+    if sodium is None:
+        raise SignalError(SignalErrorKind.INVALID_STATE, native_signing_unavailable() or "")
     key = _clamp(private)
-    scalar = int.from_bytes(key, "little") % _L
-    edwards_public = _edwards_public(key)
-    nonce = _hash_scalar(_NONCE_PREFIX, key, message, random64)
-    commitment = _compress(_base_multiply(nonce))
-    challenge = _hash_scalar(commitment, edwards_public, message)
-    response = bytearray(((challenge * scalar + nonce) % _L).to_bytes(KEY_LENGTH, "little"))
-    response[-1] |= edwards_public[-1] & _SIGN_BIT
+    scalar: bytes = sodium.crypto_core_ed25519_scalar_reduce(key + _WIDE_SCALAR_PADDING)
+    edwards_public: bytes = sodium.crypto_scalarmult_ed25519_base_noclamp(scalar)
+    nonce: bytes = sodium.crypto_core_ed25519_scalar_reduce(
+        _sha512(_NONCE_PREFIX, key, message, random64)
+    )
+    commitment: bytes = sodium.crypto_scalarmult_ed25519_base_noclamp(nonce)
+    challenge = sodium.crypto_core_ed25519_scalar_reduce(
+        _sha512(commitment, edwards_public, message)
+    )
+    response = bytearray(
+        sodium.crypto_core_ed25519_scalar_add(
+            sodium.crypto_core_ed25519_scalar_mul(challenge, scalar), nonce
+        )
+    )
+    response[-1] |= edwards_public[-1] & _SIGN_BIT  # s < 2**253: its top bit is free
     return commitment + bytes(response)
 
 
@@ -165,69 +192,8 @@ def _clamp(private: bytes) -> bytes:
     return bytes(clamped)
 
 
-def _hash_scalar(*parts: bytes) -> int:
+def _sha512(*parts: bytes) -> bytes:
     digest = hashlib.sha512()
     for part in parts:
         digest.update(part)
-    return int.from_bytes(digest.digest(), "little") % _L
-
-
-def _edwards_public(clamped_private: bytes) -> bytes:
-    """The compressed Ed25519 point of the private scalar."""
-    return _compress(_base_multiply(int.from_bytes(clamped_private, "little") % _L))
-
-
-def _add(point: _Point, cached: _Cached) -> _Point:
-    """Unified addition on the twisted Edwards curve -x^2 + y^2 = 1 + d x^2 y^2 (HWCD 2008)."""
-    x1, y1, z1, t1 = point
-    y_minus_x, y_plus_x, t2d, z2 = cached
-    a = (y1 - x1) * y_minus_x % _P
-    b = (y1 + x1) * y_plus_x % _P
-    c = t1 * t2d % _P
-    d = z1 * z2 % _P
-    e, f, g, h = b - a, d - c, d + c, b + a
-    return (e * f % _P, g * h % _P, f * g % _P, e * h % _P)
-
-
-def _cache_point(point: _Point) -> _Cached:
-    x, y, z, t = point
-    return ((y - x) % _P, (y + x) % _P, t * _D2 % _P, 2 * z % _P)
-
-
-@cache
-def _base_table() -> tuple[tuple[_Cached, ...], ...]:
-    """Row i holds j * 16**i * B for j in 0..15: a scalar multiple is then 64 additions.
-
-    Built once on first use (about a thousand additions, a few milliseconds).
-    """
-    rows = []
-    step: _Point = (_BASE_X, _BASE_Y, 1, _BASE_X * _BASE_Y % _P)
-    for _ in range(_WINDOWS):
-        step_cached = _cache_point(step)
-        row = [_IDENTITY]
-        for _ in range((1 << _WINDOW_BITS) - 1):
-            row.append(_add(row[-1], step_cached))
-        rows.append(tuple(_cache_point(point) for point in row))
-        step = _add(row[-1], step_cached)
-    return tuple(rows)
-
-
-def _base_multiply(scalar: int) -> _Point:
-    """scalar * B for 0 <= scalar < 2**256, by fixed 4-bit windows over the base table."""
-    result = _IDENTITY
-    mask = (1 << _WINDOW_BITS) - 1
-    for row in _base_table():
-        digit = scalar & mask
-        if digit:
-            result = _add(result, row[digit])
-        scalar >>= _WINDOW_BITS
-    return result
-
-
-def _compress(point: _Point) -> bytes:
-    """The 32-byte Ed25519 encoding: y, with the parity of x in the top bit."""
-    x, y, z, _ = point
-    z_inverse = pow(z, -1, _P)
-    x = x * z_inverse % _P
-    y = y * z_inverse % _P
-    return (y | (x & 1) << 255).to_bytes(KEY_LENGTH, "little")
+    return digest.digest()

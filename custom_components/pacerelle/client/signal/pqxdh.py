@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from . import curve
 from .consts import KEY_LENGTH, PUBLIC_KEY_LENGTH
 from .errors import SignalError, SignalErrorKind
-from .kem import kyber1024
+from .kem import decapsulate_kyber1024
 from .ratchet_keys import ChainKey, RootKey, hkdf_sha256
 
 PQXDH_INFO = b"WhisperText_X25519_SHA-256_CRYSTALS-KYBER-1024"
@@ -95,7 +95,7 @@ def accept(
     ]
     if one_time_prekey_private is not None:
         secrets.append(curve.agree(one_time_prekey_private, their_base_key[1:]))
-    secrets.append(kyber1024.decapsulate(kyber_secret_key, kyber_ciphertext))
+    secrets.append(decapsulate_kyber1024(kyber_secret_key, kyber_ciphertext))
     okm = hkdf_sha256(None, b"".join(secrets), PQXDH_INFO, 3 * KEY_LENGTH)
     return HandshakeKeys(
         root_key=RootKey(okm[:KEY_LENGTH]),

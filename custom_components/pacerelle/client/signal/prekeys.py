@@ -28,7 +28,7 @@ from typing import Any
 
 from .curve import KEY_LENGTH, SIGNATURE_LENGTH, KeyPair, serialize_public, xeddsa_sign
 from .errors import SignalError, SignalErrorKind
-from .kem import kyber1024, serialize_kyber_public
+from .kem import is_kyber1024_secret, kyber1024, kyber1024_native, serialize_kyber_public
 
 STATE_VERSION = 1
 DEVICE_ID = 1
@@ -53,7 +53,11 @@ class SignedPreKey:
 
 @dataclass(frozen=True, slots=True)
 class KyberPreKey:
-    """The Kyber1024 prekey: signed over its 1569-byte serialized public key (type 0x08)."""
+    """The Kyber1024 prekey: signed over its 1569-byte serialized public key (type 0x08).
+
+    `secret` is the 64-byte seed of a native ML-KEM-1024 key, or for a prekey made before
+    the move to native code the 3168-byte round 3 secret key (see kem/__init__.py).
+    """
 
     prekey_id: int
     public: bytes
@@ -304,7 +308,7 @@ def _signed_pair(identity: KeyPair, prekey_id: int, now: int) -> tuple[SignedPre
         signature=xeddsa_sign(identity.private, serialize_public(key_pair.public)),
         created_at=now,
     )
-    public, secret = kyber1024.generate_keypair()
+    public, secret = kyber1024_native.generate_keypair()
     kyber = KyberPreKey(
         prekey_id=prekey_id,
         public=public,
@@ -335,11 +339,11 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def _unb64(value: Any, length: int) -> bytes:
+def _unb64(value: Any, length: int | None = None) -> bytes:
     if not isinstance(value, str):
         raise TypeError(f"expected a base64 string, got {type(value).__name__}")
     data = base64.b64decode(value, validate=True)
-    if len(data) != length:
+    if length is not None and len(data) != length:
         raise ValueError(f"expected {length} bytes, got {len(data)}")
     return data
 
@@ -390,10 +394,16 @@ def _kyber_json(prekey: KyberPreKey) -> dict[str, Any]:
 
 
 def _kyber_from(data: Mapping[str, Any]) -> KyberPreKey:
+    public = _unb64(data["public"], kyber1024.PUBLIC_KEY_SIZE)
+    secret = _unb64(data["secret"])
+    if not is_kyber1024_secret(secret):
+        raise ValueError(f"Kyber secret of {len(secret)} bytes")
+    if len(secret) == kyber1024_native.SEED_SIZE and kyber1024_native.public_key(secret) != public:
+        raise ValueError("Kyber public key does not match its seed")
     return KyberPreKey(
         prekey_id=_int(data["id"], 1, MAX_PREKEY_ID),
-        public=_unb64(data["public"], kyber1024.PUBLIC_KEY_SIZE),
-        secret=_unb64(data["secret"], kyber1024.SECRET_KEY_SIZE),
+        public=public,
+        secret=secret,
         signature=_unb64(data["signature"], SIGNATURE_LENGTH),
         created_at=_int(data["created_at"]),
     )

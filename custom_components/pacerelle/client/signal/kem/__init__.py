@@ -2,10 +2,17 @@
 
 libsignal puts a one-byte key type in front of KEM public keys and ciphertexts on the
 wire (rust/protocol/src/kem.rs); 0x08 is Kyber1024 round 3, the only type we speak.
+
+A Kyber prekey's stored secret takes one of two forms, told apart by length:
+- 64 bytes: the seed of a native ML-KEM-1024 key (kyber1024_native.py), for every prekey
+  made since decapsulation moved to constant-time native code;
+- 3168 bytes: a round 3 secret key expanded by the pure-Python kyber1024.py, for prekeys
+  made before. They keep working until they rotate out (7 days, then 30 days of grace);
+  nothing converts them, since the pure-Python key generation cannot be replayed natively.
 """
 
 from ..errors import SignalError, SignalErrorKind
-from . import kyber1024
+from . import kyber1024, kyber1024_native
 
 KYBER1024_KEY_TYPE = 0x08
 
@@ -46,3 +53,15 @@ def deserialize_kyber_ciphertext(data: bytes) -> bytes:
     return _deserialize(
         data, kyber1024.CIPHERTEXT_SIZE, "ciphertext", SignalErrorKind.INVALID_MESSAGE
     )
+
+
+def is_kyber1024_secret(secret: bytes) -> bool:
+    """Whether `secret` has one of the two stored forms of a Kyber prekey's secret."""
+    return len(secret) in (kyber1024_native.SEED_SIZE, kyber1024.SECRET_KEY_SIZE)
+
+
+def decapsulate_kyber1024(secret: bytes, ciphertext: bytes) -> bytes:
+    """The round 3 shared secret under a Kyber prekey, whichever form its secret has."""
+    if len(secret) == kyber1024_native.SEED_SIZE:
+        return kyber1024_native.decapsulate(secret, ciphertext)
+    return kyber1024.decapsulate(secret, ciphertext)  # a prekey made before, until it rotates

@@ -51,7 +51,8 @@ assert _PARAMS.ciphertext_size == CIPHERTEXT_SIZE
 assert _PUBLIC_KEY_END + 2 * _HASH_SIZE == SECRET_KEY_SIZE
 
 
-def _kdf(key: bytes, ciphertext: bytes) -> bytes:
+def kdf(key: bytes, ciphertext: bytes) -> bytes:
+    """Round 3's final step: SHAKE-256(key || H(c)) cut to 32 bytes (ML-KEM returns `key`)."""
     return shake_256(key + sha3_256(ciphertext).digest()).digest(SHARED_SECRET_SIZE)
 
 
@@ -82,7 +83,7 @@ def encapsulate(public: bytes, coins: bytes | None = None) -> tuple[bytes, bytes
     message = sha3_256(coins).digest()  # round 3 never encrypts raw generator output
     expanded = sha3_512(message + sha3_256(public).digest()).digest()
     ciphertext = kpke.encrypt(_PARAMS, public, message, expanded[_HASH_SIZE:])
-    return ciphertext, _kdf(expanded[:_HASH_SIZE], ciphertext)
+    return ciphertext, kdf(expanded[:_HASH_SIZE], ciphertext)
 
 
 def decapsulate(secret: bytes, ciphertext: bytes) -> bytes:
@@ -103,7 +104,7 @@ def decapsulate(secret: bytes, ciphertext: bytes) -> bytes:
     expanded = sha3_512(message + public_hash).digest()
     expected = kpke.encrypt(_PARAMS, public, message, expanded[_HASH_SIZE:])
 
-    accepted = _kdf(expanded[:_HASH_SIZE], ciphertext)
+    accepted = kdf(expanded[:_HASH_SIZE], ciphertext)
     rejection_key = shake_256(rejection_seed + ciphertext).digest(_HASH_SIZE)
-    rejected = _kdf(rejection_key, ciphertext)
+    rejected = kdf(rejection_key, ciphertext)
     return accepted if hmac.compare_digest(expected, ciphertext) else rejected
