@@ -34,7 +34,7 @@ def main() -> None:
     args = _arguments()
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(asctime)s %(name)s %(message)s",
+        format="%(asctime)s %(levelname)s %(name)s %(message)s",
     )
     config = EmulatorConfig(
         host=args.host,
