@@ -24,7 +24,7 @@ class Setup:
     runtime: PacerelleRuntime
 
     def entity_id(self, hass: HomeAssistant, platform: str, key: str) -> str:
-        unique_id = f"{self.installed.agent_id}_{key}"
+        unique_id = f"{self.entry.entry_id}_{key}"
         entity_id = er.async_get(hass).async_get_entity_id(platform, DOMAIN, unique_id)
         assert entity_id is not None, f"no {platform} entity {unique_id}"
         return entity_id

@@ -16,6 +16,8 @@ from custom_components.pacerelle.const import (
     CONF_OWNER_ID,
     CONF_SERVER_URL,
     DOMAIN,
+    ENTRY_MINOR_VERSION,
+    ENTRY_VERSION,
 )
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from custom_components.pacerelle.store import AgentStore
@@ -45,7 +47,9 @@ async def add_entry(
         )
     entry = MockConfigEntry(
         domain=DOMAIN,
-        unique_id=installed.agent_id,
+        version=ENTRY_VERSION,
+        minor_version=ENTRY_MINOR_VERSION,
+        unique_id=installed.owner_id,
         title="Home",
         data={
             CONF_AGENT_ID: installed.agent_id,

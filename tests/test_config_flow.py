@@ -78,7 +78,9 @@ async def test_happy_path_creates_the_agent(hass: HomeAssistant, driver: FlowDri
 
     [installation] = await _installations(emulator)
     [entry] = hass.config_entries.async_entries(DOMAIN)
-    assert entry.unique_id == installation["agent_id"]
+    assert entry.unique_id == "usr_demo"  # the account: one agent per Pacerelle account
+    assert (entry.version, entry.minor_version) == (1, 2)
+    agent_id = installation["agent_id"]
     assert entry.data == {
         "agent_id": installation["agent_id"],
         "owner_id": "usr_demo",
@@ -89,11 +91,11 @@ async def test_happy_path_creates_the_agent(hass: HomeAssistant, driver: FlowDri
     assert entry.options == {}
 
     # The installation token lives only in the agent's encrypted store.
-    document = await AgentStore(hass, entry.unique_id).async_load()
+    document = await AgentStore(hass, agent_id).async_load()
     token = document["installation"]["token"]
     assert document["installation"] == {
         "token": token,
-        "agent_id": entry.unique_id,
+        "agent_id": agent_id,
         "owner_id": "usr_demo",
         "conversation_id": installation["conversation_id"],
         "server_url": emulator.base_url,
@@ -102,14 +104,16 @@ async def test_happy_path_creates_the_agent(hass: HomeAssistant, driver: FlowDri
     assert await emulator.runtime_token(token)
     assert token not in json.dumps(entry.as_dict())
     driver.assert_never_sent(token)
-    assert _store_files(hass) == [f"{entry.unique_id}.enc", f"{entry.unique_id}.key"]
+    assert _store_files(hass) == [f"{agent_id}.enc", f"{agent_id}.key"]
 
 
 async def test_client_is_registered_once_per_server_and_callback(
     hass: HomeAssistant, driver: FlowDriver, hass_storage: dict[str, object]
 ) -> None:
     first = await driver.install(agent_name="First")
-    second = await driver.install(agent_name="Second")
+    # One agent per account: the second is another person's.
+    key = await driver.emulator.connect_key("usr_partner")
+    second = await driver.install(key=key, agent_name="Second")
     assert (first["type"], second["type"]) == ("create_entry", "create_entry")
     assert len(await _events(driver.emulator, "client_registered")) == 1
     stored = hass_storage[STORAGE_KEY]
@@ -336,9 +340,8 @@ async def test_code_exchange_fails(
 async def test_agent_already_configured(hass: HomeAssistant, driver: FlowDriver) -> None:
     external = await driver.begin()
     redirect_url = await driver.answer(external)
-    [installation] = await _installations(driver.emulator)
-    agent_id = str(installation["agent_id"])
-    MockConfigEntry(domain=DOMAIN, unique_id=agent_id, data={"agent_id": agent_id}).add_to_hass(
+    # An agent of the same account is configured already (the emulator's default owner).
+    MockConfigEntry(domain=DOMAIN, unique_id="usr_demo", data={"agent_id": "agt_x"}).add_to_hass(
         hass
     )
     await driver.come_back(redirect_url)

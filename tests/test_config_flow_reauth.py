@@ -27,7 +27,7 @@ async def _revoked_entry(hass: HomeAssistant, driver: FlowDriver) -> tuple[Confi
     """
     assert (await driver.install(agent_name="Maison"))["type"] == "create_entry"
     [entry] = hass.config_entries.async_entries(DOMAIN)
-    await driver.emulator.admin("POST", f"/installations/{entry.unique_id}/revoke")
+    await driver.emulator.admin("POST", f"/installations/{entry.data['agent_id']}/revoke")
     await hass.config_entries.async_reload(entry.entry_id)
     await hass.async_block_till_done()
     assert entry.state is ConfigEntryState.SETUP_ERROR
@@ -43,7 +43,7 @@ async def _token(hass: HomeAssistant, agent_id: str) -> str:
 
 async def test_reauth_replaces_the_agent(hass: HomeAssistant, driver: FlowDriver) -> None:
     entry, flow_id = await _revoked_entry(hass, driver)
-    old_agent_id = str(entry.unique_id)
+    old_agent_id = str(entry.data["agent_id"])
     old_token = await _token(hass, old_agent_id)
 
     form = await driver.fetch(flow_id)
@@ -65,7 +65,7 @@ async def test_reauth_replaces_the_agent(hass: HomeAssistant, driver: FlowDriver
         item["agent_id"]: item for item in await driver.emulator.admin("GET", "/installations")
     }
     [new_agent_id] = set(installations) - {old_agent_id}
-    assert entry.unique_id == new_agent_id
+    assert entry.unique_id == "usr_demo"  # the account: unchanged by a new agent
     assert entry.title == "Maison"
     assert entry.data == {
         "agent_id": new_agent_id,
@@ -100,11 +100,11 @@ async def test_reauth_denied_leaves_the_entry_as_it_was(
     hass: HomeAssistant, driver: FlowDriver
 ) -> None:
     entry, flow_id = await _revoked_entry(hass, driver)
-    old_agent_id, old_data = entry.unique_id, dict(entry.data)
+    old_agent_id, old_data = entry.data["agent_id"], dict(entry.data)
     old_token = await _token(hass, str(old_agent_id))
     external = await driver.submit(flow_id, {"connection_key": await driver.emulator.connect_key()})
     await driver.come_back(await driver.answer(external, approve=False))
     result = await driver.fetch(flow_id)
     assert (result["type"], result["reason"]) == ("abort", "access_denied")
-    assert (entry.unique_id, dict(entry.data)) == (old_agent_id, old_data)
+    assert (entry.unique_id, dict(entry.data)) == ("usr_demo", old_data)
     assert await _token(hass, str(old_agent_id)) == old_token

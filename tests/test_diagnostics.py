@@ -94,6 +94,15 @@ async def test_no_secret_in_diagnostics_or_logs(
     plaintexts = {USER_TEXT, REPLY_TEXT, NOTE, "Margaret", "4711"}
     for secret in secrets | plaintexts:
         assert secret not in dumped
+    # Nor the ids of the agent, its owner and its conversation, nor the verification code.
+    installed = setup.installed
+    identifiers = {installed.agent_id, installed.owner_id, installed.conversation_id}
+    for identifier in identifiers | {setup.runtime.status.verification_code}:
+        assert identifier not in dumped, identifier
+    # Labels in their place keep who wrote where readable.
+    [reply] = diagnostics["history"]["recent_replies"]
+    assert reply["to"] == diagnostics["entry"]["data"]["owner_id"] == "person_1"
+    assert reply["conversation_id"] == "conversation_1"
     assert diagnostics["status"]["pending_requests"] == 1
     assert diagnostics["history"]["recent_replies"][0]["text_length"] == len(REPLY_TEXT)
 

@@ -1,8 +1,9 @@
 """The agent's sensors follow its connection and its messages, against the running emulator."""
 
 import logging
+from collections.abc import Iterator
 from datetime import UTC, datetime
-from unittest.mock import patch
+from unittest.mock import PropertyMock, patch
 
 import pytest
 from homeassistant.const import EVENT_HOMEASSISTANT_STOP, STATE_UNAVAILABLE, Platform
@@ -19,6 +20,18 @@ from tests.entity_harness import ha_snapshot, replacing, setup_agent, state_of, 
 from tests.runtime_harness import wait_until
 
 
+@pytest.fixture
+def entity_registry_enabled_by_default() -> Iterator[None]:
+    """Entities disabled by default are created enabled (as Home Assistant's own tests do)."""
+    with patch(
+        "homeassistant.helpers.entity.Entity.entity_registry_enabled_default",
+        new_callable=PropertyMock,
+        return_value=True,
+    ):
+        yield
+
+
+@pytest.mark.usefixtures("entity_registry_enabled_by_default")
 async def test_sensors_follow_the_connection_and_the_messages(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
@@ -64,10 +77,11 @@ async def test_sensors_follow_the_connection_and_the_messages(
     await wait_state(hass, connection, "connected")
     assert seen == ["reconnecting", "connected"]
 
-    # Revoked in Pacerelle: disconnected for good.
+    # Revoked in Pacerelle: disconnected for good, and no agent behind the other sensors.
     await emulator.admin("POST", f"/installations/{installed.agent_id}/revoke")
     await wait_state(hass, connection, "disconnected")
-    assert state_of(hass, pending) == "0"  # what the agent knows stays readable
+    for entity_id in (pending, uncertain, last_message, code):
+        assert state_of(hass, entity_id) == STATE_UNAVAILABLE
     assert await hass.config_entries.async_unload(setup.entry.entry_id)
     assert state_of(hass, connection) == STATE_UNAVAILABLE
 
@@ -108,7 +122,7 @@ async def test_stopping_home_assistant_stops_the_agent(
 async def test_one_service_device_per_agent(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
     setup = await setup_agent(hass, emulator)
     device = dr.async_get(hass).async_get_device_by_identifier(
-        (DOMAIN, setup.installed.agent_id), setup.entry.entry_id
+        (DOMAIN, setup.entry.entry_id), setup.entry.entry_id
     )
     assert device is not None
     assert (device.name, device.manufacturer, device.model, device.sw_version) == (
@@ -118,7 +132,9 @@ async def test_one_service_device_per_agent(hass: HomeAssistant, emulator: Emula
         "0.1.0",
     )
     assert device.entry_type is dr.DeviceEntryType.SERVICE
-    entities = er.async_entries_for_device(er.async_get(hass), device.id)
+    entities = er.async_entries_for_device(
+        er.async_get(hass), device.id, include_disabled_entities=True
+    )
     assert {entity.entity_id for entity in entities} == {
         "event.home_messages",
         "notify.home",
@@ -145,4 +161,21 @@ async def test_sensor_snapshot(
         assert hass.states.get(entry.entity_id) == snapshot(
             name=f"{entry.entity_id}-state", matcher=matcher
         )
+    assert await hass.config_entries.async_unload(setup.entry.entry_id)
+
+
+async def test_unconfirmed_sends_is_disabled_by_default(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    setup = await setup_agent(hass, emulator)
+    registry = er.async_get(hass)
+    uncertain = setup.entity_id(hass, "sensor", "uncertain_sends")
+    entry = registry.async_get(uncertain)
+    assert entry is not None
+    assert entry.disabled_by is er.RegistryEntryDisabler.INTEGRATION
+    assert hass.states.get(uncertain) is None
+    for key in ("connection_state", "pending_requests", "last_message", "verification_code"):
+        enabled = registry.async_get(setup.entity_id(hass, "sensor", key))
+        assert enabled is not None
+        assert enabled.disabled_by is None
     assert await hass.config_entries.async_unload(setup.entry.entry_id)

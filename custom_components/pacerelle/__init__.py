@@ -1,6 +1,5 @@
 """The Pacerelle integration: Home Assistant as an end-to-end encrypted Pacerelle agent."""
 
-from homeassistant.config_entries import ConfigEntry
 from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import config_validation as cv
@@ -8,16 +7,18 @@ from homeassistant.helpers.typing import ConfigType
 
 from .assist import async_setup_assist_bridge
 from .const import CONF_AGENT_ID, DOMAIN
+from .device import async_register_device
 from .llm_api import async_register_llm_api
-from .runtime import PacerelleRuntime, async_setup_runtime
+from .migration import async_migrate_entry
+from .runtime import PacerelleConfigEntry, async_setup_runtime
 from .services import async_setup_services
 from .store import AgentStore
-
-type PacerelleConfigEntry = ConfigEntry[PacerelleRuntime]
 
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
 
 PLATFORMS = [Platform.EVENT, Platform.NOTIFY, Platform.SENSOR]
+
+__all__ = ["async_migrate_entry"]
 
 
 async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
@@ -30,6 +31,8 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
 async def async_setup_entry(hass: HomeAssistant, entry: PacerelleConfigEntry) -> bool:
     """Set up a Pacerelle agent from a config entry: load its store, bring it online."""
     entry.runtime_data = await async_setup_runtime(hass, entry)
+    # The device once, here; the platforms' entities point at it by its identifiers.
+    await async_register_device(hass, entry)
     async_setup_assist_bridge(hass, entry)
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
     return True

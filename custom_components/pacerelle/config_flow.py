@@ -5,19 +5,26 @@ for this server and callback URL, starts the installation with PKCE S256 and a s
 to this flow, and sends the browser to Pacerelle's approval page. Pacerelle sends it back to
 Home Assistant's OAuth2 callback (oauth_callback.py), which resumes the flow; the flow then
 checks the state before anything else, exchanges the code, keeps the installation token in
-the agent's encrypted store (never in the entry) and creates the entry, unique id = agent id.
+the agent's encrypted store (never in the entry) and creates the entry. The entry's unique
+id is the owner's Pacerelle account (owner id): one agent per account, and a reauth (which
+always brings a new agent id) must come from the same account, or it aborts with
+wrong_account. The device and the entities are keyed on the entry, so a reauth keeps them.
 
 Errors. Before the browser leaves, a problem is a form error and the user fixes it in place
 (the key is spent only when the request was accepted): invalid_connection_key (unknown or
 already used), cannot_connect (unreachable, timeout, server error), invalid_response (not
 Pacerelle's protocol), request_refused (any other refusal), invalid_server_url,
-invalid_agent_name, invalid_agent_description. After the browser came back, the key is spent
-and the authorization answered, so the flow aborts with the reason and a retry starts anew
-with a new key: access_denied (the user denied in Pacerelle), authorization_failed (another
-error or no code), state_mismatch, authorization_expired, exchange_refused, cannot_connect,
-invalid_response, already_configured, store_failed. no_redirect_uri aborts at once: without
-a frontend request (and without My Home Assistant) the flow cannot know its callback URL.
-Nothing is left behind by an abort: the store is created last and removed if it fails.
+insecure_server_url (plain http off loopback: server_url.py), invalid_agent_name,
+invalid_agent_description. After the browser came back, the key is spent and the
+authorization answered, so the flow aborts with the reason and a retry starts anew with a
+new key: access_denied (the user denied in Pacerelle), authorization_failed (another error
+or no code), state_mismatch, authorization_expired, exchange_refused, cannot_connect,
+invalid_response, already_configured, wrong_account, store_failed. An already_configured or
+wrong_account abort comes after Pacerelle created the agent (only the exchange tells whose
+account approved): the message asks the user to revoke it there. no_redirect_uri aborts at
+once: without a frontend request (and without My Home Assistant) the flow cannot know its
+callback URL. Nothing is left behind by an abort: the store is created last and removed if
+it fails.
 """
 
 import contextlib
@@ -29,13 +36,7 @@ from typing import Any, override
 
 import aiohttp
 import probatio
-from homeassistant.config_entries import (
-    SOURCE_REAUTH,
-    ConfigEntry,
-    ConfigFlow,
-    ConfigFlowResult,
-    OptionsFlow,
-)
+from homeassistant.config_entries import SOURCE_REAUTH, ConfigFlow, ConfigFlowResult
 from homeassistant.core import callback
 from homeassistant.data_entry_flow import AbortFlow, section
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
@@ -52,7 +53,6 @@ from .client.agent_connect import (
     Installation,
     begin,
     exchange_code,
-    normalize_server_url,
 )
 from .client.errors import (
     PacerelleApiError,
@@ -73,10 +73,14 @@ from .const import (
     DEFAULT_AGENT_DESCRIPTION,
     DEFAULT_AGENT_NAME,
     DOMAIN,
+    ENTRY_MINOR_VERSION,
+    ENTRY_VERSION,
     default_server_url,
 )
 from .oauth_callback import CallbackState, redirect_uri
 from .options_flow import PacerelleOptionsFlow
+from .runtime import PacerelleConfigEntry
+from .server_url import InsecureServerUrlError, checked_server_url
 from .store import AgentStore
 
 _LOGGER = logging.getLogger(__name__)
@@ -120,7 +124,8 @@ class _Authorization:
 class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
     """Connect Home Assistant to Pacerelle as an agent."""
 
-    VERSION = 1
+    VERSION = ENTRY_VERSION
+    MINOR_VERSION = ENTRY_MINOR_VERSION
 
     def __init__(self) -> None:
         self._server_url = default_server_url()
@@ -132,7 +137,7 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
     @staticmethod
     @callback
     @override
-    def async_get_options_flow(config_entry: ConfigEntry) -> OptionsFlow:
+    def async_get_options_flow(config_entry: PacerelleConfigEntry) -> PacerelleOptionsFlow:
         return PacerelleOptionsFlow()
 
     @override
@@ -162,7 +167,9 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
         if len(description) > MAX_AGENT_DESCRIPTION:
             return {CONF_AGENT_DESCRIPTION: "invalid_agent_description"}
         try:
-            self._server_url = normalize_server_url(server_url)
+            self._server_url = checked_server_url(server_url)
+        except InsecureServerUrlError:
+            return {"base": "insecure_server_url"}
         except ValueError:
             return {"base": "invalid_server_url"}
         self._agent_name, self._agent_description = name, description
@@ -292,38 +299,35 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
             raise AbortFlow(_exchange_error(err)) from err
 
     async def _async_create_installation(self, installation: Installation) -> ConfigFlowResult:
-        await self.async_set_unique_id(installation.agent_id)
+        await self.async_set_unique_id(installation.owner_id)
         self._abort_if_unique_id_configured()
         await self._async_create_store(installation)
         return self.async_create_entry(title=self._agent_name, data=self._entry_data(installation))
 
     async def _async_replace_installation(self, installation: Installation) -> ConfigFlowResult:
-        """A new agent identity replaces the revoked one: new store, new unique id."""
+        """A new agent replaces the revoked one in the same entry: same device, same entities.
+
+        The store is keyed by agent id (its file name): the new agent gets a new store and
+        the old one is deleted, so nothing of the revoked identity stays behind. The
+        account is compared with the entry's data rather than its unique id, which an
+        entry migrated beside another of the same account keeps (migration.py).
+        """
         entry = self._get_reauth_entry()
-        other = self.hass.config_entries.async_entry_for_domain_unique_id(
-            DOMAIN, installation.agent_id
-        )
-        if other is not None and other.entry_id != entry.entry_id:
-            raise AbortFlow("already_configured")
+        if installation.owner_id != entry.data[CONF_OWNER_ID]:
+            raise AbortFlow("wrong_account")
         # The old runtime must let go of its store before the store goes away.
         if entry.state.recoverable:
             await self.hass.config_entries.async_unload(entry.entry_id)
-        old_agent_id = entry.data[CONF_AGENT_ID]
-        old_store = AgentStore(self.hass, old_agent_id)
-        if installation.agent_id == old_agent_id:
-            await old_store.async_remove()
         try:
+            # Pacerelle makes a new agent for every approval: a store for its id that
+            # exists already is never overwritten (store_failed).
             await self._async_create_store(installation)
         except AbortFlow:
             self.hass.config_entries.async_schedule_reload(entry.entry_id)
             raise
-        if installation.agent_id != old_agent_id:
-            await old_store.async_remove()
+        await AgentStore(self.hass, entry.data[CONF_AGENT_ID]).async_remove()
         return self.async_update_reload_and_abort(
-            entry,
-            unique_id=installation.agent_id,
-            data=self._entry_data(installation),
-            reason="reauth_successful",
+            entry, data=self._entry_data(installation), reason="reauth_successful"
         )
 
     async def _async_create_store(self, installation: Installation) -> None:

@@ -14,6 +14,11 @@ CONF_AGENT_ID: Final = "agent_id"
 CONF_OWNER_ID: Final = "owner_id"
 CONF_CONVERSATION_ID: Final = "conversation_id"
 
+# Config entry version. 1.2: unique id = the owner's Pacerelle account, device and entity
+# unique ids keyed on the entry (migration.py migrates 1.1 entries).
+ENTRY_VERSION: Final = 1
+ENTRY_MINOR_VERSION: Final = 2
+
 DEFAULT_AGENT_NAME: Final = "Home Assistant"
 DEFAULT_AGENT_DESCRIPTION: Final = (
     "Your Home Assistant: answers your messages, reports what happens at home "

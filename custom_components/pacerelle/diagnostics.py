@@ -4,22 +4,28 @@ Built from an allowlist: identifiers, states, counters and times. Never included
 installation and runtime tokens, any key (identity, prekeys, sessions, history-v1 and group
 keys, attachment keys), the Signal state, and what people wrote or the agent answered (text,
 widgets, notes, checkpoints): a diagnostics file is meant to be attached to a public issue,
-so there is no option to add plaintext. A final redaction pass catches any secret-looking
-key that a later field might bring in.
+so there is no option to add plaintext. Nor do the agent id, the verification code, or the
+ids of people and conversations appear: people and conversations are replaced by labels
+(`person_1`, `conversation_1`) that stay the same within one file, so a reader still sees
+who wrote where; session names (built from those ids) become `session_1`, ... A final
+redaction pass (async_redact_data) removes the agent id and the verification code and
+catches any secret-looking key that a later field might bring in.
 """
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
 from homeassistant.components.diagnostics import async_redact_data
 from homeassistant.core import HomeAssistant
 
-from . import PacerelleConfigEntry
 from .client.agent_data import AgentData
 from .client.history import Reply
 from .client.inbox import Request
 from .client.signal.state import AgentSignalState
+from .const import CONF_CONVERSATION_ID, CONF_OWNER_ID
+from .runtime import PacerelleConfigEntry
 
 RECENT: Final = 20  # the newest requests and replies listed
 TO_REDACT: Final = {
@@ -38,7 +44,31 @@ TO_REDACT: Final = {
     "summary",
     "next_action",
     "widget",
+    "agent_id",
+    "verification_code",
 }
+
+
+@dataclass
+class Pseudonyms:
+    """Stable labels for ids within one diagnostics file: `<kind>_<n>` in order of use."""
+
+    labels: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def __call__(self, kind: str, value: str | None) -> str | None:
+        if value is None:
+            return None
+        key = (kind, value)
+        if key not in self.labels:
+            count = sum(1 for known, _ in self.labels if known == kind)
+            self.labels[key] = f"{kind}_{count + 1}"
+        return self.labels[key]
+
+    def person(self, value: str | None) -> str | None:
+        return self("person", value)
+
+    def conversation(self, value: str | None) -> str | None:
+        return self("conversation", value)
 
 
 async def async_get_config_entry_diagnostics(
@@ -47,10 +77,14 @@ async def async_get_config_entry_diagnostics(
     runtime = entry.runtime_data
     status = runtime.status
     data = runtime.agent.data
+    ids = Pseudonyms()
+    entry_data = dict(entry.data)
+    entry_data[CONF_OWNER_ID] = ids.person(entry.data.get(CONF_OWNER_ID))
+    entry_data[CONF_CONVERSATION_ID] = ids.conversation(entry.data.get(CONF_CONVERSATION_ID))
     diagnostics = {
         "entry": {
             "title": entry.title,
-            "data": dict(entry.data),
+            "data": entry_data,
             "options": dict(entry.options),
         },
         "status": {
@@ -60,9 +94,9 @@ async def async_get_config_entry_diagnostics(
             "last_message_at": _time(status.last_message_at),
             "verification_code": status.verification_code,
         },
-        "signal": _signal(data.signal, data),
+        "signal": _signal(data.signal, data, ids),
         "inbox": {
-            "pending": [_request(request) for request in data.inbox.pending.values()],
+            "pending": [_request(request, ids) for request in data.inbox.pending.values()],
             "received_not_handed_over": len(data.inbox.received),
             "accepted_receipts": len(data.inbox.accepted),
             "rejected_receipts": len(data.inbox.rejected),
@@ -71,30 +105,40 @@ async def async_get_config_entry_diagnostics(
             "requests": len(data.history.requests),
             "recent_requests": [
                 {
-                    **_request(handled.request),
+                    **_request(handled.request, ids),
                     "processed_at": _time(handled.processed_at),
                     "has_note": handled.note is not None,
                 }
                 for handled in data.history.requests[-RECENT:]
             ],
             "replies": len(data.history.replies),
-            "recent_replies": [_reply(reply) for reply in data.history.replies[-RECENT:]],
+            "recent_replies": [_reply(reply, ids) for reply in data.history.replies[-RECENT:]],
         },
         "uncertain_sends": [
-            {"message_id": s.message_id, "conversation_id": s.conversation_id, "at": _time(s.at)}
+            {
+                "message_id": s.message_id,
+                "conversation_id": ids.conversation(s.conversation_id),
+                "at": _time(s.at),
+            }
             for s in data.uncertain
         ],
         "checkpoints": len(data.checkpoints.items),
+        # What was refused or evicted to keep the store loadable (client/store_bounds.py).
+        "evictions": data.evictions.to_json(),
         "conversations": {
-            "with_history_key": sorted(data.conversations.history_keys),
+            "with_history_key": [
+                ids.conversation(conversation)
+                for conversation in sorted(data.conversations.history_keys)
+            ],
             "group_keys": len(data.conversations.group_keys),
-            "last_devices": dict(data.conversations.last_devices),
+            # Keyed "person|conversation": which device each conversation last wrote from.
+            "last_devices": sorted(data.conversations.last_devices.values()),
         },
     }
     return async_redact_data(diagnostics, TO_REDACT)
 
 
-def _signal(state: AgentSignalState, data: AgentData) -> dict[str, Any]:
+def _signal(state: AgentSignalState, data: AgentData, ids: Pseudonyms) -> dict[str, Any]:
     """Which keys exist and how old they are, and which sessions: never the keys."""
     prekeys = state.prekeys
     return {
@@ -111,7 +155,7 @@ def _signal(state: AgentSignalState, data: AgentData) -> dict[str, Any]:
         "one_time_prekeys": len(prekeys.one_time_prekeys),
         "one_time_prekeys_published": len(data.published_prekeys),
         "sessions": {
-            name: {
+            ids("session", name): {
                 "current_version": record.current.version if record.current else None,
                 "archived": len(record.previous),
             }
@@ -120,11 +164,11 @@ def _signal(state: AgentSignalState, data: AgentData) -> dict[str, Any]:
     }
 
 
-def _request(request: Request) -> dict[str, Any]:
+def _request(request: Request, ids: Pseudonyms) -> dict[str, Any]:
     return {
         "message_id": request.message_id,
-        "conversation_id": request.conversation_id,
-        "sender_id": request.sender_id,
+        "conversation_id": ids.conversation(request.conversation_id),
+        "sender_id": ids.person(request.sender_id),
         "sender_device_id": request.sender_device_id,
         "group": request.is_group,
         "encrypted": request.encrypted,
@@ -140,11 +184,11 @@ def _attachment(item: Mapping[str, Any]) -> dict[str, Any]:
     return {name: item[name] for name in ("id", "mime", "size") if name in item}
 
 
-def _reply(reply: Reply) -> dict[str, Any]:
+def _reply(reply: Reply, ids: Pseudonyms) -> dict[str, Any]:
     return {
         "message_id": reply.message_id,
-        "conversation_id": reply.conversation_id,
-        "to": reply.to,
+        "conversation_id": ids.conversation(reply.conversation_id),
+        "to": ids.person(reply.to),
         "to_device_id": reply.to_device_id,
         "kind": reply.kind,
         "text_length": len(reply.text),

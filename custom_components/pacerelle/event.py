@@ -13,10 +13,9 @@ from homeassistant.components.event import EventEntity, EventEntityDescription
 from homeassistant.core import Event, HomeAssistant, callback
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
-from . import PacerelleConfigEntry
 from .client.payloads import WIDGET_RESPONSE
-from .entity import REACHABLE_STATES, PacerelleEntity, async_device_info
-from .runtime import EVENT_MESSAGE
+from .entity import REACHABLE_STATES, PacerelleEntity
+from .runtime import EVENT_MESSAGE, PacerelleConfigEntry
 
 PARALLEL_UPDATES = 0
 
@@ -55,8 +54,7 @@ async def async_setup_entry(
     entry: PacerelleConfigEntry,
     async_add_entities: AddConfigEntryEntitiesCallback,
 ) -> None:
-    device_info = await async_device_info(hass, entry)
-    async_add_entities([PacerelleMessageEvent(entry, device_info, MESSAGES)])
+    async_add_entities([PacerelleMessageEvent(entry, MESSAGES)])
 
 
 class PacerelleMessageEvent(PacerelleEntity, EventEntity):

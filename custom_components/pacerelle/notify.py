@@ -12,8 +12,8 @@ from homeassistant.components.notify.const import NotifyEntityFeature
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
-from . import PacerelleConfigEntry
-from .entity import REACHABLE_STATES, PacerelleEntity, async_device_info
+from .entity import REACHABLE_STATES, PacerelleEntity
+from .runtime import PacerelleConfigEntry
 from .services_common import client_errors
 
 # One message at a time per agent: the sender serialises anyway, and order matters.
@@ -27,8 +27,7 @@ async def async_setup_entry(
     entry: PacerelleConfigEntry,
     async_add_entities: AddConfigEntryEntitiesCallback,
 ) -> None:
-    device_info = await async_device_info(hass, entry)
-    async_add_entities([PacerelleNotify(entry, device_info, OWNER)])
+    async_add_entities([PacerelleNotify(entry, OWNER)])
 
 
 class PacerelleNotify(PacerelleEntity, NotifyEntity):

@@ -69,7 +69,11 @@ class PacerelleRuntime:
         return next((a for a in request.attachments if a.get("id") == attachment_id), None)
 
 
-async def async_setup_runtime(hass: HomeAssistant, entry: ConfigEntry[Any]) -> PacerelleRuntime:
+# The typed config entry, defined once next to the runtime data it types.
+type PacerelleConfigEntry = ConfigEntry[PacerelleRuntime]
+
+
+async def async_setup_runtime(hass: HomeAssistant, entry: PacerelleConfigEntry) -> PacerelleRuntime:
     agent_id: str = entry.data[CONF_AGENT_ID]
     agent_name = str(entry.data.get(CONF_AGENT_NAME) or entry.title)
     store = AgentStore(hass, agent_id)
@@ -150,7 +154,7 @@ async def async_setup_runtime(hass: HomeAssistant, entry: ConfigEntry[Any]) -> P
 
 
 async def _async_load(
-    hass: HomeAssistant, entry: ConfigEntry[Any], store: AgentStore, agent_name: str
+    hass: HomeAssistant, entry: PacerelleConfigEntry, store: AgentStore, agent_name: str
 ) -> tuple[dict[str, Any], AgentData]:
     """The document and the agent's data; a new identity only for a store that never had one."""
     path = hass.config.path(".storage", DOMAIN)
@@ -161,9 +165,7 @@ async def _async_load(
         data = await hass.async_add_executor_job(AgentData.from_document, document)
     except (StoreError, AgentDataError) as err:
         problem = err.problem if isinstance(err, StoreError) else StoreProblem.CORRUPT
-        _LOGGER.error(  # noqa: TRY400 - the problem is the message; no traceback helps
-            "The encrypted store of agent %s cannot be used: %s", agent_name, err
-        )
+        # No log line here: Home Assistant logs the ConfigEntryError with its message.
         raise_store_issue(hass, entry.entry_id, agent_name, problem, path)
         raise ConfigEntryError(
             translation_domain=DOMAIN,
@@ -189,6 +191,7 @@ def _check_installation(document: Mapping[str, Any]) -> None:
 
 __all__ = [
     "EVENT_MESSAGE",
+    "PacerelleConfigEntry",
     "PacerelleRuntime",
     "async_setup_runtime",
     "event_data",

@@ -1,7 +1,11 @@
 """Sensors of an agent: its connection, its queues, its identity, its last message.
 
-They describe the agent itself, which Home Assistant always knows (the connection state
-sensor says "reconnecting" rather than going unavailable), so they stay available.
+The connection sensor is always available: it is how the user sees that the agent is
+reconnecting, revoked (`disconnected`) or stopped. The others describe a running agent:
+they stay available while it (re)connects (what it knows stays true during an outage) and
+become unavailable once it is revoked or stopped, when no agent is behind them any more.
+"Unconfirmed sends" is disabled by default: it is almost always 0, and the same figure is
+in pacerelle.get_status and the diagnostics.
 """
 
 from collections.abc import Callable
@@ -20,10 +24,10 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from homeassistant.helpers.typing import StateType
 
-from . import PacerelleConfigEntry
 from .client.agent import AgentStatus
 from .client.agent_core import ConnectionState
-from .entity import PacerelleEntity, async_device_info
+from .entity import REACHABLE_STATES, PacerelleEntity
+from .runtime import PacerelleConfigEntry
 
 PARALLEL_UPDATES = 0
 
@@ -31,6 +35,7 @@ PARALLEL_UPDATES = 0
 @dataclass(frozen=True, kw_only=True)
 class PacerelleSensorDescription(SensorEntityDescription):
     value_fn: Callable[[AgentStatus], StateType | datetime]
+    always_available: bool = False
 
 
 def _timestamp(seconds: float | None) -> datetime | None:
@@ -45,6 +50,7 @@ DESCRIPTIONS: tuple[PacerelleSensorDescription, ...] = (
         options=[state.value for state in ConnectionState],
         entity_category=EntityCategory.DIAGNOSTIC,
         value_fn=lambda status: status.state.value,
+        always_available=True,
     ),
     PacerelleSensorDescription(
         key="pending_requests",
@@ -57,6 +63,7 @@ DESCRIPTIONS: tuple[PacerelleSensorDescription, ...] = (
         translation_key="uncertain_sends",
         state_class=SensorStateClass.MEASUREMENT,
         entity_category=EntityCategory.DIAGNOSTIC,
+        entity_registry_enabled_default=False,
         value_fn=lambda status: status.uncertain_sends,
     ),
     PacerelleSensorDescription(
@@ -79,14 +86,18 @@ async def async_setup_entry(
     entry: PacerelleConfigEntry,
     async_add_entities: AddConfigEntryEntitiesCallback,
 ) -> None:
-    device_info = await async_device_info(hass, entry)
-    async_add_entities(
-        PacerelleSensor(entry, device_info, description) for description in DESCRIPTIONS
-    )
+    async_add_entities(PacerelleSensor(entry, description) for description in DESCRIPTIONS)
 
 
 class PacerelleSensor(PacerelleEntity, SensorEntity):
     entity_description: PacerelleSensorDescription
+
+    @property
+    @override
+    def available(self) -> bool:
+        if self.entity_description.always_available:
+            return True
+        return self.status.state in REACHABLE_STATES
 
     @property
     @override
