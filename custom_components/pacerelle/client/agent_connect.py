@@ -11,11 +11,11 @@ import base64
 import hashlib
 import secrets
 from dataclasses import dataclass, field
-from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
 
+from . import server_answers as answers
 from .errors import PacerelleResponseError
 from .http import request_json
 
@@ -104,7 +104,7 @@ async def register_client(
         _url(server_url, REGISTER_PATH),
         json_body={"client_name": client_name, "redirect_uris": [redirect_uri]},
     )
-    return _text(body, "client_id")
+    return answers.identifier(body, "client_id")
 
 
 async def begin(
@@ -139,14 +139,14 @@ async def begin(
             "scope": SCOPE,
         },
     )
-    authorization_url = _text(body, "authorization_url")
+    authorization_url = answers.text(body, "authorization_url")
     if urlsplit(authorization_url).scheme not in ("http", "https"):
         raise PacerelleResponseError("authorization_url is not an http(s) URL")
     return AuthorizationRequest(
-        request_id=_text(body, "request_id"),
+        request_id=answers.identifier(body, "request_id"),
         authorization_url=authorization_url,
-        expires_in=_seconds(body, "expires_in"),
-        expires_at=_text(body, "expires_at"),
+        expires_in=answers.seconds(body, "expires_in"),
+        expires_at=answers.text(body, "expires_at"),
         pkce=pkce,
     )
 
@@ -174,42 +174,31 @@ async def exchange_code(
         },
     )
     return Installation(
-        agent_id=_text(body, "agent_id"),
-        owner_id=_text(body, "owner_id"),
-        conversation_id=_text(body, "conversation_id"),
-        installation_token=_text(body, "installation_token"),
+        agent_id=answers.identifier(body, "agent_id"),
+        owner_id=answers.identifier(body, "owner_id"),
+        conversation_id=answers.identifier(body, "conversation_id"),
+        installation_token=answers.token(body, "installation_token"),
     )
 
 
 async def request_runtime_token(
     session: aiohttp.ClientSession, server_url: str, installation_token: str
 ) -> RuntimeToken:
-    """A fresh runtime token; PacerelleAuthError means the installation was revoked."""
+    """A fresh runtime token; PacerelleAuthError means the installation was revoked.
+
+    Every field is checked (server_answers): a hostile answer is a PacerelleResponseError.
+    """
     body = await request_json(
         session, "POST", _url(server_url, RUNTIME_PATH), token=installation_token
     )
     return RuntimeToken(
-        agent_id=_text(body, "agent_id"),
-        owner_id=_text(body, "owner_id"),
-        conversation_id=_text(body, "conversation_id"),
-        agent_token=_text(body, "agent_token"),
-        expires_in=_seconds(body, "expires_in"),
+        agent_id=answers.identifier(body, "agent_id"),
+        owner_id=answers.identifier(body, "owner_id"),
+        conversation_id=answers.identifier(body, "conversation_id"),
+        agent_token=answers.token(body, "agent_token"),
+        expires_in=answers.seconds(body, "expires_in"),
     )
 
 
 def _url(server_url: str, path: str) -> str:
     return server_url.rstrip("/") + path
-
-
-def _text(body: dict[str, Any], name: str) -> str:
-    value = body.get(name)
-    if not isinstance(value, str) or not value:
-        raise PacerelleResponseError(f"`{name}` missing or not a non-empty string")
-    return value
-
-
-def _seconds(body: dict[str, Any], name: str) -> int:
-    value = body.get(name)
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 1:
-        raise PacerelleResponseError(f"`{name}` missing or not a positive number of seconds")
-    return int(value)

@@ -11,13 +11,15 @@ from urllib.parse import quote
 
 import aiohttp
 
-from .errors import PacerelleApiError, PacerelleAuthError, PacerelleResponseError
-from .http import parse_json, request_bytes, request_json
+from . import server_answers as answers
+from .errors import PacerelleApiError, PacerelleAuthError
+from .http import request_bytes, request_json
 from .tokens import RuntimeTokens
 
 MAX_BLOB_BYTES = 25 * 1024 * 1024
 MAX_GROUP_KEY_ENVELOPES = 256
 MAX_PREKEYS_PER_UPLOAD = 100
+MAX_DIGEST_CHARS = 128  # a hex SHA-256 is 64
 
 
 class AgentApi:
@@ -83,17 +85,15 @@ class AgentApi:
     async def _get_json_list(self, url: str, token: str) -> list[dict[str, Any]]:
         # The group keys answer is a JSON list, which request_json does not take.
         raw = await request_bytes(self._session, "GET", url, token=token)
-        value = parse_json(raw)
-        if not isinstance(value, list) or len(value) > MAX_GROUP_KEY_ENVELOPES:
-            raise PacerelleResponseError("group keys: not a bounded JSON list")
-        return [item for item in value if isinstance(item, dict)]
+        return answers.json_list(raw, "group keys", max_items=MAX_GROUP_KEY_ENVELOPES)
 
     async def _raw(self, method: str, url: str, token: str, data: bytes) -> dict[str, Any]:
         raw = await request_bytes(self._session, method, url, token=token, data=data)
-        value = parse_json(raw)
-        if not isinstance(value, dict) or not isinstance(value.get("id"), str):
-            raise PacerelleResponseError("blob upload: no blob id in the answer")
-        return value
+        value = answers.json_object(raw, "blob upload")
+        stored: dict[str, Any] = {"id": answers.identifier(value, "id")}
+        if value.get("sha256") is not None:
+            stored["sha256"] = answers.text(value, "sha256", max_chars=MAX_DIGEST_CHARS)
+        return stored
 
     async def _download(self, url: str, token: str) -> bytes:
         return await request_bytes(self._session, "GET", url, token=token, limit=MAX_BLOB_BYTES)

@@ -2,7 +2,9 @@
 
 Every inbound field is checked for type and size before anything uses it: a frame that does
 not fit is a FrameError (the caller logs it and goes on), never a crash or an unbounded
-allocation. Unknown frame types are ignored, as the protocol says.
+allocation. The JSON itself is parsed by server_answers (size and nesting bounded: a deeply
+nested frame is a FrameError, not a RecursionError). Unknown frame types are ignored, as the
+protocol says.
 """
 
 import base64
@@ -14,13 +16,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import PacerelleResponseError
+from .server_answers import MAX_ANSWER_BYTES, MAX_ID_CHARS, parse_json
 
-MAX_FRAME_CHARS = 1024 * 1024
-MAX_ID_CHARS = 256
+MAX_FRAME_CHARS = MAX_ANSWER_BYTES
 MAX_PAYLOAD_BYTES = 768 * 1024
 MAX_ATTACHMENTS = 32
 MAX_ATTACHMENT_TEXT = 512
 MAX_ERROR_CHARS = 300
+MAX_ATTACHMENT_SIZE = 25 * 1024 * 1024  # what the relay stores for one blob
 DEFAULT_DEVICE_ID = "1"
 GROUP_PREFIX = "group:"
 _DIGEST_FIELDS = (
@@ -82,12 +85,10 @@ type InboundFrame = InboundMessage | IdentityChanged | RelayError
 
 def parse_frame(text: str) -> InboundFrame | None:
     """The frame in `text`, None for a type we do not know; FrameError if malformed."""
-    if len(text) > MAX_FRAME_CHARS:
-        raise FrameError("frame too large")
     try:
-        frame = json.loads(text)
-    except ValueError as err:
-        raise FrameError("frame is not JSON") from err
+        frame = parse_json(text, "frame", limit=MAX_FRAME_CHARS)
+    except PacerelleResponseError as err:
+        raise FrameError(str(err)) from None
     if not isinstance(frame, dict):
         raise FrameError("frame is not a JSON object")
     kind = frame.get("type")
@@ -227,8 +228,8 @@ def _attachments(value: object) -> tuple[Mapping[str, Any], ...]:
             if item.get(name) is not None:
                 public[name] = _text(item, name)
         size = item.get("size")
-        if type(size) is not int or size < 0:
-            raise FrameError("an attachment's `size` must be a non-negative integer")
+        if type(size) is not int or not 0 <= size <= MAX_ATTACHMENT_SIZE:
+            raise FrameError(f"an attachment's `size` must be from 0 to {MAX_ATTACHMENT_SIZE}")
         public["size"] = size
         checked.append(public)
     return tuple(checked)

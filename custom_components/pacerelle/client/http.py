@@ -2,10 +2,9 @@
 
 Errors are HTTP status >= 400 with a JSON body whose `error` field is a message; 401 and
 403 mean the credential was refused. Bodies are bounded: a hostile or broken server cannot
-make us read without limit.
+make us read without limit, and JSON goes through server_answers (bounded size and depth).
 """
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,9 +16,10 @@ from .errors import (
     PacerelleConnectionError,
     PacerelleResponseError,
 )
+from .server_answers import MAX_ANSWER_BYTES, json_object
 
 REQUEST_TIMEOUT = aiohttp.ClientTimeout(total=30)
-MAX_JSON_RESPONSE = 1024 * 1024
+MAX_JSON_RESPONSE = MAX_ANSWER_BYTES
 MAX_ERROR_MESSAGE = 300
 
 
@@ -34,10 +34,7 @@ async def request_json(
 ) -> dict[str, Any]:
     """Send one request and return its JSON object body ({} for an empty body)."""
     raw = await request_bytes(session, method, url, token=token, json_body=json_body, form=form)
-    body = _parse_object(raw)
-    if body is None:
-        raise PacerelleResponseError(f"{method} {url}: no JSON object in the answer")
-    return body
+    return json_object(raw, f"{method} {url}")
 
 
 async def request_bytes(
@@ -77,19 +74,11 @@ async def request_bytes(
     if raw is None:
         raise PacerelleResponseError(f"{method} {url}: response over {limit} bytes")
     if status >= 400:
-        message = _error_message(_parse_object(raw), status)
+        message = _error_message(raw, status)
         if status in (401, 403):
             raise PacerelleAuthError(status, message)
         raise PacerelleApiError(status, message)
     return raw
-
-
-def parse_json(raw: bytes) -> Any:
-    """The JSON value of a body, or None when it is empty or not JSON."""
-    try:
-        return json.loads(raw) if raw.strip() else None
-    except ValueError:
-        return None
 
 
 async def read_bounded(response: aiohttp.ClientResponse, limit: int) -> bytes | None:
@@ -104,15 +93,12 @@ async def read_bounded(response: aiohttp.ClientResponse, limit: int) -> bytes | 
     return b"".join(chunks)
 
 
-def _parse_object(raw: bytes) -> dict[str, Any] | None:
-    if not raw.strip():
-        return {}
-    value = parse_json(raw)
-    return value if isinstance(value, dict) else None
-
-
-def _error_message(body: dict[str, Any] | None, status: int) -> str:
-    message = body.get("error") if body else None
+def _error_message(raw: bytes, status: int) -> str:
+    """The `error` of an error body, or the status alone when there is none to trust."""
+    try:
+        message = json_object(raw, "error body").get("error")
+    except PacerelleResponseError:
+        message = None
     if not isinstance(message, str) or not message:
         return f"HTTP {status}"
     return message[:MAX_ERROR_MESSAGE]

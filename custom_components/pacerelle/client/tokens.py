@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from .errors import PacerelleAuthError
+from .server_answers import checked_seconds
 
 RENEW_FRACTION = 0.8
 MAX_RENEW_MARGIN = 120.0
@@ -45,8 +46,12 @@ class RuntimeCredential:
 
 
 def credential_from(issued: IssuedToken, now: float) -> RuntimeCredential:
-    """Renew at 80% of the lifetime, and at least MAX_RENEW_MARGIN seconds before expiry."""
-    lifetime = max(float(issued.expires_in), MIN_LIFETIME)
+    """Renew at 80% of the lifetime, and at least MAX_RENEW_MARGIN seconds before expiry.
+
+    The lifetime is checked again here (finite, bounded), whoever fetched the token: an
+    infinite or huge one would never be renewed, NaN would compare false everywhere.
+    """
+    lifetime = checked_seconds(issued.expires_in, "expires_in", low=MIN_LIFETIME)
     margin = min(lifetime * (1 - RENEW_FRACTION), MAX_RENEW_MARGIN)
     return RuntimeCredential(issued.agent_token, now + lifetime - margin, now + lifetime)
 

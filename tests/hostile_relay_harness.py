@@ -1,0 +1,101 @@
+"""A relay that turns hostile on demand: the emulator behind a middleware of the test's own.
+
+Everything else is the real emulator over TCP on 127.0.0.1; while a `Hostility` field is
+set, the middleware answers the runtime-token endpoint with hostile bytes, trickles blobs
+at a few bytes per second, or counts what it saw.
+"""
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
+
+import aiohttp
+import pytest
+from aiohttp import web
+from aiohttp.typedefs import Handler
+
+from tests.emulator import EmulatorConfig, create_app
+from tests.emulator.access_log import RedactingAccessLogger
+from tests.emulator_fixtures import EmulatorHandle
+
+RUNTIME_TOKEN_PATH = "/agent-connect/runtime-token"
+BLOBS_PATH = "/agent/blobs/"
+
+
+@dataclass
+class Hostility:
+    """What the relay does wrong right now (None: behave)."""
+
+    token_answer: bytes | None = None  # the body of every runtime-token answer
+    blob_bytes_per_second: float | None = None  # blob downloads trickle at this rate
+    token_requests: int = 0
+    blob_downloads_started: int = 0
+
+
+def _middleware(hostility: Hostility) -> web.middleware:  # type: ignore[valid-type]
+    @web.middleware
+    async def hostile(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if request.path == RUNTIME_TOKEN_PATH and request.method == "POST":
+            hostility.token_requests += 1
+            if hostility.token_answer is not None:
+                return web.Response(body=hostility.token_answer, content_type="application/json")
+        if request.path.startswith(BLOBS_PATH) and request.method == "GET":
+            rate = hostility.blob_bytes_per_second
+            if rate is not None:
+                hostility.blob_downloads_started += 1
+                return await _trickle(request, await handler(request), rate)
+        return await handler(request)
+
+    return hostile
+
+
+async def _trickle(
+    request: web.Request, answer: web.StreamResponse, rate: float
+) -> web.StreamResponse:
+    """The real answer's body, one byte every 1/rate seconds."""
+    if not isinstance(answer, web.Response) or answer.status != 200 or answer.body is None:
+        return answer
+    body = bytes(answer.body)  # type: ignore[arg-type]
+    slow = web.StreamResponse(headers={"Content-Type": "application/octet-stream"})
+    slow.content_length = len(body)
+    await slow.prepare(request)
+    for index in range(len(body)):
+        await slow.write(body[index : index + 1])
+        await asyncio.sleep(1 / rate)
+    await slow.write_eof()
+    return slow
+
+
+@asynccontextmanager
+async def running_hostile_emulator(hostility: Hostility) -> AsyncIterator[EmulatorHandle]:
+    """The emulator with `hostility`'s middleware, over TCP on a free loopback port."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    app = create_app(replace(EmulatorConfig(), host="127.0.0.1", port=port))
+    app.middlewares.append(_middleware(hostility))
+    runner = web.AppRunner(app, shutdown_timeout=1, access_log_class=RedactingAccessLogger)
+    await runner.setup()
+    try:
+        await web.SockSite(runner, sock).start()
+        async with aiohttp.ClientSession() as session:
+            yield EmulatorHandle(f"http://127.0.0.1:{port}", app, session)
+    finally:
+        await runner.cleanup()
+        sock.close()
+
+
+@pytest.fixture
+def hostility() -> Hostility:
+    return Hostility()
+
+
+@pytest.fixture
+async def hostile_emulator(
+    socket_enabled: None, hostility: Hostility
+) -> AsyncIterator[EmulatorHandle]:
+    async with running_hostile_emulator(hostility) as handle:
+        yield handle
