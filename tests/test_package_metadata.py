@@ -1,4 +1,5 @@
-"""manifest.json, hacs.json and the translations carry what hassfest and HACS require."""
+"""manifest.json and the translations carry what hassfest and HACS require (hacs.json and
+the rest of HACS's checks: tests/test_hacs.py)."""
 
 import json
 import re
@@ -6,7 +7,6 @@ from pathlib import Path
 
 import pytest
 from awesomeversion import AwesomeVersion
-from homeassistant.const import __version__ as ha_version
 
 REPO = Path(__file__).parent.parent
 COMPONENT = REPO / "custom_components" / "pacerelle"
@@ -17,7 +17,6 @@ def load(path: Path) -> dict:
 
 
 MANIFEST = load(COMPONENT / "manifest.json")
-HACS = load(REPO / "hacs.json")
 
 # What hassfest requires of a custom integration, and what HACS's integration check reads.
 HASSFEST_REQUIRED = {"domain", "name", "codeowners", "documentation", "iot_class", "version"}
@@ -54,30 +53,6 @@ def test_no_requirement_that_home_assistant_already_ships() -> None:
     shipped = {"aiohttp", "cryptography", "voluptuous", "probatio"}
     names = {re.split(r"[<>=!~\[]", req)[0].lower() for req in MANIFEST["requirements"]}
     assert not names & shipped
-
-
-def test_hacs_json() -> None:
-    assert HACS["name"] == "Pacerelle"
-    assert HACS["render_readme"] is True
-    # The minimum version must be one the suite actually runs on.
-    minimum = AwesomeVersion(HACS["homeassistant"])
-    assert minimum <= AwesomeVersion(ha_version)
-    assert (minimum.major, minimum.minor) == (
-        AwesomeVersion(ha_version).major,
-        AwesomeVersion(ha_version).minor,
-    )
-    assert set(HACS) <= {
-        "name",
-        "homeassistant",
-        "render_readme",
-        "hacs",
-        "country",
-        "zip_release",
-        "filename",
-        "hide_default_branch",
-        "content_in_root",
-        "persistent_directory",
-    }
 
 
 def _leaves(tree: dict, prefix: str = "") -> set[str]:
