@@ -213,7 +213,7 @@ async def test_chat_page_with_the_reference_agent(
         assert response["ref"] == widget_id
         assert response["value"] is True
         assert "cancelled" not in response
-        await expect(box).to_contain_text("Answered.")
+        await expect(box).to_contain_text("Answered: Yes")
         await expect(box.get_by_role("button")).to_have_count(0)
         await shots.take(page, "widget-answered")
 

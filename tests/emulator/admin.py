@@ -30,6 +30,14 @@ async def create_connect_key(request: web.Request) -> web.Response:
     return web.json_response({"connect_key": key.key, "user_id": user_id})
 
 
+async def connect_key_status(request: web.Request) -> web.Response:
+    """Whether a connection key was spent (the chat page clears a spent key)."""
+    key = emulator_of(request).state.connect_keys.get(request.match_info["key"])
+    if key is None:
+        raise ApiError(404, "unknown connection key")
+    return web.json_response({"user_id": key.user_id, "used": key.used_at is not None})
+
+
 async def list_requests(request: web.Request) -> web.Response:
     emulator = emulator_of(request)
     now = emulator.now()
@@ -263,6 +271,7 @@ async def events(request: web.Request) -> web.Response:
 def routes() -> list[web.AbstractRouteDef]:
     return [
         web.post(f"{PREFIX}/connect-keys", create_connect_key),
+        web.get(f"{PREFIX}/connect-keys/{{key}}", connect_key_status),
         web.get(f"{PREFIX}/requests", list_requests),
         web.post(f"{PREFIX}/requests/{{request_id}}/approve", approve),
         web.post(f"{PREFIX}/requests/{{request_id}}/deny", deny),

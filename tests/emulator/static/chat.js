@@ -8,6 +8,12 @@ let lastRendered = "";
 // What the side lists last showed: they are rebuilt only when it changes, so the polling
 // never swaps a button out from under a click.
 let lastSide = "";
+// The connection key shown, until a request spends it.
+let shownKey = null;
+const COPIED_FEEDBACK_MS = 2000;
+// Pictures an agent sends show inline; other files (and SVG, which can carry scripts when
+// opened) only as download links.
+const INLINE_IMAGE_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp"];
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -37,11 +43,35 @@ function report(error) { alert(error.message || String(error)); }
 $("new-key").addEventListener("click", async () => {
   try {
     const result = await api("POST", "/connect-keys", { user_id: $("user").value || undefined });
+    shownKey = result.connect_key;
     $("key").textContent = result.connect_key;
     $("key-box").hidden = false;
+    $("key-used").hidden = true;
   } catch (error) { report(error); }
 });
-$("copy-key").addEventListener("click", () => navigator.clipboard.writeText($("key").textContent));
+$("copy-key").addEventListener("click", async () => {
+  const button = $("copy-key");
+  try {
+    await navigator.clipboard.writeText($("key").textContent);
+    button.textContent = "Copied ✓";
+  } catch {
+    // No clipboard (an insecure origin): select the key for Ctrl+C instead.
+    getSelection().selectAllChildren($("key"));
+    button.textContent = "Selected: press Ctrl+C";
+  }
+  setTimeout(() => { button.textContent = "Copy"; }, COPIED_FEEDBACK_MS);
+});
+
+// A spent key is useless: clear it so nobody pastes it again.
+async function refreshKey() {
+  if (!shownKey) return;
+  const status = await api("GET", `/connect-keys/${encodeURIComponent(shownKey)}`);
+  if (!status.used) return;
+  shownKey = null;
+  $("key").textContent = "";
+  $("key-box").hidden = true;
+  $("key-used").hidden = false;
+}
 
 async function answerRequest(requestId, approve) {
   try {
@@ -70,6 +100,8 @@ async function refreshSide() {
     item.revoked ? el("span", { class: "muted" }, " (revoked)") :
       el("button", { onclick: () => revoke(item.agent_id) }, "Revoke"),
     el("div", { class: "muted" }, item.owner_id + " · " + item.agent_id),
+    item.verification_code ? el("div", { class: "muted code", title: "The agent's verification code" },
+      "Code " + item.verification_code) : null,
   )) : [el("li", { class: "muted" }, "No agent yet.")]));
 }
 
@@ -124,7 +156,7 @@ function widgetControls(widget, spec) {
   switch (widget.kind) {
     case "confirm": {
       const labels = spec.labels || {};
-      return [el("button", { class: spec.danger ? "" : "primary", onclick: () => respond(widget, true) }, labels.yes || "Yes"),
+      return [el("button", { class: spec.danger ? "danger" : "primary", onclick: () => respond(widget, true) }, labels.yes || "Yes"),
         el("button", { onclick: () => respond(widget, false) }, labels.no || "No")];
     }
     case "choice": {
@@ -166,39 +198,76 @@ function widgetControls(widget, spec) {
   }
 }
 
-function renderWidget(widget, patches, answered) {
-  const spec = Object.assign({}, widget.spec, ...patches.map((patch) => patch.spec || {}));
+// What a person reads for an answer: the label they chose, not the wire value.
+function answerLabel(widget, spec, response) {
+  if (response.cancelled) return "Cancelled";
+  const value = response.value;
+  if (!widget) return JSON.stringify(value);
+  switch (widget.kind) {
+    case "confirm": {
+      const labels = spec.labels || {};
+      return value === true ? labels.yes || "Yes" : value === false ? labels.no || "No" : JSON.stringify(value);
+    }
+    case "choice": {
+      const names = Object.fromEntries((spec.options || []).map((option) => [option.id, option.label]));
+      return [].concat(value).map((id) => names[id] ?? String(id)).join(", ");
+    }
+    case "permission":
+      return value === true ? "Allow" : value === false ? "Deny" : JSON.stringify(value);
+    case "form": {
+      const names = Object.fromEntries((spec.fields || []).map((field) => [field.name, field.label || field.name]));
+      return Object.entries(value || {}).map(([name, text]) => `${names[name] ?? name}: ${text}`).join(", ");
+    }
+    case "file-picker":
+      return (value || []).map((file) => file.name).join(", ") || "No file";
+    default:
+      return typeof value === "string" ? value : JSON.stringify(value);
+  }
+}
+
+function widgetSpec(widget, patches) {
+  return Object.assign({}, widget.spec, ...patches.map((patch) => patch.spec || {}));
+}
+
+function renderWidget(widget, patches, answer) {
+  const spec = widgetSpec(widget, patches);
   const expiresAt = patches.reduce((value, patch) => patch.expires_at || value, widget.expires_at);
   const expired = expiresAt && Date.parse(expiresAt) < Date.now();
-  const box = el("div", { class: "widget" }, el("h3", {}, spec.title || widget.kind),
+  const box = el("div", { class: "widget" + (spec.danger ? " danger" : "") }, el("h3", {}, spec.title || widget.kind),
     spec.body ? el("p", {}, spec.body) : null);
-  if (answered) box.append(el("div", { class: "muted" }, "Answered."));
+  if (answer) box.append(el("div", { class: "muted" }, "Answered: ", el("span", { class: "answer" }, answerLabel(widget, spec, answer))));
   else if (expired) box.append(el("div", { class: "muted" }, "Expired."));
   else box.append(...widgetControls(widget, spec).filter(Boolean),
     widget.kind !== "progress" ? el("button", { onclick: () => cancel(widget) }, "Cancel") : null);
   return box;
 }
 
-function bubbleFor(item, patches, answers) {
+function fileView(file) {
+  if (!file.content_b64) return el("div", {}, "📎 " + file.name + (file.error ? ` (${file.error})` : ""));
+  const url = `data:${file.mime};base64,${file.content_b64}`;
+  return el("div", {},
+    INLINE_IMAGE_TYPES.includes(file.mime) ? el("img", { class: "inline-image", src: url, alt: file.name }) : null,
+    el("a", { href: url, download: file.name }, "📎 " + file.name));
+}
+
+function bubbleFor(item, patches, answers, widgets) {
   const meta = el("div", { class: "meta" }, `${item.direction === "in" ? "agent" : "you"} · device ${item.device_id}`
     + (item.encrypted ? "" : " · unencrypted") + (item.history && item.history !== "valid" ? ` · history ${item.history}` : ""));
   if (item.error) return el("div", { class: "bubble in error" }, "Could not decrypt: " + item.error, meta);
   const bubble = el("div", { class: "bubble " + item.direction });
   if (item.direction === "in" && item.kind === "widget.standard") {
-    bubble.append(renderWidget(item.payload, patches[item.payload.id] || [], answers.has(item.payload.id)));
+    bubble.append(renderWidget(item.payload, patches[item.payload.id] || [], answers.get(item.payload.id)));
   } else if (item.direction === "in" && item.kind === "widget.update") {
     return null;
   } else if (item.kind === "chat.message") {
     const payload = item.payload || JSON.parse(item.text);
     bubble.append(payload.text || "");
-    for (const file of item.files || payload.attachments || []) {
-      bubble.append(el("div", {}, file.content_b64
-        ? el("a", { href: `data:${file.mime};base64,${file.content_b64}`, download: file.name }, "📎 " + file.name)
-        : "📎 " + file.name + (file.error ? ` (${file.error})` : "")));
-    }
+    for (const file of item.files || payload.attachments || []) bubble.append(fileView(file));
   } else if (item.kind === "widget.response") {
     const answer = JSON.parse(item.text);
-    bubble.append(answer.cancelled ? "Cancelled" : "Answered: " + JSON.stringify(answer.value));
+    const widget = widgets[answer.ref];
+    const label = answerLabel(widget, widget ? widgetSpec(widget, patches[answer.ref] || []) : {}, answer);
+    bubble.append(answer.cancelled ? "Cancelled" : el("span", {}, "Answered: ", el("span", { class: "answer" }, label)));
   } else {
     bubble.append(item.text ?? "");
   }
@@ -209,22 +278,45 @@ function bubbleFor(item, patches, answers) {
 async function refreshChat() {
   if (!current) return;
   const data = await api("GET", `/conversations/${current}/timeline`);
-  const signature = JSON.stringify(data.items.map((item) => item.message_id));
+  const signature = JSON.stringify([data.items.map((item) => item.message_id), data.agent_verification_code,
+    data.devices, $("device").value]);
   if (signature === lastRendered) return;
   lastRendered = signature;
+  renderCodes(data);
   $("chat-title").textContent = `${data.installation.agent_name} — ${data.installation.conversation_id}`
     + (data.installation.revoked ? " (revoked)" : "");
   const patches = {};
-  const answers = new Set();
+  const answers = new Map();
+  const widgets = {};
   for (const item of data.items) {
+    if (item.direction === "in" && item.kind === "widget.standard") widgets[item.payload.id] = item.payload;
     if (item.direction === "in" && item.kind === "widget.update") (patches[item.payload.ref] ||= []).push(item.payload.patch || {});
-    if (item.direction === "out" && item.kind === "widget.response") answers.add(JSON.parse(item.text).ref);
+    if (item.direction === "out" && item.kind === "widget.response") {
+      const response = JSON.parse(item.text);
+      answers.set(response.ref, response);
+    }
   }
   const timeline = $("timeline");
-  timeline.replaceChildren(...data.items.map((item) => bubbleFor(item, patches, answers)).filter(Boolean));
+  timeline.replaceChildren(...data.items.map((item) => bubbleFor(item, patches, answers, widgets)).filter(Boolean));
   timeline.scrollTop = timeline.scrollHeight;
 }
 
-function tick() { refreshSide().catch(() => {}); refreshChat().catch(() => {}); }
+// The codes a person compares with Home Assistant's: the agent's, and each of their devices'.
+function renderCodes(data) {
+  const rows = [el("strong", {}, "Agent"), el("code", {}, data.agent_verification_code || "no key published yet")];
+  const mine = $("device").value || "1";
+  for (const device of data.devices) {
+    rows.push(el("strong", {}, `Device ${device.device_id}` + (device.device_id === mine ? " (this one)" : "")),
+      el("code", {}, device.verification_code));
+  }
+  if (!data.devices.some((device) => device.device_id === mine)) {
+    rows.push(el("strong", {}, `Device ${mine} (this one)`), el("span", { class: "muted" }, "gets its key with its first message"));
+  }
+  $("codes").replaceChildren(el("span", { class: "muted", style: "grid-column: 1 / -1" },
+    "Verification codes: compare them with the ones Home Assistant shows."), ...rows);
+  $("codes").hidden = false;
+}
+
+function tick() { refreshSide().catch(() => {}); refreshChat().catch(() => {}); refreshKey().catch(() => {}); }
 tick();
 setInterval(tick, 1000);
