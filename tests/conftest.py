@@ -6,6 +6,8 @@ from pathlib import Path
 import pytest
 from pytest_homeassistant_custom_component.common import get_test_config_dir
 
+from tests.loop_blocking import BlockingCatches, strict_loop_blocking
+
 
 @pytest.fixture(autouse=True)
 def auto_enable_custom_integrations(request: pytest.FixtureRequest) -> None:
@@ -36,3 +38,14 @@ def no_store_in_the_shared_config_dir() -> Generator[None]:
     yield
     leaked = sorted(path.name for path in SHARED_STORES.glob("*")) if SHARED_STORES.exists() else []
     assert not leaked, f"agent stores written to the shared test config dir: {leaked}"
+
+
+@pytest.fixture(autouse=True)
+def no_blocking_calls_in_the_loop() -> Generator[BlockingCatches]:
+    """Fail the test in which Pacerelle's code blocks the event loop (tests/loop_blocking.py).
+
+    Checked after the test and its `hass` are torn down, so unloading is covered too.
+    """
+    with strict_loop_blocking() as catches:
+        yield catches
+    assert not catches.found, f"blocking calls on the event loop: {catches.found}"
