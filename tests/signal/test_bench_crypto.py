@@ -13,3 +13,7 @@ def test_bench_prints_every_operation_beside_the_reference() -> None:
     text = "\n".join(lines)
     for name in ("bundle", "set-up", "decrypt", "encrypt", "ping-pong", "slowest", "session JSON"):
         assert name in text
+    assert "constant-time" in lines[1]
+    rows = {line.split()[0]: line for line in lines[2:7]}
+    assert set(rows) == set(crypto.OPERATIONS)
+    assert all(" yes" in row for row in rows.values())

@@ -32,6 +32,7 @@ from tests.signal.xeddsa_pure import (
     clamp,
     compress,
     edwards_public_key,
+    is_canonical_montgomery_pure,
     xeddsa_sign_pure,
 )
 
@@ -131,6 +132,40 @@ def test_libsodium_signer_is_byte_identical_to_the_pure_one_on_many_keys() -> No
         assert signature[-1] >> 7 == _sign_bit(private)
         sign_bits.append(_sign_bit(private))
     assert 100 < sum(sign_bits) < 200  # both Edwards signs, about half each
+
+
+def _point_sum(u1: int, u2: int) -> int:
+    """The u of P1 + P2 on the Montgomery curve (affine, P1 != +-P2), from chosen v's."""
+    v1, v2 = _montgomery_v(u1), _montgomery_v(u2)
+    slope = (v2 - v1) * pow(u2 - u1, -1, FIELD_PRIME) % FIELD_PRIME
+    return (slope * slope - 486662 - u1 - u2) % FIELD_PRIME
+
+
+def _montgomery_v(u: int) -> int:
+    p = FIELD_PRIME
+    rhs = (u**3 + 486662 * u * u + u) % p
+    root = pow(rhs, (p + 3) // 8, p)
+    if root * root % p != rhs:
+        root = root * pow(2, (p - 1) // 4, p) % p
+    assert root * root % p == rhs
+    return root
+
+
+def test_native_prime_order_check_agrees_with_the_pure_ladder() -> None:
+    rng = random.Random(161)
+    order_eight = 39382357235489614581723060781553021112529911719440698176882885853963445705823
+    candidates = [0, 1, 2, 9, FIELD_PRIME - 1, FIELD_PRIME, FIELD_PRIME + 9, 2**256 - 1]
+    candidates += [order_eight, FIELD_PRIME - order_eight]
+    for _ in range(150):
+        u = int.from_bytes(KeyPair.generate().public, "little")
+        candidates += [u, _point_sum(u, order_eight), rng.randrange(2**255), rng.randrange(2**256)]
+    verdicts = []
+    for u in candidates:
+        raw = (u % 2**256).to_bytes(32, "little")
+        verdict = curve.is_prime_order_point(raw)
+        assert verdict == is_canonical_montgomery_pure(raw), u
+        verdicts.append(verdict)
+    assert 150 <= sum(verdicts) < len(verdicts) - 300  # many of each kind
 
 
 def test_without_pynacl_signing_refuses_and_says_why(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -114,3 +114,40 @@ def compress(point: _Point) -> bytes:
     x = x * z_inverse % _P
     y = y * z_inverse % _P
     return (y | (x & 1) << 255).to_bytes(_KEY_LENGTH, "little")
+
+
+_A = 486662
+_A24 = 121665
+
+
+def is_canonical_montgomery_pure(u_bytes: bytes) -> bool:
+    """The pure-Python PublicKey::is_canonical the engine used before libsodium (an oracle).
+
+    A reduced u, on the curve rather than its twist, not -1, and of order dividing L
+    (checked with a Montgomery ladder by L).
+    """
+    u = int.from_bytes(u_bytes, "little")
+    if u >= _P or u in (0, _P - 1):
+        return False
+    rhs = (u * u % _P * u + _A * u * u + u) % _P
+    if pow(rhs, (_P - 1) // 2, _P) != 1:
+        return False
+    x2, z2, x3, z3 = 1, 0, u, 1
+    swap = 0
+    for bit_index in reversed(range(_L.bit_length())):
+        bit = (_L >> bit_index) & 1
+        if swap ^ bit:
+            x2, x3, z2, z3 = x3, x2, z3, z2
+        swap = bit
+        a, b = (x2 + z2) % _P, (x2 - z2) % _P
+        aa, bb = a * a % _P, b * b % _P
+        e = (aa - bb) % _P
+        c, d = (x3 + z3) % _P, (x3 - z3) % _P
+        da, cb = d * a % _P, c * b % _P
+        x3 = (da + cb) ** 2 % _P
+        z3 = u * ((da - cb) ** 2) % _P
+        x2 = aa * bb % _P
+        z2 = e * (aa + _A24 * e) % _P
+    if swap:
+        z2 = z3
+    return z2 == 0

@@ -59,7 +59,7 @@ _SODIUM = _load_sodium()
 
 
 def native_signing_unavailable() -> str | None:
-    """Why XEdDSA signing cannot run here (PyNaCl missing or minimal), or None if it can."""
+    """Why XEdDSA signing (and the prime-order check of incoming keys) cannot run here."""
     if _SODIUM is None:
         return "PyNaCl (libsodium) with the Ed25519 operations is not installed"
     return None
@@ -182,6 +182,27 @@ def xeddsa_verify(public_raw: bytes, message: bytes, signature: bytes) -> bool:
     except (InvalidSignature, ValueError):
         return False
     return True
+
+
+def is_prime_order_point(public_raw: bytes) -> bool:
+    """Whether the u-coordinate `public_raw` is reduced and names a point of prime order.
+
+    That is libsignal's PublicKey::is_canonical: u below 2**255 - 19 (top bit clear), on
+    the curve rather than its twist, not u = -1 (no Edwards form), and in the prime-order
+    subgroup. The check runs natively: the birational map y = (u - 1) / (u + 1) gives the
+    Edwards point, with the same order, and libsodium's is_valid_point refuses one off the
+    curve, outside the main subgroup or of small order. Public data: timing is no concern.
+    """
+    if len(public_raw) != KEY_LENGTH:
+        return False
+    u = int.from_bytes(public_raw, "little")
+    if u >= _P or u == _P - 1:
+        return False
+    sodium = _SODIUM
+    if sodium is None:
+        raise SignalError(SignalErrorKind.INVALID_STATE, native_signing_unavailable() or "")
+    y = (u - 1) * pow(u + 1, -1, _P) % _P
+    return bool(sodium.crypto_core_ed25519_is_valid_point(y.to_bytes(KEY_LENGTH, "little")))
 
 
 def _clamp(private: bytes) -> bytes:

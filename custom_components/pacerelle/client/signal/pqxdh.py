@@ -18,12 +18,6 @@ from .ratchet_keys import ChainKey, RootKey, hkdf_sha256
 PQXDH_INFO = b"WhisperText_X25519_SHA-256_CRYSTALS-KYBER-1024"
 _DISCONTINUITY = b"\xff" * 32
 
-# Curve25519 in Montgomery form, for the base key check libsignal makes (is_canonical).
-_P = 2**255 - 19
-_A24 = 121665
-_A = 486662
-_ORDER = 2**252 + 27742317777372353535851937790883648493
-
 
 @dataclass(frozen=True, slots=True)
 class HandshakeKeys:
@@ -34,44 +28,9 @@ class HandshakeKeys:
     pq_auth_key: bytes
 
 
-def _ladder_is_identity(u: int, scalar: int) -> bool:
-    """Whether [scalar] of the point with u-coordinate `u` is the point at infinity."""
-    x2, z2, x3, z3 = 1, 0, u, 1
-    swap = 0
-    for bit_index in reversed(range(scalar.bit_length())):
-        bit = (scalar >> bit_index) & 1
-        if swap ^ bit:
-            x2, x3, z2, z3 = x3, x2, z3, z2
-        swap = bit
-        a, b = (x2 + z2) % _P, (x2 - z2) % _P
-        aa, bb = a * a % _P, b * b % _P
-        e = (aa - bb) % _P
-        c, d = (x3 + z3) % _P, (x3 - z3) % _P
-        da, cb = d * a % _P, c * b % _P
-        x3 = (da + cb) ** 2 % _P
-        z3 = u * ((da - cb) ** 2) % _P
-        x2 = aa * bb % _P
-        z2 = e * (aa + _A24 * e) % _P
-    if swap:
-        z2 = z3
-    return z2 == 0
-
-
 def is_canonical_public_key(key: bytes) -> bool:
-    """libsignal's PublicKey::is_canonical: a reduced u-coordinate of a prime-order point.
-
-    That is: below 2**255 - 19 with the top bit clear, on the curve rather than its twist,
-    not u = -1 (no Edwards form), and of order dividing the prime subgroup's order.
-    """
-    if len(key) != PUBLIC_KEY_LENGTH:
-        return False
-    u = int.from_bytes(key[1:], "little")
-    if u >= _P or u in (0, _P - 1):
-        return False
-    rhs = (u * u % _P * u + _A * u * u + u) % _P
-    if pow(rhs, (_P - 1) // 2, _P) != 1:
-        return False
-    return _ladder_is_identity(u, _ORDER)
+    """libsignal's PublicKey::is_canonical on a 33-byte serialized key (see curve.py)."""
+    return len(key) == PUBLIC_KEY_LENGTH and curve.is_prime_order_point(key[1:])
 
 
 def accept(

@@ -98,7 +98,7 @@ class PreKeys:
     device_id: int = DEVICE_ID
 
     @classmethod
-    def create(cls, now: int) -> PreKeys:
+    def create(cls, now: int, one_time_prekeys: int = ONE_TIME_PREKEY_TARGET) -> PreKeys:
         """New material: fresh identity, a signed/Kyber pair, a full set of one-time prekeys."""
         identity = KeyPair.generate()
         signed_id = _random_prekey_id()
@@ -113,7 +113,7 @@ class PreKeys:
             next_signed_prekey_id=_next_id(signed_id),
             next_one_time_prekey_id=_random_prekey_id(),
         )
-        return keys.replenish_one_time_prekeys()[0]
+        return keys.replenish_one_time_prekeys(one_time_prekeys)[0]
 
     @property
     def identity_key(self) -> bytes:
