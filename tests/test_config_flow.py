@@ -279,8 +279,8 @@ async def test_forged_state_is_refused(hass: HomeAssistant, driver: FlowDriver) 
     assert status == 400
     assert hass.config_entries.flow.async_get(flow_id)["step_id"] == "authorize"
 
-    # Claims for this flow but not this authorization (as the view would deliver them).
-    claims = {"flow_id": flow_id, "redirect_uri": REDIRECT_URI, "nonce": "guessed"}
+    # Claims for this flow but another callback (as the view would deliver them).
+    claims = {"flow_id": flow_id, "redirect_uri": MY_AUTH_CALLBACK_PATH}
     done = await hass.config_entries.flow.async_configure(flow_id, {"state": claims, "code": code})
     assert done["type"] is FlowResultType.EXTERNAL_STEP_DONE
     result = await driver.fetch(flow_id)

@@ -48,6 +48,7 @@ FORM_ERRORS = {
     "invalid_response",
     "request_refused",
     "invalid_server_url",
+    "insecure_server_url",
     "invalid_agent_name",
     "invalid_agent_description",
 }
@@ -60,6 +61,7 @@ ABORTS = {
     "cannot_connect",
     "invalid_response",
     "already_configured",
+    "wrong_account",
     "store_failed",
     "no_redirect_uri",
     "reauth_successful",

@@ -205,7 +205,7 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
             return self.async_abort(reason="no_redirect_uri")
         session = async_get_clientsession(self.hass)
         registry = client_registry(self.hass)
-        state = CallbackState.new(self.flow_id, callback_url)
+        state = CallbackState(self.flow_id, callback_url)
         try:
             client_id, known = await registry.async_client_id(
                 session, self._server_url, callback_url
@@ -243,7 +243,7 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
             connection_key=connection_key,
             client_id=client_id,
             redirect_uri=state.redirect_uri,
-            state=state.encode(self.hass),
+            state=await state.async_encode(self.hass),
             agent_name=self._agent_name,
             agent_description=self._agent_description,
         )

@@ -5,24 +5,34 @@ with this instance's secret, reads the flow id from it, and resumes that flow wi
 `{"state": <decoded claims>, "code" or "error": ...}`. With My Home Assistant loaded the
 redirect URI is https://my.home-assistant.io/redirect/oauth, which forwards the browser to
 the user's own instance (so Home Assistant need not be reachable from the internet);
-otherwise it is the URL the frontend is served from. A random nonce in the claims binds the
-state to one authorization request of one flow: a forged or replayed state cannot match.
+otherwise it is the URL the frontend is served from.
+
+Only Home Assistant can sign a state that its callback view accepts, and it does so
+through one public API: an OAuth2 implementation's `async_generate_authorize_url`. Agent
+Connect does not let Home Assistant build the authorization URL (Pacerelle returns it once
+it has the state), so `StateSigner` is an implementation whose URL is never visited: Home
+Assistant signs `{flow_id, redirect_uri}` into it and the state is read back from its
+query. No private Home Assistant name is used.
+
+What binds the answer to this authorization: the flow id (one flow asks Pacerelle once: a
+form error comes before the external step, and the external step never goes back to the
+form) and PKCE (a code issued for another request does not exchange with our verifier).
 """
 
-import hmac
-import secrets
 from dataclasses import dataclass
-from typing import Any, Self
+from typing import Any, override
 
 from homeassistant.core import HomeAssistant
-
-# Home Assistant's own OAuth2 callback machinery; core integrations use it the same way.
 from homeassistant.helpers.config_entry_oauth2_flow import (
-    _encode_jwt,
+    LocalOAuth2Implementation,
     async_get_redirect_uri,
 )
+from yarl import URL
 
-NONCE_BYTES = 24
+from .const import DOMAIN
+
+# The URL Home Assistant puts the signed state into; nothing ever requests it.
+SIGNING_URL = "https://state.invalid/authorize"
 
 
 def redirect_uri(hass: HomeAssistant) -> str | None:
@@ -33,31 +43,40 @@ def redirect_uri(hass: HomeAssistant) -> str | None:
         return None
 
 
+class StateSigner(LocalOAuth2Implementation):
+    """Home Assistant's own OAuth2 implementation, used only to sign a flow's state."""
+
+    def __init__(self, hass: HomeAssistant, callback_url: str) -> None:
+        super().__init__(hass, DOMAIN, "", "", SIGNING_URL, SIGNING_URL)
+        self._callback_url = callback_url
+
+    @property
+    @override
+    def redirect_uri(self) -> str:
+        # The callback the flow chose, not one looked up again from the current request.
+        return self._callback_url
+
+    async def async_sign(self, flow_id: str) -> str:
+        url = URL(await self.async_generate_authorize_url(flow_id))
+        return url.query["state"]
+
+
 @dataclass(frozen=True)
 class CallbackState:
     """The claims of the `state` sent to Pacerelle, kept by the flow to check the return."""
 
     flow_id: str
     redirect_uri: str
-    nonce: str
 
-    @classmethod
-    def new(cls, flow_id: str, redirect_uri: str) -> Self:
-        return cls(flow_id, redirect_uri, secrets.token_urlsafe(NONCE_BYTES))
-
-    def encode(self, hass: HomeAssistant) -> str:
+    async def async_encode(self, hass: HomeAssistant) -> str:
         """The signed `state` parameter the callback view will decode."""
-        claims = {"flow_id": self.flow_id, "redirect_uri": self.redirect_uri, "nonce": self.nonce}
-        return _encode_jwt(hass, claims)
+        return await StateSigner(hass, self.redirect_uri).async_sign(self.flow_id)
 
     def matches(self, returned: Any) -> bool:
         """Whether the decoded claims the callback delivered are exactly ours."""
         if not isinstance(returned, dict):
             return False
-        nonce = returned.get("nonce")
         return (
             returned.get("flow_id") == self.flow_id
             and returned.get("redirect_uri") == self.redirect_uri
-            and isinstance(nonce, str)
-            and hmac.compare_digest(nonce.encode(), self.nonce.encode())
         )
