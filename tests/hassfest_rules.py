@@ -107,7 +107,7 @@ def flow_schema(*, subentry: bool = False) -> Validator:
     }
     schema: dict[Any, Any] = {
         probatio.Optional("flow_title"): TEXT,
-        probatio.Optional("step"): {str: step},
+        probatio.Required("step"): {str: step},
         **{probatio.Optional(key): texts for key in ("error", "abort", "progress")},
         probatio.Optional("create_entry"): texts,
     }

@@ -105,7 +105,9 @@ def test_strings_hassfest_accepts_are_accepted() -> None:
         {"services": {"send_message": {"name": "Send"}}},
         {"entity": {"sensor": {"connection_state": {"state": {"connected": "Up {since}"}}}}},
         {"exceptions": {"not connected": {"message": "Not connected."}}},
-        {"issues": {"broken": {"title": "Broken", "description": "a", "fix_flow": {}}}},
+        {"issues": {"broken": {"title": "Broken", "description": "a", "fix_flow": {"step": {}}}}},
+        {"issues": {"broken": {"title": "Broken"}}},
+        {"options": {"error": {"bad": "Bad."}}},
         {"config": {"step": {"user": {"data": {}, "data_description": {"key": "Key."}}}}},
     ],
 )
