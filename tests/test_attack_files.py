@@ -19,7 +19,7 @@ from custom_components.pacerelle.incoming_files import MAX_FILE_NAME_BYTES
 from custom_components.pacerelle.options import CONF_MEDIA_FOLDER
 from tests.emulator import human_side
 from tests.emulator_fixtures import EmulatorHandle
-from tests.services_harness import Agent, call, human_writes, start_agent
+from tests.services_harness import Agent, call, human_writes, refused, start_agent
 
 
 def b64(data: bytes) -> str:
@@ -154,3 +154,31 @@ async def test_download_attachment_with_hostile_names_and_a_planted_link(
     assert tree(tmp_path) - before == {Path(item["path"]) for item in result["files"]}
     assert secret.read_text() == "keep me"
     assert str(target / "b (1)") in [item["path"] for item in result["files"]]
+
+
+async def test_download_makes_an_allowed_folder_and_no_other(
+    hass: HomeAssistant, emulator: EmulatorHandle, tmp_path: Path
+) -> None:
+    hass.config.allowlist_external_dirs = {str(tmp_path / "allowed")}
+    (tmp_path / "allowed").mkdir()
+    agent = await start_agent(hass, emulator)
+    attachments = [{"name": "a.txt", "data_b64": b64(b"a")}]
+    message = await human_writes(emulator, agent, text="", attachments=attachments)
+    data = {"message_id": message["message_id"]}
+
+    result = await call(
+        hass, "download_attachment", {**data, "folder": str(tmp_path / "allowed" / "new")}
+    )
+    assert [item["path"] for item in result["files"]] == [
+        str(tmp_path / "allowed" / "new" / "a.txt")
+    ]
+
+    # A link inside the allowed folder to a folder outside: refused on what it resolves to.
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "allowed" / "out").symlink_to(tmp_path / "outside", target_is_directory=True)
+    for folder in (tmp_path / "elsewhere", tmp_path / "allowed" / "out" / "new"):
+        await refused(
+            hass, "download_attachment", {**data, "folder": str(folder)}, "path_not_allowed"
+        )
+        assert not folder.exists()
+    assert list((tmp_path / "outside").iterdir()) == []

@@ -11,7 +11,7 @@ import errno
 import os
 import stat
 from collections.abc import Callable
-from contextlib import suppress
+from contextlib import ExitStack, suppress
 from typing import Final
 
 from .incoming_files import IncomingPath
@@ -93,10 +93,6 @@ def read_regular_file(path: str, is_allowed: IsAllowed, limit: int) -> bytes:
     return content
 
 
-def _open_folder(name: str, dir_fd: int | None = None) -> int:
-    return os.open(name, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=dir_fd)
-
-
 def _numbered(name: str, number: int) -> str:
     if number == 0:
         return name
@@ -121,47 +117,55 @@ def _inside(fd: int, path: str, parent: str) -> None:
         raise FileRefusedError(OUTSIDE)
 
 
+def _open_subfolder(root_fd: int, name: str) -> int:
+    """The sub-folder `name` of the opened folder, made if missing, never through a link."""
+    with suppress(FileExistsError):
+        os.mkdir(name, FOLDER_MODE, dir_fd=root_fd)
+    try:
+        return os.open(name, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=root_fd)
+    except OSError as err:
+        # A link (ELOOP) or a file (ENOTDIR) planted where the folder goes.
+        if err.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise FileRefusedError(OUTSIDE) from err
+        raise
+
+
+def _write_exclusive(dir_fd: int, folder: str, name: str, content: bytes) -> str:
+    """Write a new file in the opened `folder` (real path given); the name it got."""
+    name, fd = _create_new(dir_fd, name)
+    try:
+        with os.fdopen(fd, "wb") as file:
+            _inside(fd, os.path.join(folder, name), folder)
+            file.write(content)
+    except BaseException:
+        os.unlink(name, dir_fd=dir_fd)
+        raise
+    return name
+
+
 def write_new_file(target: IncomingPath, content: bytes, is_allowed: IsAllowed) -> str:
     """Write `content` as a new file at `target` (numbered if the name is taken); its path.
 
-    The folder (which may be a link the user chose) is opened once and its real path must
-    be allowed; the sub-folder is made or opened relative to it without following a link;
-    the file is created exclusively, without following a link, in that opened sub-folder.
+    The chosen folder is made if missing and allowed (links on its way are the user's
+    choice), then opened once: its real path, read back from the descriptor, must be
+    allowed. The sub-folder is made or opened relative to it without following a link,
+    and the file is created exclusively, without following a link, in that sub-folder.
     """
-    root_fd = os.open(target.folder, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
-    try:
+    if not is_allowed(target.folder):
+        raise FileRefusedError(NOT_ALLOWED)
+    os.makedirs(target.folder, FOLDER_MODE, exist_ok=True)
+    with ExitStack() as stack:
+        root_fd = os.open(target.folder, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+        stack.callback(os.close, root_fd)
         root = opened_path(root_fd, target.folder)
         if not is_allowed(root):
             raise FileRefusedError(NOT_ALLOWED)
-        dir_fd = root_fd
+        folder_fd, folder = root_fd, root
         if target.subfolder:
-            with suppress(FileExistsError):
-                os.mkdir(target.subfolder, FOLDER_MODE, dir_fd=root_fd)
-            try:
-                dir_fd = _open_folder(target.subfolder, root_fd)
-            except OSError as err:
-                # A link (ELOOP) or a file (ENOTDIR) planted where the folder goes.
-                if err.errno in (errno.ELOOP, errno.ENOTDIR):
-                    raise FileRefusedError(OUTSIDE) from err
-                raise
-        try:
-            if dir_fd != root_fd:
-                _inside(dir_fd, os.path.join(root, target.subfolder or ""), root)
-            name, fd = _create_new(dir_fd, target.file_name)
-            try:
-                folder = opened_path(dir_fd, os.path.join(root, target.subfolder or ""))
-                _inside(fd, os.path.join(folder, name), folder)
-                with os.fdopen(fd, "wb", closefd=False) as file:
-                    file.write(content)
-            except BaseException:
-                os.unlink(name, dir_fd=dir_fd)
-                raise
-            finally:
-                os.close(fd)
-        finally:
-            if dir_fd != root_fd:
-                os.close(dir_fd)
-    finally:
-        os.close(root_fd)
+            folder_fd = _open_subfolder(root_fd, target.subfolder)
+            stack.callback(os.close, folder_fd)
+            folder = os.path.join(root, target.subfolder)
+            _inside(folder_fd, folder, root)
+        name = _write_exclusive(folder_fd, folder, target.file_name, content)
     parts = [target.subfolder] if target.subfolder else []
     return os.path.join(target.folder, *parts, name)
