@@ -7,6 +7,7 @@ custom_components/). The checks that ask GitHub (description, topics, issues, ar
 repository settings, not files.
 """
 
+import importlib.metadata
 import importlib.util
 import json
 import re
@@ -99,6 +100,13 @@ def test_minimum_home_assistant_is_one_the_suite_runs_on() -> None:
     minimum = AwesomeVersion(load(REPO / "hacs.json")["homeassistant"])
     assert minimum.valid
     assert minimum <= AwesomeVersion(ha_version)
+    pinned = next(
+        AwesomeVersion(requirement.split("==")[1])
+        for requirement in importlib.metadata.requires("pytest-homeassistant-custom-component")
+        or []
+        if requirement.startswith("homeassistant==")
+    )
+    assert (minimum.major, minimum.minor) == (pinned.major, pinned.minor)
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert f"Home Assistant {minimum.major}.{minimum.minor} or newer" in readme
 
