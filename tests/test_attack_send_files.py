@@ -11,6 +11,7 @@ import os
 import threading
 from contextlib import suppress
 from pathlib import Path
+from typing import Any
 
 import pytest
 from homeassistant.core import HomeAssistant
@@ -38,11 +39,12 @@ async def share_agent(hass: HomeAssistant, emulator: EmulatorHandle, tmp_path: P
     return agent
 
 
-def sent_contents(inbox: list[dict[str, object]]) -> list[bytes]:
+def sent_contents(inbox: list[dict[str, Any]]) -> list[bytes]:
+    """What the person's device decrypted, file by file."""
     return [
         base64.b64decode(file["content_b64"])
         for entry in inbox
-        for file in entry.get("files") or []  # type: ignore[attr-defined]
+        for file in entry.get("files") or []
     ]
 
 
