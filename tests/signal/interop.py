@@ -6,7 +6,12 @@ mixes ping-pong, bursts of up to 50 messages one way delivered in shuffled order
 human's messages held back until after the next event, agent state saved to JSON and
 reloaded (also in the middle of a burst), native stores exported and re-imported, and
 devices that start a fresh session from a new bundle (late messages of the old session must
-still decrypt). Every message must decrypt on the other side to the plaintext that was sent.
+still decrypt), and rotations of the signed/Kyber prekey pair (the old pair stays in grace).
+Every message must decrypt on the other side to the plaintext that was sent.
+
+With --legacy-prekeys the agent starts from an old store (tests/signal/data/
+legacy_prekeys.json, made by the pure-Python Kyber and XEdDSA code before the native one):
+sessions start on its round 3 prekeys until rotations bring natively made ones.
 
     python -m tests.signal.interop --seed 1 --conversations 5 --messages 200
 
@@ -21,11 +26,12 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from custom_components.pacerelle.client.signal.curve import serialize_public
 from custom_components.pacerelle.client.signal.engine import decrypt, encrypt
 from custom_components.pacerelle.client.signal.errors import SignalError
-from custom_components.pacerelle.client.signal.kem import serialize_kyber_public
+from custom_components.pacerelle.client.signal.kem import kyber1024, serialize_kyber_public
 from custom_components.pacerelle.client.signal.prekeys import PreKeys
 from custom_components.pacerelle.client.signal.session import PeerAddress
 from custom_components.pacerelle.client.signal.state import AgentSignalState
@@ -34,6 +40,8 @@ from tests.reference_peer import ReferenceBundle, ReferencePeer, ReferencePeerEr
 AGENT_NAME = "agent:interop"
 MAX_BURST = 50
 MAX_DEVICES = 3
+LEGACY_PREKEYS = Path(__file__).parent / "data" / "legacy_prekeys.json"
+ROTATION_STEP = 3600  # the agent's clock per rotation: no pair leaves its grace in a run
 
 
 @dataclass
@@ -61,9 +69,24 @@ class Tally:
 class Agent:
     """Our engine's state plus the bookkeeping a server would do (handing out prekeys)."""
 
-    def __init__(self) -> None:
-        self.state = AgentSignalState.new()
+    def __init__(self, *, legacy_prekeys: bool = False) -> None:
+        if legacy_prekeys:
+            prekeys = PreKeys.from_json(json.loads(LEGACY_PREKEYS.read_text()))
+            self.state = AgentSignalState.new().with_prekeys(prekeys)
+        else:
+            self.state = AgentSignalState.new()
+        self.now = self.state.prekeys.signed_prekey.created_at
         self.handed_out: set[int] = set()
+
+    @property
+    def legacy_kyber_prekey(self) -> bool:
+        """Whether the published Kyber prekey is a round 3 one of the pure-Python code."""
+        return len(self.state.prekeys.kyber_prekey.secret) == kyber1024.SECRET_KEY_SIZE
+
+    def rotate(self) -> None:
+        """A new signed/Kyber pair (made natively); the current one is retired into grace."""
+        self.now += ROTATION_STEP
+        self.state = self.state.with_prekeys(self.state.prekeys.rotate(self.now))
 
     def bundle(self) -> ReferenceBundle:
         """A bundle with a one-time prekey nobody fetched yet (replenished when low)."""
@@ -114,7 +137,13 @@ class Conversation:
         self.counter = 0
         self.held_back: list[tuple[Device, bytes, bytes]] = []
         for device in self.devices:
-            device.peer.process_prekey_bundle(AGENT_NAME, agent.bundle())
+            self.fetch_bundle(device)
+
+    def fetch_bundle(self, device: Device) -> None:
+        """The device fetches the agent's current bundle (its next message starts a session)."""
+        form = "legacy" if self.agent.legacy_kyber_prekey else "native"
+        self.tally.events[f"bundles with {form} Kyber prekeys"] += 1
+        device.peer.process_prekey_bundle(AGENT_NAME, self.agent.bundle())
 
     def _plaintext(self, direction: str) -> bytes:
         self.counter += 1
@@ -197,8 +226,12 @@ class Conversation:
             self.tally.events["native reloads"] += 1
             return 0
         if roll < 0.09 and device.spoke:
-            device.peer.process_prekey_bundle(AGENT_NAME, self.agent.bundle())
+            self.fetch_bundle(device)
             self.tally.events["new sessions"] += 1
+            return 0
+        if roll < 0.11:
+            self.agent.rotate()
+            self.tally.events["prekey rotations"] += 1
             return 0
         count = min(budget, rng.randint(1, MAX_BURST) if roll < 0.35 else 1)
         if not device.spoke or rng.random() < 0.5:
@@ -214,10 +247,10 @@ class Conversation:
         self.deliver_held_back()
 
 
-def run(seed: int, conversations: int, messages: int) -> Tally:
+def run(seed: int, conversations: int, messages: int, *, legacy_prekeys: bool = False) -> Tally:
     """Run the schedule; every conversation sends `messages` messages in all."""
     rng = random.Random(seed)
-    agent, tally = Agent(), Tally()
+    agent, tally = Agent(legacy_prekeys=legacy_prekeys), Tally()
     for index in range(conversations):
         Conversation(agent, rng, index, tally).run(messages)
     return tally
@@ -228,9 +261,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--conversations", type=int, default=3)
     parser.add_argument("--messages", type=int, default=100, help="messages per conversation")
+    parser.add_argument(
+        "--legacy-prekeys", action="store_true", help="start from an old store's prekeys"
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    tally = run(args.seed, args.conversations, args.messages)
+    tally = run(args.seed, args.conversations, args.messages, legacy_prekeys=args.legacy_prekeys)
     for failure in tally.failures[:10]:
         print(f"FAILED {failure}")
     events = ", ".join(f"{count} {name}" for name, count in sorted(tally.events.items()))

@@ -34,5 +34,22 @@ def test_random_conversations_all_decrypt() -> None:
         "new sessions",
         "state reloads",
         "native reloads",
+        "prekey rotations",
     ):
         assert events[event] > 0, event
+
+
+LEGACY_SEEDS = (21, 23, 26)
+
+
+def test_an_old_store_interoperates_across_its_rotation_to_native_prekeys() -> None:
+    """Sessions start on the old store's round 3 prekeys, then on natively made ones."""
+    events: Counter[str] = Counter()
+    for seed in LEGACY_SEEDS:
+        tally = run(seed, conversations=3, messages=120, legacy_prekeys=True)
+        assert tally.failures == [], f"seed {seed}"
+        assert tally.total == 3 * 120
+        events += tally.events
+    assert events["bundles with legacy Kyber prekeys"] > 0
+    assert events["prekey rotations"] > 0
+    assert events["bundles with native Kyber prekeys"] > 0
