@@ -10,12 +10,20 @@ while the agent reconnects waits for the connection); a failure answers with a s
 apology and is logged. Requests are answered one at a time, in order.
 
 Requests still pending from before a start are not answered: a command from hours ago
-("unlock the door") must not run on its own when Home Assistant comes back.
+("unlock the door") must not run on its own when Home Assistant comes back. For the same
+reason a request older than MAX_REQUEST_AGE is not run: it waited at the relay while Home
+Assistant was off or disconnected. Its age counts from the older of our receive time and
+the relay's `created_at` (a relay that lies can only make a request look older, never
+younger: a future time changes nothing). It stays pending for automations and tools, and
+the person is told it was too old to run. Without a relay time only our receive time
+counts (a limit of the protocol: the message itself carries no time).
 """
 
 import asyncio
 import logging
+import time
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any, Final
 
 from homeassistant.components import conversation
@@ -39,6 +47,8 @@ ANSWER_TIMEOUT: Final = 120.0
 # How long an answer waits for a reconnection before it is given up (and logged).
 RECONNECT_WAIT: Final = 60.0
 CONVERSATION_ID_PREFIX: Final = "pacerelle-"
+# Older requests are not run by Assist: "open the garage" from an hour ago is not a command.
+MAX_REQUEST_AGE: Final = 300.0
 
 
 class NoAnswerError(Exception):
@@ -98,6 +108,16 @@ class AssistBridge:
 
     async def _answer(self, request: Mapping[str, Any]) -> None:
         message_id = str(request["message_id"])
+        age = request_age(request)
+        if age > MAX_REQUEST_AGE:
+            _LOGGER.warning(
+                "Assist bridge did not run request %s: %.0f s old (limit %.0f s)",
+                message_id,
+                age,
+                MAX_REQUEST_AGE,
+            )
+            await self._tell(message_id, "assist_too_old", {"minutes": str(int(age // 60))})
+            return
         try:
             answer = await self._ask(request)
         except Exception:
@@ -122,6 +142,14 @@ class AssistBridge:
             # Left pending: an automation, a tool or the owner can still see it.
             reason = str(err) or f"not connected again within {RECONNECT_WAIT:.0f} s"
             _LOGGER.warning("Assist bridge could not answer request %s: %s", message_id, reason)
+
+    async def _tell(self, message_id: str, key: str, placeholders: dict[str, str]) -> None:
+        """Say why a request was not run; the request stays pending for automations."""
+        text = async_get_exception_message(DOMAIN, key, placeholders)
+        try:
+            await self._entry.runtime_data.agent.send_text(text, source_message_id=message_id)
+        except PacerelleError as err:
+            _LOGGER.warning("Assist bridge could not answer request %s: %s", message_id, err)
 
     async def _until_connected(self) -> None:
         """Return once the agent is connected; TimeoutError after RECONNECT_WAIT."""
@@ -157,6 +185,13 @@ class AssistBridge:
         if not isinstance(speech, str) or not speech.strip():
             raise NoAnswerError(f"{self._conversation_agent_id} gave no spoken answer")
         return speech
+
+
+def request_age(request: Mapping[str, Any], now: float | None = None) -> float:
+    """Seconds since the oldest time the request may date from (event data)."""
+    moments = [request["received_at"], request.get("relayed_at")]
+    earliest = min(datetime.fromisoformat(str(m)).timestamp() for m in moments if m is not None)
+    return (time.time() if now is None else now) - earliest
 
 
 @callback

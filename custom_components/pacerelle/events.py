@@ -17,6 +17,8 @@
 - `widget_response`: `{widget_id, value, cancelled}` for an answer to one of our widgets,
   else null
 - `received_at`: ISO 8601 time it arrived
+- `relayed_at`: ISO 8601 time the relay says it took the message (null if it did not say);
+  the relay is not trusted for it: it only ever makes a request older (see assist.py)
 
 `pacerelle_widget_response`, also fired for each answer to one of our widgets:
 `entry_id`, `agent_id`, `conversation_id`, `message_id` (of the answer), `sender_id`,
@@ -24,9 +26,14 @@
 `cancelled`, `received_at`.
 
 Events keep arrival order: when a message's files are being saved, later events wait for it
-(the inbox pipeline prepares each request in order before a batch's events fire).
+(the inbox pipeline prepares a batch's requests before its events fire, in order). Files are
+downloaded without the agent's lock (a send never waits for one), at most
+MAX_CONCURRENT_DOWNLOADS at a time, and a message's files are given up DOWNLOAD_DEADLINE
+seconds after its preparation began: the event then fires with `path` null for each file
+not saved, so a relay serving a blob slowly delays events by that much at most.
 """
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Mapping
 from datetime import UTC, datetime
@@ -35,6 +42,7 @@ from typing import Any, Final
 from homeassistant.core import HomeAssistant, callback
 
 from .attachments import Download, async_save_incoming
+from .client.errors import PacerelleConnectionError
 from .client.inbox import Request
 from .client.widget_answers import parse_response
 
@@ -47,6 +55,10 @@ ATTR_ENTRY_ID: Final = "entry_id"
 ATTR_AGENT_ID: Final = "agent_id"
 ATTR_WIDGET_ID: Final = "widget_id"
 PUBLIC_ATTACHMENT_FIELDS: Final = ("id", "name", "mime", "size", "width", "height", "duration_ms")
+DOWNLOAD_DEADLINE: Final = 120.0
+"""Seconds from the start of a message's preparation until its files not yet saved are
+given up (25 MiB at ~2 Mbit/s; the request timeout of one HTTP call is 30 s)."""
+MAX_CONCURRENT_DOWNLOADS: Final = 3
 
 
 def event_data(
@@ -86,6 +98,7 @@ def event_data(
             else None
         ),
         "received_at": _iso(request.received_at),
+        "relayed_at": _iso(request.relayed_at) if request.relayed_at is not None else None,
     }
 
 
@@ -128,12 +141,17 @@ class MessageEvents:
         agent_id: str,
         media_folder: str,
         download: Download,
+        *,
+        download_deadline: float = DOWNLOAD_DEADLINE,
+        max_downloads: int = MAX_CONCURRENT_DOWNLOADS,
     ) -> None:
         self._hass = hass
         self._entry_id = entry_id
         self._agent_id = agent_id
         self._media_folder = media_folder
         self._download = download
+        self._download_deadline = download_deadline
+        self._downloads = asyncio.Semaphore(max_downloads)
         self._saved: dict[str, Mapping[str, str | None]] = {}
 
     def prepare(self, request: Request) -> Awaitable[None] | None:
@@ -143,7 +161,19 @@ class MessageEvents:
         return self._save(request)
 
     async def _save(self, request: Request) -> None:
-        saved = await async_save_incoming(self._hass, self._media_folder, request, self._download)
+        deadline = asyncio.get_running_loop().time() + self._download_deadline
+
+        async def download(attachment: Mapping[str, Any]) -> bytes:
+            try:
+                async with asyncio.timeout_at(deadline), self._downloads:
+                    return await self._download(attachment)
+            except TimeoutError:
+                # A PacerelleError: async_save_incoming marks the file unsaved and goes on.
+                raise PacerelleConnectionError(
+                    f"download not done within {self._download_deadline:g} s"
+                ) from None
+
+        saved = await async_save_incoming(self._hass, self._media_folder, request, download)
         self._saved[request.message_id] = saved
 
     @callback

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from aiohttp import WSMsgType, web
 
 from .agent_api import authenticate_agent
+from .agent_connect import iso_time
 from .context import Emulator, emulator_of
 from .gateway_frames import FrameError, check_ack, check_agent_message
 from .http_util import ApiError, json_error
@@ -55,7 +56,11 @@ class GatewayHub:
         return agent_id in self.connections
 
     async def enqueue(self, agent_id: str, envelope: Json) -> None:
-        """Queue a message for the agent (durably), then push it if the agent is online."""
+        """Queue a message for the agent (durably), then push it if the agent is online.
+
+        The relay stamps it with the time it took it (`created_at`), as a relay may.
+        """
+        envelope.setdefault("created_at", iso_time(self._emulator.now()))
         self._emulator.state.queues.setdefault(agent_id, []).append(envelope)
         self._emulator.commit()
         connection = self.connections.get(agent_id)

@@ -11,8 +11,10 @@ import base64
 import binascii
 import hashlib
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from .errors import PacerelleResponseError
@@ -58,6 +60,9 @@ class InboundMessage:
     reply_to_message_id: str | None
     attachments: tuple[Mapping[str, Any], ...]
     digest: str
+    # When the relay says it took the message (`created_at`), None if it did not say:
+    # only ever used to find a message older than it looks (see assist.py), never newer.
+    relayed_at: float | None = None
 
     @property
     def is_group(self) -> bool:
@@ -208,7 +213,26 @@ def _message(frame: Mapping[str, Any]) -> InboundMessage:
         reply_to_message_id=_optional_id(frame, "reply_to_message_id"),
         attachments=_attachments(frame.get("attachments")),
         digest=message_digest(frame),
+        relayed_at=_relay_time(frame.get("created_at")),
     )
+
+
+def _relay_time(value: object) -> float | None:
+    """The relay's ISO 8601 `created_at` as a POSIX time; None when absent or unusable.
+
+    Not a FrameError: a message without a usable time is still a message; its age is
+    then measured from our own receive time only.
+    """
+    if not isinstance(value, str) or len(value) > MAX_ID_CHARS:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        return None
+    timestamp = moment.timestamp()
+    return timestamp if math.isfinite(timestamp) else None
 
 
 def _attachments(value: object) -> tuple[Mapping[str, Any], ...]:

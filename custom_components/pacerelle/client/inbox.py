@@ -47,6 +47,8 @@ class Request:
     received_at: float
     attachments: tuple[Mapping[str, Any], ...] = ()
     widget: Mapping[str, Any] | None = None
+    # The relay's time for it (may lie; see InboundMessage.relayed_at), None if unknown.
+    relayed_at: float | None = None
 
     @property
     def is_group(self) -> bool:
@@ -67,6 +69,7 @@ class Request:
             received_at=received_at,
             attachments=content.attachments,
             widget=content.widget,
+            relayed_at=message.relayed_at,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -83,6 +86,7 @@ class Request:
             "received_at": self.received_at,
             "attachments": [dict(item) for item in self.attachments],
             "widget": dict(self.widget) if self.widget is not None else None,
+            "relayed_at": self.relayed_at,
         }
 
     @classmethod
@@ -100,6 +104,7 @@ class Request:
             received_at=float(data["received_at"]),
             attachments=tuple(dict(item) for item in data.get("attachments") or ()),
             widget=data.get("widget"),
+            relayed_at=_optional_float(data.get("relayed_at")),
         )
 
 
@@ -177,6 +182,10 @@ class Inbox:
             pending=pending,
             rejected={str(k): str(v) for k, v in data["rejected"].items()},
         )
+
+
+def _optional_float(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) else None
 
 
 def _bounded[V](items: dict[str, V], limit: int) -> dict[str, V]:
