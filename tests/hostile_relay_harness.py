@@ -2,14 +2,17 @@
 
 Everything else is the real emulator over TCP on 127.0.0.1; while a `Hostility` field is
 set, the middleware answers the runtime-token endpoint with hostile bytes, trickles blobs
-at a few bytes per second, or counts what it saw.
+at a few bytes per second, or serves the agent gateway itself to flood it with frames.
 """
 
 import asyncio
+import base64
+import json
+import os
 import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import aiohttp
 import pytest
@@ -22,6 +25,35 @@ from tests.emulator_fixtures import EmulatorHandle
 
 RUNTIME_TOKEN_PATH = "/agent-connect/runtime-token"
 BLOBS_PATH = "/agent/blobs/"
+GATEWAY_PATH = "/ws/agent"
+
+
+@dataclass
+class Flood:
+    """`count` MSG frames of `payload_bytes` random bytes each, sent once `go` is set.
+
+    The frames are built one at a time (the test measures memory), the same payload in all
+    of them under different ids. `sent` counts the frames the socket took: it stops
+    growing when the agent stops reading and TCP pushes back.
+    """
+
+    count: int
+    payload_bytes: int
+    go: asyncio.Event = field(default_factory=asyncio.Event)
+    sent: int = 0
+
+    def frame(self, index: int, payload_b64: str) -> str:
+        return json.dumps(
+            {
+                "type": "MSG",
+                "id": f"flood-{index}",
+                "conversation_id": "c-flood",
+                "from": "u-flood",
+                "to": "a-flood",
+                "payload_b64": payload_b64,
+                "encrypted": True,
+            }
+        )
 
 
 @dataclass
@@ -30,6 +62,7 @@ class Hostility:
 
     token_answer: bytes | None = None  # the body of every runtime-token answer
     blob_bytes_per_second: float | None = None  # blob downloads trickle at this rate
+    flood: Flood | None = None  # the gateway is ours: it floods the agent
     token_requests: int = 0
     blob_downloads_started: int = 0
 
@@ -41,6 +74,8 @@ def _middleware(hostility: Hostility) -> web.middleware:  # type: ignore[valid-t
             hostility.token_requests += 1
             if hostility.token_answer is not None:
                 return web.Response(body=hostility.token_answer, content_type="application/json")
+        if request.path == GATEWAY_PATH and hostility.flood is not None:
+            return await _flood(request, hostility.flood)
         if request.path.startswith(BLOBS_PATH) and request.method == "GET":
             rate = hostility.blob_bytes_per_second
             if rate is not None:
@@ -66,6 +101,20 @@ async def _trickle(
         await asyncio.sleep(1 / rate)
     await slow.write_eof()
     return slow
+
+
+async def _flood(request: web.Request, flood: Flood) -> web.StreamResponse:
+    """A gateway that sends the flood, then reads (and drops) what the agent writes."""
+    ws = web.WebSocketResponse()
+    await ws.prepare(request)
+    await flood.go.wait()
+    payload_b64 = base64.b64encode(os.urandom(flood.payload_bytes)).decode()
+    for index in range(flood.count):
+        await ws.send_str(flood.frame(index, payload_b64))
+        flood.sent += 1
+    async for _message in ws:
+        pass
+    return ws
 
 
 @asynccontextmanager

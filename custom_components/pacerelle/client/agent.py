@@ -29,6 +29,7 @@ from .errors import PacerelleError
 from .gateway import CLOSE_TOKEN_EXPIRED, GatewayConnection
 from .gateway_frames import IdentityChanged, InboundMessage, RelayError
 from .history import MAX_NOTE_CHARS, History, Reply
+from .inbound_queue import InboundQueue
 from .inbox import Request
 from .inbox_pipeline import InboxPipeline
 from .payloads import chat_payload
@@ -141,6 +142,11 @@ class Agent:
     @property
     def data(self) -> AgentData:
         return self._core.data
+
+    @property
+    def inbound(self) -> InboundQueue:
+        """The bounded queue of incoming messages (its size and high-water marks)."""
+        return self._inbox.queue
 
     def find_request(self, message_id: str) -> Request | None:
         """A request by id: pending, being handed over, or still in the history."""
@@ -392,7 +398,8 @@ class Agent:
                 # A backlog arrives all at once; parsing it must not hold the loop.
                 await asyncio.sleep(0)
             if isinstance(frame, InboundMessage):
-                self._inbox.queue.put_nowait(frame)
+                # Waits while the queue is full: backpressure on the relay (inbound_queue.py).
+                await self._inbox.queue.put(frame)
             elif isinstance(frame, IdentityChanged):
                 _LOGGER.warning("The identity key of %s changed", frame.peer_id)
                 self._core.hooks.identity_changed(frame.peer_id)

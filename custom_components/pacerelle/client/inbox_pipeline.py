@@ -5,9 +5,15 @@ For a batch of incoming messages, in order:
    copy, refused as a conflict, or new;
 2. decrypt the new ones in the executor (one job for the batch);
 3. save the Signal state and the decrypted requests together (one atomic write);
-4. let the host prepare each request (save its files);
+4. let the host prepare each request (save its files), WITHOUT the agent's lock;
 5. save them as accepted, hand them over (the `pacerelle_message` event) with nothing
    awaited in between, then send ACK_READ for each.
+Steps 1-3 and 5 are transactions under the agent's lock; step 4 runs outside it, so that a
+send (or anything else that takes the lock) never waits for a download. The host bounds
+each download in time and in number (events.py); the pipeline prepares a batch's requests
+concurrently and hands them over in arrival order once all are ready. Only this pipeline
+(one task, one batch at a time) hands requests over, so releasing the lock between 3 and 5
+lets no one else hand the same requests over.
 A crash before 3 replays the messages on the old state; between 3 and 5 the stored copies
 are handed over again, never decrypted twice; after 5 a redelivery is only acknowledged.
 Events fire only once their acceptance is on disk: a kill during that write can at worst
@@ -27,6 +33,7 @@ from .crypto_jobs import Opened, open_batch
 from .errors import PacerelleError
 from .gateway_frames import InboundMessage, build_ack
 from .groups import parse_message
+from .inbound_queue import InboundQueue
 from .inbox import Receipt, Request
 
 _LOGGER = logging.getLogger(__name__)
@@ -38,15 +45,13 @@ class InboxPipeline:
     def __init__(self, core: AgentCore, api: AgentApi) -> None:
         self._core = core
         self._api = api
-        self.queue: asyncio.Queue[InboundMessage] = asyncio.Queue()
+        self.queue = InboundQueue()
         self.prekeys_used = asyncio.Event()
 
     async def run(self) -> None:
         """Process queued messages in batches until cancelled."""
         while True:
-            batch = [await self.queue.get()]
-            while len(batch) < MAX_BATCH and not self.queue.empty():
-                batch.append(self.queue.get_nowait())
+            batch = await self.queue.get_batch(MAX_BATCH)
             try:
                 await self.process(batch)
             except asyncio.CancelledError:
@@ -94,10 +99,13 @@ class InboxPipeline:
             for item in opened:
                 if item.identity_changed:  # told before the message itself is handed over
                     core.hooks.identity_changed(item.message.sender_id)
-            await self._hand_over(stored)
-            to_ack.extend(message for message, _ in stored)
             if len(core.data.signal.prekeys.one_time_prekeys) < prekeys_before:
                 self.prekeys_used.set()
+        if stored:
+            await self._prepare([request for _, request in stored])  # without the lock
+            async with core.lock:
+                await self._commit_accepted([request for _, request in stored])
+            to_ack.extend(message for message, _ in stored)
         await self._acknowledge(to_ack)
 
     def _classify(
@@ -150,21 +158,39 @@ class InboxPipeline:
                 _LOGGER.warning("Could not fetch group keys: %s", err)
         return envelopes
 
-    async def _hand_over(self, stored: list[tuple[InboundMessage, Request]]) -> None:
-        """Prepare, save as accepted, then deliver (before any ACK_READ goes out)."""
-        if not stored:
-            return
+    async def _prepare(self, requests: Sequence[Request]) -> None:
+        """Let the host ready every request (save its files), concurrently, without the lock.
+
+        The host bounds each preparation (events.py: a semaphore and a deadline per file);
+        a preparation that fails is logged and its request still handed over.
+        """
+        pending = [
+            awaitable
+            for request in requests
+            if (awaitable := self._core.hooks.prepare(request)) is not None
+        ]
+        results = await asyncio.gather(*pending, return_exceptions=True)
+        for result in results:
+            if isinstance(result, asyncio.CancelledError):
+                raise result
+            if isinstance(result, BaseException):
+                _LOGGER.error("Could not prepare an incoming request", exc_info=result)
+
+    async def _commit_accepted(self, requests: Sequence[Request]) -> None:
+        """Save as accepted, then deliver in arrival order (before any ACK_READ goes out).
+
+        Call with the lock held.
+        """
         core = self._core
         data = core.data
+        # Still received (nothing else hands over, but the lock was released meanwhile).
+        requests = [request for request in requests if request.message_id in data.inbox.received]
         history = data.history
-        for _message, request in stored:
-            pending = core.hooks.prepare(request)
-            if pending is not None:
-                await pending
+        for request in requests:
             history = history.with_request(request)
-        inbox = data.inbox.accept(request.message_id for _, request in stored)
+        inbox = data.inbox.accept(request.message_id for request in requests)
         await core.commit(replace(data, inbox=inbox, history=history))
-        for _message, request in stored:  # no await from the write to the last event
+        for request in requests:  # no await from the write to the last event
             core.hooks.deliver(request)
         core.hooks.status_changed()
 
