@@ -108,3 +108,23 @@ async def test_reauth_denied_leaves_the_entry_as_it_was(
     assert (result["type"], result["reason"]) == ("abort", "access_denied")
     assert (entry.unique_id, dict(entry.data)) == ("usr_demo", old_data)
     assert await _token(hass, str(old_agent_id)) == old_token
+
+
+async def test_reauth_with_another_account_changes_nothing(
+    hass: HomeAssistant, driver: FlowDriver
+) -> None:
+    entry, flow_id = await _revoked_entry(hass, driver)
+    before = (entry.unique_id, dict(entry.data))
+    # A connection key of someone else's Pacerelle account.
+    key = await driver.emulator.connect_key("usr_neighbour")
+    external = await driver.submit(flow_id, {"connection_key": key})
+    await driver.come_back(await driver.answer(external))
+    result = await driver.fetch(flow_id)
+    assert (result["type"], result["reason"]) == ("abort", "wrong_account")
+    await hass.async_block_till_done()
+    assert (entry.unique_id, dict(entry.data)) == before
+    # The old store is untouched; the other account's agent got no store here.
+    assert await AgentStore(hass, entry.data["agent_id"]).async_exists()
+    installations = await driver.emulator.admin("GET", "/installations")
+    [other] = [item for item in installations if item["owner_id"] == "usr_neighbour"]
+    assert not await AgentStore(hass, other["agent_id"]).async_exists()

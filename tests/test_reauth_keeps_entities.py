@@ -112,23 +112,3 @@ async def test_reauth_keeps_device_entities_and_device_triggers(
     await wait_until(lambda: len(fired) == 1)
     assert fired[0].data == {"text": "Back again"}
     assert hass.states.get("sensor.home_connection").state == "connected"  # type: ignore[union-attr]
-
-
-async def test_reauth_with_another_account_changes_nothing(
-    hass: HomeAssistant, notify_ready: None, driver: FlowDriver
-) -> None:
-    assert (await driver.install(agent_name="Home"))["type"] == "create_entry"
-    await hass.async_block_till_done()
-    [entry] = hass.config_entries.async_entries(DOMAIN)
-    before = (entry.unique_id, dict(entry.data), _registered(hass, entry))
-    flow_id = await _revoke(hass, driver, entry)
-
-    result = await _reauth(driver, flow_id, user_id="usr_neighbour")
-    assert (result["type"], result["reason"]) == ("abort", "wrong_account")
-    await hass.async_block_till_done()
-    assert (entry.unique_id, dict(entry.data), _registered(hass, entry)) == before
-    # The old store is untouched; the other account's agent got no store here.
-    assert await AgentStore(hass, entry.data["agent_id"]).async_exists()
-    installations = await driver.emulator.admin("GET", "/installations")
-    [other] = [item for item in installations if item["owner_id"] == "usr_neighbour"]
-    assert not await AgentStore(hass, other["agent_id"]).async_exists()

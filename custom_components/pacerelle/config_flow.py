@@ -252,9 +252,8 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
         self, user_input: dict[str, Any] | None = None
     ) -> ConfigFlowResult:
         """The browser is in Pacerelle; the callback view resumes here with its query."""
-        if self._authorization is None:
-            # Only _async_begin leads here, and it always sets the authorization.
-            raise RuntimeError("no authorization in progress")
+        # Only _async_begin leads here, and it always sets the authorization first.
+        assert self._authorization is not None
         if user_input is None:
             # The frontend asked for the current step again: the same page.
             url = self._authorization.request.authorization_url
