@@ -27,7 +27,13 @@ from .file_access import (
     read_regular_file,
     write_new_file,
 )
-from .incoming_files import IncomingPath, UnsafePathError, incoming_file_path, safe_base_name
+from .incoming_files import (
+    IncomingPath,
+    UnsafePathError,
+    chosen_folder,
+    incoming_file_path,
+    safe_base_name,
+)
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -60,15 +66,15 @@ def _allowed_folder(hass: HomeAssistant, folder: str) -> bool:
     return hass.config.is_allowed_path(folder)
 
 
-async def async_allowed_folder(hass: HomeAssistant, folder: str) -> IncomingPath:
-    """An absolute folder Home Assistant allows (an empty target in it), or an error."""
+async def async_allowed_folder(hass: HomeAssistant, folder: str) -> str:
+    """An absolute folder Home Assistant allows (normalised), or a ServiceValidationError."""
     try:
-        target = incoming_file_path(folder, {}, 0)
+        chosen = chosen_folder(folder)
     except UnsafePathError as err:
         raise _not_allowed(folder) from err
-    if not await hass.async_add_executor_job(_allowed_folder, hass, target.folder):
+    if not await hass.async_add_executor_job(_allowed_folder, hass, chosen):
         raise _not_allowed(folder)
-    return target
+    return chosen
 
 
 async def async_save(hass: HomeAssistant, target: IncomingPath, content: bytes) -> str:

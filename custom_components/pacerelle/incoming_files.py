@@ -90,6 +90,13 @@ def _is_plain_name(name: str) -> bool:
     )
 
 
+def chosen_folder(folder: object) -> str:
+    """`folder` normalised, if it is an absolute path; else UnsafePathError."""
+    if not (isinstance(folder, str) and os.path.isabs(folder) and "\0" not in folder):
+        raise UnsafePathError("the folder is not an absolute path")
+    return os.path.normpath(folder)
+
+
 def incoming_file_path(
     folder: str,
     attachment: Mapping[str, Any],
@@ -104,9 +111,7 @@ def incoming_file_path(
     sender's. The result is checked the way it will be used: every part a plain name, and
     the joined path, once normalised, still inside `folder`.
     """
-    if not (isinstance(folder, str) and os.path.isabs(folder) and "\0" not in folder):
-        raise UnsafePathError("the folder is not an absolute path")
-    root = os.path.normpath(folder)
+    root = chosen_folder(folder)
     name = safe_base_name(attachment.get("name")) or fallback_name(index, attachment.get("mime"))
     subfolder = None
     if message_id is not None:

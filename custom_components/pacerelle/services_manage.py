@@ -131,7 +131,7 @@ async def async_download_attachment(call: ServiceCall) -> ServiceResponse:
     hass = call.hass
     entry = resolve_entry(hass, call)
     message_id: str = call.data[ATTR_MESSAGE_ID]
-    folder = (await async_allowed_folder(hass, call.data[ATTR_FOLDER])).folder
+    folder = await async_allowed_folder(hass, call.data[ATTR_FOLDER])
     agent = entry.runtime_data.agent
     request = agent.find_request(message_id)
     if request is None:
