@@ -2,10 +2,13 @@
 
 from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant
+from homeassistant.exceptions import ConfigEntryError
 from homeassistant.helpers import config_validation as cv
+from homeassistant.helpers import issue_registry as ir
 from homeassistant.helpers.typing import ConfigType
 
 from .assist import async_setup_assist_bridge
+from .client.signal.native import native_crypto_unavailable
 from .const import CONF_AGENT_ID, DOMAIN
 from .device import async_register_device
 from .llm_api import async_register_llm_api
@@ -17,6 +20,7 @@ from .store import AgentStore
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
 
 PLATFORMS = [Platform.EVENT, Platform.NOTIFY, Platform.SENSOR]
+NATIVE_CRYPTO_MISSING = "native_crypto_missing"
 
 __all__ = ["async_migrate_entry"]
 
@@ -30,6 +34,7 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
 
 async def async_setup_entry(hass: HomeAssistant, entry: PacerelleConfigEntry) -> bool:
     """Set up a Pacerelle agent from a config entry: load its store, bring it online."""
+    await _async_require_native_crypto(hass)
     entry.runtime_data = await async_setup_runtime(hass, entry)
     # The device once, here; the platforms' entities point at it by its identifiers.
     await async_register_device(hass, entry)
@@ -46,3 +51,30 @@ async def async_unload_entry(hass: HomeAssistant, entry: PacerelleConfigEntry) -
 async def async_remove_entry(hass: HomeAssistant, entry: PacerelleConfigEntry) -> None:
     """Delete the agent's encrypted store: its identity, keys and token go with the entry."""
     await AgentStore(hass, entry.data[CONF_AGENT_ID]).async_remove()
+
+
+async def _async_require_native_crypto(hass: HomeAssistant) -> None:
+    """Long-term keys are used only by native constant-time code: without it, stay offline.
+
+    PyNaCl is a requirement of ours (and of default_config), so it is missing only where
+    requirements are not installed; a repair issue says what to do (client/signal/native.py).
+    """
+    missing = await hass.async_add_executor_job(native_crypto_unavailable)
+    if missing is None:
+        ir.async_delete_issue(hass, DOMAIN, NATIVE_CRYPTO_MISSING)
+        return
+    placeholders = {"missing": missing}
+    ir.async_create_issue(
+        hass,
+        DOMAIN,
+        NATIVE_CRYPTO_MISSING,
+        is_fixable=False,
+        severity=ir.IssueSeverity.ERROR,
+        translation_key=NATIVE_CRYPTO_MISSING,
+        translation_placeholders=placeholders,
+    )
+    raise ConfigEntryError(
+        translation_domain=DOMAIN,
+        translation_key=NATIVE_CRYPTO_MISSING,
+        translation_placeholders=placeholders,
+    )
