@@ -12,19 +12,21 @@ is not ML-KEM (FIPS 203) although keys and ciphertexts have the same sizes:
   the difference is invisible to peers; we follow libcrux to be libsignal exactly.
 Secret key layout (3168 bytes): s (1536) || public key (1568) || H(public key) || z.
 
-Side channels. This is pure Python and nothing here is constant-time: integer
-arithmetic and `%`, the CBD table lookups indexed by secret bytes, and CPython's cache
-of small ints (which makes allocation depend on values) all let timing depend on secret
-data. Someone who can make us decapsulate many chosen ciphertexts under one key and time
-each run precisely could learn about the secret s, or learn which crafted ciphertexts
-re-encrypt (the known attacks of this kind, such as KyberSlash, need thousands of timed
-decapsulations or more). What limits the exposure: decapsulation runs once per incoming
-PreKey message, and only under a Kyber prekey we published; the published Kyber prekey
-is rotated on a schedule together with the signed prekey, so each key serves a bounded
-number of messages; remote timing of a busy Python process is noisy; and after the first
-message a session runs on ratchet keys that never reach this code. Both candidate
-secrets are always computed and compared with `hmac.compare_digest`, which removes the
-cheapest difference (an early exit on rejection).
+Role. New Kyber prekeys are made and decapsulated natively (kyber1024_native.py: ML-KEM-1024
+plus `kdf`). This pure-Python code remains for two jobs: decapsulating under prekeys that
+stores made before the native code, until they rotate out (7 days current, then 30 days of
+grace), and serving as the test oracle (the whole NIST round 3 KAT, libsignal's keys) that
+the native path is proven against.
+
+Side channels. This code is not constant-time: integer arithmetic and `%`, the CBD table
+lookups indexed by secret bytes, and CPython's cache of small ints all let timing depend on
+secret data. Someone who can make us decapsulate many chosen ciphertexts under one old key
+and time each run precisely could learn about its secret s (attacks of this kind, such as
+KyberSlash, need thousands of timed decapsulations or more). The exposure is now bounded by
+the remaining life of the old prekeys: one decapsulation per incoming PreKey message, no new
+key ever made here outside tests, and remote timing of a busy Python process is noisy. Both
+candidate secrets are always computed and compared with `hmac.compare_digest`, which removes
+the cheapest difference (an early exit on rejection).
 """
 
 import hmac

@@ -15,8 +15,13 @@ ML-KEM-768 ciphertext, so key generation and decapsulation run natively in
 The encapsulation state carried from encaps1 to encaps2 is ours (libcrux's 2080-byte
 state holds its internal vector types and is never sent): NTT(r) and e2 as ByteEncode_12
 in standard order, then m. It holds the secret coins of one encapsulation: store it like
-a secret key and drop it after encaps2. Like kyber1024.py this is pure Python and not
-constant-time; each state is used once, and only m (not a long-term key) is at stake.
+a secret key and drop it after encaps2. This is pure Python and not constant-time (no
+native library offers the split encapsulation): it is the one place where secret-dependent
+work still runs in Python, and that is acceptable because its secrets are ephemeral. m and
+the coins are fresh randomness used for a single encapsulation and then dropped, so a
+timing observer gets one noisy look at each, never the repeated measurements under one key
+that timing attacks on KEMs need; no long-term key of ours reaches this code (SPQR's
+decapsulation, which uses our key, runs natively).
 """
 
 import hmac
