@@ -25,6 +25,7 @@ from custom_components.pacerelle.client.outbox import CONFIRM_WINDOW, Outbox, Wr
 from custom_components.pacerelle.client.payloads import Content, parse_content
 from custom_components.pacerelle.client.signal.errors import SignalError, SignalErrorKind
 from custom_components.pacerelle.client.signal.state import AgentSignalState
+from custom_components.pacerelle.client.store_bounds import within_bounds
 from custom_components.pacerelle.client.tokens import RuntimeTokens, credential_from
 
 MESSAGE: dict[str, Any] = {
@@ -232,8 +233,11 @@ def test_pending_requests_and_receipts_are_bounded() -> None:
         assert isinstance(message, InboundMessage)
         request = Request.build(message, Content("text", "x"), float(index))
         inbox = inbox.with_received(message.digest, request).accept([message.message_id])
-    assert len(inbox.pending) == MAX_PENDING
-    assert next(iter(inbox.pending)) == "m5"  # the oldest went first
+    # Pending requests are bounded, with a count, before each save (store_bounds.py).
+    data = within_bounds(AgentData(AgentSignalState.new(), inbox=inbox))
+    assert len(data.inbox.pending) == MAX_PENDING
+    assert next(iter(data.inbox.pending)) == "m5"  # the oldest went first
+    assert data.evictions.pending_requests == 5
     assert len(inbox.accepted) == MAX_PENDING + 5  # receipts are kept longer
 
 

@@ -11,14 +11,26 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import partial
 from typing import Any, Protocol
 
 from .agent_data import AgentData
+from .encrypted_file import DocumentTooLargeError
 from .errors import PacerelleConnectionError
 from .gateway import GatewayConnection
 from .inbox import Request
+from .store_bounds import shrink, within_bounds
 
 _LOGGER = logging.getLogger(__name__)
+
+
+MAX_SHRINKS = 3
+"""Extra evictions tried when the writer finds a document too large (one is the rule)."""
+
+
+def _document(extra: dict[str, Any], data: AgentData) -> dict[str, Any]:
+    """The whole store document: the integration's keys and the runtime's sections."""
+    return {**extra, **data.sections()}
 
 
 class ConnectionState(StrEnum):
@@ -85,12 +97,25 @@ class AgentCore:
         return self._data
 
     async def commit(self, data: AgentData) -> None:
-        """Save `data` durably, then make it current. Call with `lock` held."""
+        """Save `data` durably, then make it current. Call with `lock` held.
+
+        What is saved is `data` within the store's bounds (store_bounds.py): the oldest
+        requests and sessions beyond them are evicted first, and again if the writer finds
+        the document still too large to load, so a save never fails for its size alone.
+        """
         if data is self._data:
             return
-        extra = dict(self._extra)
-        document = await self.hooks.run_blocking(lambda: {**extra, **data.sections()})
-        await self.hooks.save(document)
+        data = await self.hooks.run_blocking(partial(within_bounds, data))
+        for attempt in range(MAX_SHRINKS + 1):
+            document = await self.hooks.run_blocking(partial(_document, dict(self._extra), data))
+            try:
+                await self.hooks.save(document)
+            except DocumentTooLargeError as err:
+                if attempt == MAX_SHRINKS:
+                    raise
+                data = await self.hooks.run_blocking(partial(shrink, data, err.excess))
+            else:
+                break
         self._data = data
 
     def set_state(self, state: ConnectionState) -> None:

@@ -2,7 +2,8 @@
 
 The document's top-level keys written here: "signal" (identity, prekeys, sessions),
 "inbox", "history", "checkpoints", "conversations" (history-v1 keys, group keys, last
-device per peer) and "uncertain_sends". Other keys ("installation", "version") belong to
+device per peer), "uncertain_sends", "published_prekeys" and "evictions" (what
+store_bounds.py evicted, counted). Other keys ("installation", "version") belong to
 the integration and pass through untouched. Immutable: the agent builds a new AgentData,
 saves it, and only then uses it, so a failed save changes nothing.
 """
@@ -14,6 +15,7 @@ from typing import Any
 
 from .checkpoints import Checkpoints
 from .errors import PacerelleError
+from .evictions import Evictions
 from .groups import GroupKey
 from .history import History
 from .history_v1 import HistoryKey
@@ -29,6 +31,7 @@ SECTIONS = (
     "conversations",
     "uncertain_sends",
     "published_prekeys",
+    "evictions",
 )
 MAX_UNCERTAIN = 100
 
@@ -100,6 +103,11 @@ class AgentData:
     # One-time prekey ids already sent to the relay: never published twice, since the
     # relay may have handed one out whose first message has not arrived yet.
     published_prekeys: frozenset[int] = frozenset()
+    evictions: Evictions = field(default_factory=Evictions)
+
+    def counted(self, **counts: int) -> AgentData:
+        """This data with eviction counters increased (see store_bounds.py)."""
+        return replace(self, evictions=self.evictions.added(**counts))
 
     def with_uncertain(self, sends: list[UncertainSend]) -> AgentData:
         return replace(self, uncertain=(*self.uncertain, *sends)[-MAX_UNCERTAIN:])
@@ -117,6 +125,7 @@ class AgentData:
                 for s in self.uncertain
             ],
             "published_prekeys": sorted(self.published_prekeys),
+            "evictions": self.evictions.to_json(),
         }
 
     @classmethod
@@ -138,6 +147,8 @@ class AgentData:
                     for s in document["uncertain_sends"]
                 ),
                 published_prekeys=frozenset(int(i) for i in document.get("published_prekeys", ())),
+                # Absent from stores written before the store was bounded.
+                evictions=Evictions.from_json(document.get("evictions") or {}),
             )
         except (
             SignalError,

@@ -15,7 +15,7 @@ from . import groups, history_v1
 from .agent_data import AgentData
 from .errors import PacerelleError
 from .gateway_frames import InboundMessage
-from .inbox import Request
+from .inbox import Request, RequestTooLargeError
 from .payloads import parse_content
 from .signal import engine
 from .signal.errors import SignalError, SignalErrorKind
@@ -62,6 +62,9 @@ def open_batch(
             data, opened = _open_one(data, message, require_encryption, now)
         except MissingGroupKeyError:
             opened = Opened(message, deferred=True)
+        except RequestTooLargeError as err:
+            data = data.counted(refused_requests=1)  # a bound of the store: shown in diagnostics
+            opened = Opened(message, refusal=f"{type(err).__name__}: {err}")
         except (SignalError, PacerelleError, UnicodeDecodeError, ValueError) as err:
             opened = Opened(message, refusal=f"{type(err).__name__}: {err}")
         except Exception as err:

@@ -8,6 +8,12 @@ another agent's name, or a header edited, does not decrypt. Writes are atomic (t
 file, fsync, rename, fsync of the directory): a crash leaves the old or the new document,
 never a torn one. Both files must be backed up together; without the key the state is lost.
 
+Size: reading refuses a file larger than MAX_DOCUMENT_BYTES, and writing refuses (with
+DocumentTooLargeError, before touching the disk) to produce one, so no write can leave a store
+that loading would refuse; the caller evicts and tries again (store_bounds.py).
+Temporary files: a kill during a write leaves `.<name>.<8 hex>.tmp`; reading removes this
+store's leftovers (its own name and pattern only, regular files only, links never followed).
+
 This module is synchronous file I/O: call it from an executor, never from an event loop.
 """
 
@@ -15,7 +21,9 @@ import base64
 import binascii
 import json
 import os
+import re
 import secrets
+import stat
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -23,13 +31,17 @@ from typing import Any
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from .limits import MAX_DOCUMENT_BYTES
+
 MAGIC = b"PCRL"
 FORMAT = 1
 NONCE_SIZE = 12
 KEY_SIZE = 32
 DIRECTORY_MODE = 0o700
 FILE_MODE = 0o600
-MAX_DOCUMENT_SIZE = 64 * 1024 * 1024  # far above any real agent state; bounds a bad file's cost
+TAG_SIZE = 16
+MAX_DOCUMENT_SIZE = MAX_DOCUMENT_BYTES  # one limit for reading and writing (limits.py)
+_TEMPORARY_SUFFIX = re.compile(r"\.[0-9a-f]{8}\.tmp")
 
 
 class StoreProblem(StrEnum):
@@ -48,6 +60,20 @@ class StoreError(Exception):
         super().__init__(f"{problem}: {detail}")
         self.problem = problem
         self.detail = detail
+
+
+class DocumentTooLargeError(StoreError):
+    """The document would be larger than loading accepts: nothing was written."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(StoreProblem.CORRUPT, f"{size} bytes, over the limit of {limit}")
+        self.size = size
+        self.limit = limit
+
+    @property
+    def excess(self) -> int:
+        """Bytes of serialized document to drop before the write can succeed."""
+        return self.size - self.limit
 
 
 class EncryptedFile:
@@ -78,7 +104,11 @@ class EncryptedFile:
         self._write(key, document)
 
     def read(self) -> dict[str, Any]:
-        """The decrypted document; StoreError says precisely what is wrong."""
+        """The decrypted document; StoreError says precisely what is wrong.
+
+        Leftovers of writes killed half-way are removed first (see the module's docstring).
+        """
+        self.remove_stale_temporaries()
         key = self._read_key()
         try:
             blob = self.data_path.read_bytes()
@@ -88,7 +118,7 @@ class EncryptedFile:
         name = self.data_path.name
         if len(blob) > MAX_DOCUMENT_SIZE or not blob.startswith(MAGIC):
             raise StoreError(StoreProblem.CORRUPT, f"{name} is not a Pacerelle store")
-        if not blob.startswith(header) or len(blob) < len(header) + NONCE_SIZE + 16:
+        if not blob.startswith(header) or len(blob) < len(header) + NONCE_SIZE + TAG_SIZE:
             raise StoreError(StoreProblem.CORRUPT, f"{name} has an unknown format")
         nonce = blob[len(header) : len(header) + NONCE_SIZE]
         try:
@@ -109,6 +139,32 @@ class EncryptedFile:
     def write(self, document: dict[str, Any]) -> None:
         """Replace the document atomically (the key must exist)."""
         self._write(self._read_key(), document)
+
+    def remove_stale_temporaries(self) -> list[str]:
+        """Delete this store's temporary files (a write killed half-way); their names.
+
+        Only `.<name>.<8 hex>.tmp` of this store's name, only regular files (lstat: a link
+        with such a name is left alone, and nothing is followed). Call it when no write of
+        this store can be under way (at load: saves are serialized after it).
+        """
+        prefix = f".{self.name}"
+        removed: list[str] = []
+        try:
+            entries = list(os.scandir(self.directory))
+        except FileNotFoundError:
+            return removed
+        for entry in entries:
+            name = entry.name
+            if not name.startswith(prefix) or not _TEMPORARY_SUFFIX.fullmatch(name[len(prefix) :]):
+                continue
+            if not stat.S_ISREG(entry.stat(follow_symlinks=False).st_mode):
+                continue
+            try:
+                os.unlink(entry.path)
+            except FileNotFoundError:
+                continue
+            removed.append(name)
+        return removed
 
     def remove(self) -> None:
         """Delete the document and its key (the agent is gone)."""
@@ -142,6 +198,9 @@ class EncryptedFile:
         self._ensure_directory()
         nonce = secrets.token_bytes(NONCE_SIZE)
         plain = json.dumps(document, separators=(",", ":")).encode()
+        size = len(self._header()) + NONCE_SIZE + len(plain) + TAG_SIZE
+        if size > MAX_DOCUMENT_SIZE:
+            raise DocumentTooLargeError(size, MAX_DOCUMENT_SIZE)
         blob = self._header() + nonce + AESGCM(key).encrypt(nonce, plain, self._aad())
         temporary = self.directory / f".{self.name}.{secrets.token_hex(4)}.tmp"
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)

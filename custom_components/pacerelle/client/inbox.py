@@ -8,17 +8,22 @@ change returns a new Inbox (dict copies of bounded size), so a failed save rolls
 keeping the old one.
 """
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
+from .errors import PacerelleError
 from .gateway_frames import InboundMessage
+from .limits import MAX_ACCEPTED_RECEIPTS, MAX_PENDING, MAX_REJECTED_RECEIPTS, MAX_REQUEST_BYTES
 from .payloads import Content
 
-MAX_ACCEPTED_RECEIPTS = 2000
-MAX_REJECTED_RECEIPTS = 500
-MAX_PENDING = 500
+__all__ = ["MAX_ACCEPTED_RECEIPTS", "MAX_PENDING", "MAX_REJECTED_RECEIPTS"]
+
+
+class RequestTooLargeError(PacerelleError):
+    """A request bigger, as stored, than MAX_REQUEST_BYTES: refused, never kept."""
 
 
 class Receipt(StrEnum):
@@ -47,8 +52,6 @@ class Request:
     received_at: float
     attachments: tuple[Mapping[str, Any], ...] = ()
     widget: Mapping[str, Any] | None = None
-    # The relay's time for it (may lie; see InboundMessage.relayed_at), None if unknown.
-    relayed_at: float | None = None
 
     @property
     def is_group(self) -> bool:
@@ -56,7 +59,8 @@ class Request:
 
     @classmethod
     def build(cls, message: InboundMessage, content: Content, received_at: float) -> Request:
-        return cls(
+        """The request to keep; RequestTooLargeError if its stored form exceeds the limit."""
+        request = cls(
             message_id=message.message_id,
             conversation_id=message.conversation_id,
             sender_id=message.sender_id,
@@ -69,8 +73,11 @@ class Request:
             received_at=received_at,
             attachments=content.attachments,
             widget=content.widget,
-            relayed_at=message.relayed_at,
         )
+        size = stored_size(request.to_json())
+        if size > MAX_REQUEST_BYTES:
+            raise RequestTooLargeError(f"{size} bytes stored, over {MAX_REQUEST_BYTES}")
+        return request
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -86,7 +93,6 @@ class Request:
             "received_at": self.received_at,
             "attachments": [dict(item) for item in self.attachments],
             "widget": dict(self.widget) if self.widget is not None else None,
-            "relayed_at": self.relayed_at,
         }
 
     @classmethod
@@ -104,7 +110,6 @@ class Request:
             received_at=float(data["received_at"]),
             attachments=tuple(dict(item) for item in data.get("attachments") or ()),
             widget=data.get("widget"),
-            relayed_at=_optional_float(data.get("relayed_at")),
         )
 
 
@@ -133,7 +138,10 @@ class Inbox:
         return replace(self, received={**self.received, request.message_id: (digest, request)})
 
     def accept(self, message_ids: Iterable[str]) -> Inbox:
-        """The received requests handed over: they become accepted and pending (one copy)."""
+        """The received requests handed over: they become accepted and pending (one copy).
+
+        Pending requests are bounded (with a log line and a count) by store_bounds.py.
+        """
         received = dict(self.received)
         accepted = dict(self.accepted)
         pending = dict(self.pending)
@@ -145,7 +153,7 @@ class Inbox:
             self,
             received=received,
             accepted=_bounded(accepted, MAX_ACCEPTED_RECEIPTS),
-            pending=_bounded(pending, MAX_PENDING),
+            pending=pending,
         )
 
     def reject(self, message_id: str, digest: str) -> Inbox:
@@ -184,8 +192,9 @@ class Inbox:
         )
 
 
-def _optional_float(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) else None
+def stored_size(value: Any) -> int:
+    """Bytes that `value` takes in the store's JSON (same encoding as encrypted_file.py)."""
+    return len(json.dumps(value, separators=(",", ":")))
 
 
 def _bounded[V](items: dict[str, V], limit: int) -> dict[str, V]:

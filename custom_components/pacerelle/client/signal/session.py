@@ -39,8 +39,43 @@ class PeerAddress:
 
     @property
     def storage_name(self) -> str:
-        """The name the SDK gives this peer's sessions (PROTOCOL.md)."""
-        return f"human:{self.user_id}:{self.conversation_id}:device:{self.device_id}"
+        """The name of this peer's session record: one name per address, never shared.
+
+        The SDK's form (PROTOCOL.md), `human:{user}:{conversation}:device:{n}`, with "%" and
+        ":" percent-escaped in the ids: ids without them (all seen so far) keep the SDK's
+        name, while ("a:b", "c") and ("a", "b:c") no longer meet in "human:a:b:c:...".
+        """
+        user, conversation = _escape(self.user_id), _escape(self.conversation_id)
+        return f"human:{user}:{conversation}:device:{self.device_id}"
+
+    @property
+    def peer_name(self) -> str:
+        """The storage name without the device: what all devices of the person share here."""
+        return self.storage_name.rpartition(DEVICE_SEPARATOR)[0]
+
+
+DEVICE_SEPARATOR = ":device:"
+
+
+def _escape(part: str) -> str:
+    return part.replace("%", "%25").replace(":", "%3A")
+
+
+def legacy_addresses(name: str) -> list[PeerAddress]:
+    """Every address whose unescaped name (store version 1) was `name`, in split order.
+
+    Version 1 joined raw ids with ":", so a name whose ids held ":" has several readings;
+    a name of another form has none.
+    """
+    body, separator, device = name.rpartition(DEVICE_SEPARATOR)
+    if not separator or not body.startswith("human:") or not device.isdigit():
+        return []
+    ids = body.removeprefix("human:")
+    return [
+        PeerAddress(ids[:index], ids[index + 1 :], int(device))
+        for index, char in enumerate(ids)
+        if char == ":"
+    ]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,52 @@
+"""Every bound on what one agent keeps at rest, in one place (as libsignal's consts.rs).
+
+The agent's state is one encrypted JSON document (encrypted_file.py). Loading refuses a
+file larger than MAX_DOCUMENT_BYTES and the writer refuses to write one, so anything a
+sender or the relay can grow is bounded here, and store_bounds.py evicts (oldest first,
+logged and counted) before a save rather than let the document reach that size.
+
+Worst case of each part, serialized (JSON escapes can make a character up to 12 bytes, so
+budgets are in bytes of the stored form, never in characters):
+    requests received, not yet handed over   MAX_BATCH x MAX_REQUEST_BYTES   12.5 MiB
+    pending requests                         MAX_PENDING_BYTES               16 MiB
+    history (requests and replies)           MAX_HISTORY_BYTES                8 MiB
+    sessions                                 MAX_SESSION_RECORDS records, each ~2 KiB
+                                             fresh, more with archived states and
+                                             skipped keys (libsignal's own bounds)
+    receipts, checkpoints, keys, the rest    well under 2 MiB
+The sum stays under MAX_DOCUMENT_BYTES for every realistic state; what no budget covers
+(a session record swollen by skipped keys, say) is caught by the writer's size check, and
+store_bounds.shrink evicts further before writing.
+"""
+
+from typing import Final
+
+MAX_DOCUMENT_BYTES: Final = 64 * 1024 * 1024
+"""The encrypted file, header and tag included: the ONE limit of both reading and writing."""
+
+MAX_REQUEST_BYTES: Final = 256 * 1024
+"""One incoming request as stored (text, attachment descriptors, widget answer). A bigger
+one is refused when it arrives: 256 K ASCII characters, or ~40 K that JSON must escape, are
+far beyond any command to a home (what we send is capped at 64 K characters)."""
+
+MAX_PENDING: Final = 500
+"""Requests not yet marked processed, by count..."""
+MAX_PENDING_BYTES: Final = 16 * 1024 * 1024
+"""...and by stored size; beyond either the oldest pending request is evicted."""
+
+MAX_HISTORY_BYTES: Final = 8 * 1024 * 1024
+"""Handled requests and replies kept as history (also at most HISTORY_LIMIT of each); the
+oldest go first, requests before replies."""
+
+MAX_ACCEPTED_RECEIPTS: Final = 2000
+MAX_REJECTED_RECEIPTS: Final = 500
+"""Ids of messages already handed over or refused, so that a redelivery is recognised."""
+
+MAX_DEVICES_PER_PEER: Final = 10
+"""Session records of one person in one conversation (one per device). Pacerelle shows a
+person's phones and browsers; ten leaves room for old devices while a relay inventing
+devices cannot grow the store (~2 KiB and ~16 ms of key agreement each) without bound."""
+
+MAX_SESSION_RECORDS: Final = 256
+"""Session records in all: every person the agent talks to, in every conversation. With
+libsignal's ARCHIVED_STATES_MAX_LENGTH archived states each, the store stays loadable."""

@@ -1,0 +1,212 @@
+"""Keep the agent's data within the bounds of limits.py: evict the oldest, log it, count it.
+
+`within_bounds` runs before every save (AgentCore.commit): pending requests by count and
+size, history by size, session records per person and conversation and in total. The
+writer then checks the real size of the serialized document; if it is still over the one
+limit that loading also applies, `shrink` evicts further (history, pending requests,
+archived session states, then whole session records, the least valuable first) and the
+save is tried again. So a sender can make the agent forget old things, never make its
+store unloadable. What was evicted is counted in `Evictions`, saved with the data and shown
+in diagnostics.
+"""
+
+import logging
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+
+from .agent_data import AgentData
+from .history import History
+from .inbox import stored_size
+from .limits import (
+    MAX_DEVICES_PER_PEER,
+    MAX_HISTORY_BYTES,
+    MAX_PENDING,
+    MAX_PENDING_BYTES,
+    MAX_SESSION_RECORDS,
+)
+from .signal.session import SessionRecord
+from .signal.session_json import record_to_json
+
+_LOGGER = logging.getLogger(__name__)
+
+SHRINK_MARGIN = 64 * 1024
+"""Bytes evicted beyond the writer's excess, so one shrink is enough despite estimates."""
+
+
+def within_bounds(data: AgentData) -> AgentData:
+    """`data` with the oldest pending requests, history and sessions beyond the limits gone."""
+    data = _bound_pending(data)
+    data = _bound_history(data)
+    return _bound_sessions(data)
+
+
+def shrink(data: AgentData, excess: int) -> AgentData:
+    """`data` with at least `excess` more bytes (estimated) evicted, least valuable first."""
+    remaining = excess + SHRINK_MARGIN
+    counts = {"store_shrinks": 1}
+    for kind, candidates in _shrink_candidates(data):
+        for evict, size in candidates:
+            if remaining <= 0:
+                break
+            data = evict(data)
+            counts[kind] = counts.get(kind, 0) + 1
+            remaining -= size
+    _LOGGER.warning(
+        "The agent's store was %d bytes over its limit; evicted the oldest: %s",
+        excess,
+        ", ".join(f"{count} {kind}" for kind, count in counts.items() if kind != "store_shrinks"),
+    )
+    return _counted(data, **counts)
+
+
+type Eviction = tuple[Callable[[AgentData], AgentData], int]
+
+
+def _shrink_candidates(data: AgentData) -> Iterator[tuple[str, Iterator[Eviction]]]:
+    yield "history_entries", _history_evictions(data.history)
+    yield "pending_requests", _pending_evictions(data)
+    yield "archived_sessions", _archived_evictions(data)
+    yield "sessions", _session_evictions(data)
+
+
+def _history_evictions(history: History) -> Iterator[Eviction]:
+    for kind, size in _history_oldest_first(history):
+        yield _drop_oldest_history_entry(kind), size
+
+
+def _drop_oldest_history_entry(kind: str) -> Callable[[AgentData], AgentData]:
+    def evict(data: AgentData) -> AgentData:
+        history = data.history
+        if kind == "request":
+            return replace(data, history=replace(history, requests=history.requests[1:]))
+        return replace(data, history=replace(history, replies=history.replies[1:]))
+
+    return evict
+
+
+def _pending_evictions(data: AgentData) -> Iterator[Eviction]:
+    for message_id, request in list(data.inbox.pending.items()):
+        yield _drop_pending(message_id), stored_size(request.to_json())
+
+
+def _drop_pending(message_id: str) -> Callable[[AgentData], AgentData]:
+    def evict(data: AgentData) -> AgentData:
+        return replace(data, inbox=data.inbox.processed(message_id))
+
+    return evict
+
+
+def _archived_evictions(data: AgentData) -> Iterator[Eviction]:
+    for name, index in data.signal.archived_states():
+        state = data.signal.sessions[name].previous[index]
+        size = stored_size(record_to_json(SessionRecord(current=state)))
+        yield _drop_archived(name, index), size
+
+
+def _drop_archived(name: str, index: int) -> Callable[[AgentData], AgentData]:
+    # archived_states lists a record's states from the oldest (highest index) down, so
+    # removing one never shifts the index of the next one to go.
+    def evict(data: AgentData) -> AgentData:
+        return replace(data, signal=data.signal.without_archived(name, index))
+
+    return evict
+
+
+def _session_evictions(data: AgentData) -> Iterator[Eviction]:
+    signal = data.signal
+    for name in signal.sessions_to_evict(per_peer=MAX_DEVICES_PER_PEER, total=0):
+        size = stored_size(record_to_json(signal.sessions[name]))
+        yield _drop_session(name), size
+
+
+def _drop_session(name: str) -> Callable[[AgentData], AgentData]:
+    def evict(data: AgentData) -> AgentData:
+        return replace(data, signal=data.signal.without_sessions([name]))
+
+    return evict
+
+
+def _bound_pending(data: AgentData) -> AgentData:
+    pending = data.inbox.pending
+    sizes = {message_id: stored_size(r.to_json()) for message_id, r in pending.items()}
+    total = sum(sizes.values())
+    count = len(pending)
+    evicted: list[str] = []
+    for message_id, size in sizes.items():  # oldest first
+        if count <= MAX_PENDING and total <= MAX_PENDING_BYTES:
+            break
+        evicted.append(message_id)
+        count -= 1
+        total -= size
+    if not evicted:
+        return data
+    _LOGGER.warning(
+        "Evicted the %d oldest pending requests (over %d requests or %d bytes), first %s",
+        len(evicted),
+        MAX_PENDING,
+        MAX_PENDING_BYTES,
+        evicted[0],
+    )
+    inbox = data.inbox
+    for message_id in evicted:
+        inbox = inbox.processed(message_id)
+    return _counted(replace(data, inbox=inbox), pending_requests=len(evicted))
+
+
+def _history_oldest_first(history: History) -> list[tuple[str, int]]:
+    """(kind, stored size) of every history entry, the oldest first (each kind in order)."""
+    entries = [
+        (item.request.received_at, "request", index, stored_size(item.to_json()))
+        for index, item in enumerate(history.requests)
+    ]
+    entries += [
+        (reply.sent_at, "reply", index, stored_size(reply.to_json()))
+        for index, reply in enumerate(history.replies)
+    ]
+    entries.sort(key=lambda entry: (entry[0], entry[1], entry[2]))
+    # Each kind leaves in its own order, so evicting "the first request" stays right.
+    return [(kind, size) for _, kind, _, size in entries]
+
+
+def _bound_history(data: AgentData) -> AgentData:
+    entries = _history_oldest_first(data.history)
+    total = sum(size for _, size in entries)
+    drop = {"request": 0, "reply": 0}
+    for kind, size in entries:
+        if total <= MAX_HISTORY_BYTES:
+            break
+        drop[kind] += 1
+        total -= size
+    evicted = drop["request"] + drop["reply"]
+    if not evicted:
+        return data
+    _LOGGER.warning(
+        "Evicted the %d oldest history entries (over %d bytes)", evicted, MAX_HISTORY_BYTES
+    )
+    history = data.history
+    history = replace(
+        history,
+        requests=history.requests[drop["request"] :],
+        replies=history.replies[drop["reply"] :],
+    )
+    return _counted(replace(data, history=history), history_entries=evicted)
+
+
+def _bound_sessions(data: AgentData) -> AgentData:
+    signal = data.signal
+    names = signal.sessions_to_evict(per_peer=MAX_DEVICES_PER_PEER, total=MAX_SESSION_RECORDS)
+    if not names:
+        return data
+    _LOGGER.warning(
+        "Evicted %d session records, least recently used first (at most %d per person in a "
+        "conversation, %d in all): %s",
+        len(names),
+        MAX_DEVICES_PER_PEER,
+        MAX_SESSION_RECORDS,
+        ", ".join(names[:5]),
+    )
+    return _counted(replace(data, signal=signal.without_sessions(names)), sessions=len(names))
+
+
+def _counted(data: AgentData, **counts: int) -> AgentData:
+    return data.counted(**counts)
