@@ -1,0 +1,93 @@
+"""A relay serving blobs at 1 byte/s blocks neither sends nor events for long (issue 12, item 5).
+
+A real Home Assistant (`hass`) with the integration's MessageEvents saving files into a
+media folder, the HA-free agent, and the emulator behind a middleware of the test's own
+that trickles every blob at one byte per second. Downloads run without the agent's lock:
+a send completes in well under a second meanwhile, and the message's files are given up
+at the download deadline (short here, through the constructor), its event firing with
+each file's `path` null.
+"""
+
+import asyncio
+import base64
+import logging
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from homeassistant.core import HomeAssistant
+from pytest_homeassistant_custom_component.common import async_capture_events
+
+from custom_components.pacerelle.client.agent import Agent
+from custom_components.pacerelle.events import EVENT_MESSAGE, MessageEvents
+from tests.client_agent_harness import Recorder, connected_agent, wait_for
+from tests.emulator_fixtures import EmulatorHandle
+from tests.hostile_relay_harness import Hostility
+
+pytest_plugins = ["tests.hostile_relay_harness"]
+
+DEADLINE = 2.0
+SEND_BOUND = 1.0
+_LOGGER = logging.getLogger(__name__)
+
+
+async def test_send_never_waits_for_a_slow_download(
+    hass: HomeAssistant,
+    hostile_emulator: EmulatorHandle,
+    hostility: Hostility,
+    tmp_path: Path,
+) -> None:
+    hass.config.allowlist_external_dirs = {str(tmp_path)}
+    installed = await hostile_emulator.install()
+    events = async_capture_events(hass, EVENT_MESSAGE)
+    running: list[Agent] = []  # the agent, once started (files arrive only then)
+
+    async def download(attachment: Mapping[str, Any]) -> bytes:
+        return await running[0].download_attachment(attachment)
+
+    message_events = MessageEvents(
+        hass, "entry", installed.agent_id, str(tmp_path), download, download_deadline=DEADLINE
+    )
+    recorder = Recorder()
+    recorder.prepare = message_events.prepare  # type: ignore[method-assign]
+    recorder.deliver = message_events.deliver  # type: ignore[method-assign]
+    async with asyncio.timeout(30), connected_agent(hostile_emulator, installed, recorder) as agent:
+        running.append(agent)
+        hello = await hostile_emulator.send(installed.conversation_id, text="hello")
+        await wait_for(lambda: len(events) == 1)
+
+        hostility.blob_bytes_per_second = 1.0
+        files = [
+            {"data_b64": base64.b64encode(os.urandom(64)).decode(), "name": f"{n}.jpg"}
+            for n in range(3)
+        ]
+        started = time.monotonic()
+        slow = await hostile_emulator.send(
+            installed.conversation_id, text="three photos", attachments=files
+        )
+        await wait_for(lambda: hostility.blob_downloads_started >= 1)
+
+        before = time.monotonic()
+        async with asyncio.timeout(SEND_BOUND):
+            reply = await agent.send_text("the door is locked", source_message_id=hello)
+        send_latency = time.monotonic() - before
+        (entry,) = await hostile_emulator.wait_inbox(installed.conversation_id, 1)
+        assert entry["message_id"] == reply.message_id
+        assert len(events) == 1  # the slow message's event waits for its files
+
+        await wait_for(lambda: len(events) == 2, within=DEADLINE + 5)
+        event_delay = time.monotonic() - started
+        _LOGGER.warning(
+            "Blobs at 1 byte/s: send took %.3f s during the download; the event fired after "
+            "%.2f s (deadline %.1f s)",
+            send_latency,
+            event_delay,
+            DEADLINE,
+        )
+        data = events[1].data
+        assert data["message_id"] == slow
+        assert [item["path"] for item in data["attachments"]] == [None, None, None]
+        assert DEADLINE <= event_delay < DEADLINE + 3
+        assert list(tmp_path.rglob("*.jpg")) == []
