@@ -35,7 +35,7 @@ class Agent:
     def device_id(self, hass: HomeAssistant) -> str:
         device = dr.async_get(hass).async_get_or_create(
             config_entry_id=self.entry.entry_id,
-            identifiers={(DOMAIN, self.installed.agent_id)},
+            identifiers={(DOMAIN, self.entry.entry_id)},  # the agent's own device
         )
         return device.id
 
