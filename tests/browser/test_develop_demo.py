@@ -1,0 +1,292 @@
+"""README's "Try it" as a newcomer follows it, in headless Chromium, on `scripts/develop`.
+
+A fresh `scripts/develop --config DIR --ha-port <free> --emulator-port <free>` (the
+script itself, as a process group of its own) comes up on the chosen port without any
+confirmation or repair. The person onboards, creates a connection key on the chat page,
+adds Pacerelle in the frontend and approves. README's "Answer status" and doorbell
+automations are saved through the automation editor's API. A message on the chat page is
+answered; Home Assistant is restarted from its UI, scripts/develop restarts it and keeps
+the emulator; the demo goes on: the next message is answered and the doorbell sends the
+demo camera's snapshot, shown inline on the chat page. Ctrl-C stops everything.
+Screenshots: tests/artifacts/browser/develop_demo/<run>/.
+"""
+
+import asyncio
+import contextlib
+import os
+import re
+import shutil
+import signal
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+import yaml
+from playwright.async_api import Browser, Page, expect
+
+from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, Screenshots
+from tests.browser.home_assistant import free_port
+from tests.browser.test_add_integration import _onboard
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+# Home Assistant's first start with default_config, and a restart; generous for 2 cores.
+START_TIMEOUT = 240.0
+RESTART_TIMEOUT = 180.0
+STOP_TIMEOUT = 30.0
+ANSWER_TIMEOUT_MS = 30_000
+READY = "develop: ready."
+RESTARTING = "develop: Home Assistant asked for a restart"
+# A person reads the console: it stays short.
+MAX_CONSOLE_LINES = 12
+
+
+@dataclass
+class Develop:
+    """A running scripts/develop: its URLs, its process and its console output so far."""
+
+    process: asyncio.subprocess.Process
+    console: Path
+    config: Path
+    ha_url: str
+    chat_url: str
+
+    def text(self) -> str:
+        return self.console.read_text(errors="replace")
+
+    async def wait_for(self, needle: str, count: int, within: float) -> None:
+        async with asyncio.timeout(within):
+            while self.text().count(needle) < count:
+                assert self.process.returncode is None, f"develop exited:\n{self.text()}"
+                await asyncio.sleep(0.25)
+
+
+@asynccontextmanager
+async def running_develop(config: Path, console: Path) -> AsyncIterator[Develop]:
+    ha_port, emulator_port = free_port(), free_port()
+    with console.open("wb") as output:
+        process = await asyncio.create_subprocess_exec(
+            str(ROOT / "scripts" / "develop"),
+            "--config",
+            str(config),
+            "--ha-port",
+            str(ha_port),
+            "--emulator-port",
+            str(emulator_port),
+            stdout=output,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,  # its own group: Ctrl-C reaches it as from a terminal
+        )
+    develop = Develop(
+        process,
+        console,
+        config,
+        f"http://127.0.0.1:{ha_port}",
+        f"http://127.0.0.1:{emulator_port}",
+    )
+    try:
+        yield develop
+    finally:
+        if process.returncode is None:
+            os.killpg(process.pid, signal.SIGINT)
+            try:
+                await asyncio.wait_for(process.wait(), STOP_TIMEOUT)
+            except TimeoutError:
+                os.killpg(process.pid, signal.SIGKILL)
+                await process.wait()
+        print(f"scripts/develop console:\n{develop.text()}", file=sys.stderr)
+
+
+def keep_logs(develop: Develop, directory: Path) -> None:
+    """The console and the log files next to the screenshots, for a failing run."""
+    shutil.copyfile(develop.console, directory / "console.txt")
+    for name in ("home-assistant.log", "home-assistant.log.1", "pacerelle-emulator.log"):
+        with contextlib.suppress(FileNotFoundError):
+            shutil.copyfile(develop.config / name, directory / name)
+
+
+def readme_automation(heading: str) -> dict[str, Any]:
+    """The YAML block under README's `### heading`, as the automation editor saves it."""
+    text = README.read_text()
+    section = text[text.index(f"### {heading}") :]
+    block = re.search(r"```yaml\n(.*?)```", section, re.DOTALL)
+    assert block is not None
+    automation: dict[str, Any] = yaml.safe_load(block.group(1))
+    return automation
+
+
+class HomeAssistantRest:
+    """REST calls with the browser's own access token, as the frontend makes them."""
+
+    def __init__(self, session: aiohttp.ClientSession, base_url: str, token: str) -> None:
+        self.session, self.base_url = session, base_url
+        self.headers = {"Authorization": f"Bearer {token}"}
+
+    async def call(self, method: str, path: str, body: Any = None) -> Any:
+        async with self.session.request(
+            method, self.base_url + path, json=body, headers=self.headers
+        ) as response:
+            assert response.status < 400, f"{method} {path}: {await response.text()}"
+            return await response.json()
+
+    async def wait_running(self, within: float) -> None:
+        async with asyncio.timeout(within):
+            while True:
+                if (await self.call("GET", "/api/config"))["state"] == "RUNNING":
+                    return
+                await asyncio.sleep(0.5)
+
+
+async def _add_pacerelle(page: Page, chat: Page, develop: Develop, shots: Screenshots) -> None:
+    await chat.get_by_role("button", name="Create connection key").click()
+    copy = chat.locator("#copy-key")
+    await copy.click()
+    await expect(copy).to_have_text("Copied ✓")
+    connect_key = await chat.locator("#key").inner_text()
+    await shots.take(chat, "chat-connection-key")
+
+    await page.goto(f"{develop.ha_url}/config/integrations/dashboard")
+    await page.get_by_text("Add integration", exact=True).click()
+    await page.get_by_placeholder("Search for a brand name").fill("Pacerelle")
+    await page.get_by_text("Pacerelle", exact=True).click()
+    await page.locator("input[name=connection_key]").fill(connect_key)
+    await shots.take(page, "connection-key-form")
+    async with page.context.expect_page() as opened:
+        await page.get_by_role("button", name="Submit").click()
+    approval = await opened.value
+    await expect(approval.get_by_text("Connect an agent")).to_be_visible()
+    await shots.take(approval, "approval-page")
+    async with approval.expect_event("close", timeout=STEP_TIMEOUT_MS):
+        await approval.get_by_role("button", name="Approve").click()
+    await page.get_by_role("button", name=re.compile(r"^(Skip and finish|Finish)$")).click()
+    # The chat page forgets the spent key.
+    await expect(chat.locator("#key-used")).to_be_visible()
+
+
+async def _restart_from_the_ui(page: Page, develop: Develop, shots: Screenshots) -> None:
+    await page.goto(f"{develop.ha_url}/config/system")
+    await page.get_by_role("button", name="Restart Home Assistant").click()
+    await page.get_by_text("Interrupts all running automations and scripts.").click()
+    await shots.take(page, "restart-confirm")
+    await page.get_by_role("button", name="Restart", exact=True).click()
+
+
+async def _ask_status(chat: Page, count: int) -> None:
+    await chat.locator("#text").fill("status")
+    await chat.get_by_role("button", name="Send").click()
+    answers = chat.locator(".bubble.in", has_text="Front door: locked.")
+    await expect(answers).to_have_count(count, timeout=ANSWER_TIMEOUT_MS)
+
+
+async def test_try_it_on_scripts_develop(
+    browser: Browser, tmp_path: Path, socket_enabled: None
+) -> None:
+    shots = Screenshots(ARTIFACTS / "develop_demo")
+    config = tmp_path / "config"
+    async with (
+        running_develop(config, tmp_path / "console.txt") as develop,
+        aiohttp.ClientSession() as session,
+    ):
+        await develop.wait_for(READY, 1, START_TIMEOUT)
+        context = await browser.new_context(
+            viewport={"width": 1200, "height": 800},
+            permissions=["clipboard-read", "clipboard-write"],
+        )
+        context.set_default_timeout(STEP_TIMEOUT_MS)
+        expect.set_options(timeout=STEP_TIMEOUT_MS)
+        page = await context.new_page()
+        chat = await context.new_page()
+        try:
+            await _onboard(page, develop.ha_url, shots)
+            await chat.goto(develop.chat_url + "/")
+            await _add_pacerelle(page, chat, develop, shots)
+            token = await page.evaluate("JSON.parse(localStorage.hassTokens).access_token")
+            rest = HomeAssistantRest(session, develop.ha_url, token)
+
+            # No trial of the HTTP settings to confirm, no repair about YAML.
+            issues = await _repair_issues(page)
+            print("repair issues:", [(item["domain"], item["issue_id"]) for item in issues])
+            assert not [item for item in issues if item["domain"] == "http"], issues
+
+            automations = {
+                "pacerelle_status": readme_automation('Answer "status"'),
+                "pacerelle_doorbell": readme_automation(
+                    "Send a camera snapshot when the doorbell rings"
+                ),
+            }
+            for automation_id, automation in automations.items():
+                path = f"/api/config/automation/config/{automation_id}"
+                assert await rest.call("POST", path, automation) == {"result": "ok"}
+            await page.goto(f"{develop.ha_url}/config/automation/dashboard")
+            for automation in automations.values():
+                await expect(page.get_by_text(automation["alias"])).to_be_visible()
+            await shots.take(page, "automations")
+
+            await chat.get_by_role("link", name="Home Assistant").click()
+            await _ask_status(chat, 1)
+            await shots.take(chat, "chat-status-answered")
+
+            await _restart_from_the_ui(page, develop, shots)
+            await develop.wait_for(RESTARTING, 1, RESTART_TIMEOUT)
+            # The emulator kept running: the chat page answers while Home Assistant is down.
+            async with session.get(develop.chat_url + "/_emulator/installations") as response:
+                assert response.status == 200
+            await develop.wait_for(READY, 2, RESTART_TIMEOUT)
+            await expect(chat.locator("#agents .dot.on")).to_be_visible(timeout=60_000)
+            # Automations listen only once Home Assistant has started, which may be after
+            # the agent is back online (see the report: events before that are missed).
+            await rest.wait_running(RESTART_TIMEOUT)
+
+            await _ask_status(chat, 2)
+            await rest.call(
+                "POST",
+                "/api/services/input_boolean/turn_on",
+                {"entity_id": "input_boolean.doorbell_button"},
+            )
+            picture = chat.locator(".bubble.in img.inline-image")
+            await expect(picture).to_be_visible(timeout=ANSWER_TIMEOUT_MS)
+            assert await picture.evaluate("node => node.naturalWidth") == 640
+            await chat.locator("#timeline").evaluate("node => node.scrollTop = node.scrollHeight")
+            await shots.take(chat, "chat-after-restart-snapshot")
+        except Exception:
+            await shots.take(page, "failure")
+            await shots.take(chat, "failure-chat")
+            raise
+        finally:
+            await context.close()
+            keep_logs(develop, shots.directory)
+        os.killpg(develop.process.pid, signal.SIGINT)
+        assert await asyncio.wait_for(develop.process.wait(), STOP_TIMEOUT) != 0
+
+    console = develop.text()
+    lines = [line for line in console.splitlines() if line.strip()]
+    assert len(lines) <= MAX_CONSOLE_LINES, console
+    assert "Traceback" not in console
+    assert f"develop: Home Assistant starting on {develop.ha_url}" in console
+    for name in ("home-assistant.log", "pacerelle-emulator.log"):
+        assert f"{config}/{name}" in console
+        assert (config / name).stat().st_size > 0
+    # What a new install gets, without `my` and without an `http:` block.
+    configuration = (config / "configuration.yaml").read_text()
+    assert "automation: !include automations.yaml" in configuration
+    assert "\nmy:" not in configuration
+    assert "http:" not in configuration
+    assert "token=" not in (config / "pacerelle-emulator.log").read_text().replace(
+        "token=[redacted]", ""
+    )
+
+
+async def _repair_issues(page: Page) -> list[dict[str, Any]]:
+    """Home Assistant's repair issues, read over the frontend's own WebSocket connection."""
+    issues: dict[str, Any] = await page.evaluate(
+        "document.querySelector('home-assistant').hass.connection"
+        ".sendMessagePromise({type: 'repairs/list_issues'})"
+    )
+    return list(issues["issues"])
