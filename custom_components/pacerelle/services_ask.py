@@ -3,8 +3,10 @@
 The widget expires when the wait ends, so the app stops offering it. The action always
 returns one of three answers, told apart by `status`: `answered` (with `value`),
 `cancelled` (the person dismissed it) or `timeout` (nobody answered in time). An answer
-that does not fit the question (a confirm answered "maybe") is logged and ignored. The
-person's answer is marked processed: it was consumed by the waiting script.
+that does not fit the question (a confirm answered "maybe") is logged and ignored, and so
+is an answer from anyone but the person asked, or from another conversation (see
+`Addressee`): someone else in a group, or a relay forging a sender, cannot answer for them.
+The person's answer is marked processed: it was consumed by the waiting script.
 """
 
 import asyncio
@@ -19,7 +21,7 @@ from homeassistant.helpers import config_validation as cv
 from homeassistant.util import dt as dt_util
 
 from .client.errors import PacerelleError
-from .client.widget_answers import answer_problem
+from .client.widget_answers import Addressee, answer_problem
 from .client.widgets import (
     CHOICE,
     CONFIRM,
@@ -30,6 +32,7 @@ from .client.widgets import (
     WidgetError,
     build_widget,
 )
+from .const import CONF_OWNER_ID
 from .events import ATTR_ENTRY_ID, ATTR_WIDGET_ID, EVENT_WIDGET_RESPONSE
 from .services_common import (
     AGENT_FIELDS,
@@ -132,11 +135,23 @@ async def async_ask(call: ServiceCall) -> ServiceResponse:
     def ours(data: dict[str, Any]) -> bool:
         return data.get(ATTR_ENTRY_ID) == entry.entry_id and data.get(ATTR_WIDGET_ID) == widget_id
 
+    # Who may answer is known once the question is sent; answers before that wait for it.
+    addressee: list[Addressee] = []
+    early: list[dict[str, Any]] = []
+
     @callback
     def answered(event: Event[dict[str, Any]]) -> None:
-        if answer.done():
+        if not addressee:
+            early.append(dict(event.data))
+        elif not answer.done():
+            consider(event.data)
+
+    @callback
+    def consider(data: dict[str, Any]) -> None:
+        refusal = addressee[0].refusal(data["conversation_id"], data["sender_id"])
+        if refusal is not None:
+            _LOGGER.warning("Ignored an answer to widget %s: %s", widget_id, refusal)
             return
-        data = event.data
         problem = None if data["cancelled"] else answer_problem(kind, spec, data["value"])
         if problem is not None:
             # Never hand a script something it could mistake for consent: wait on.
@@ -150,6 +165,19 @@ async def async_ask(call: ServiceCall) -> ServiceResponse:
         agent = entry.runtime_data.agent
         with client_errors(entry, target["source_message_id"]):
             reply = await agent.send_widget(widget, **target)
+        source = target["source_message_id"]
+        asked = agent.find_request(source) if source is not None else None
+        addressee.append(
+            Addressee.of(
+                reply.conversation_id,
+                reply.to,
+                asked.sender_id if asked is not None else None,
+                str(entry.data[CONF_OWNER_ID]),
+            )
+        )
+        for data in early:
+            if not answer.done():
+                consider(data)
         question = {"widget_id": widget_id, "message_id": reply.message_id}
         try:
             async with asyncio.timeout(timeout):

@@ -1,4 +1,5 @@
-"""A person's answer to one of our widgets: parsing it, and whether it fits the widget.
+"""A person's answer to one of our widgets: parsing it, whether it fits the widget, and
+whether it comes from someone the question was addressed to (`Addressee`).
 
 `{"type": "widget.response", "id", "ref", "value"?, "cancelled"?}`; `ref` is the widget's
 id. What the apps send as `value` depends on the kind (see `answer_problem`).
@@ -8,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .gateway_frames import GROUP_PREFIX
 from .widgets import (
     CHOICE,
     CONFIRM,
@@ -92,3 +94,32 @@ def _form_problem(spec: Mapping[str, Any], value: Any) -> str | None:
         if field.get("required") is True and given in (None, ""):
             return f"required field {name} is empty"
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class Addressee:
+    """Who may answer a question: one person, in the conversation it was sent to.
+
+    In a direct conversation that is the person it went to, from any of their devices. In
+    a group (`individual` answers, the only mode `pacerelle.ask` uses) it is the person
+    whose message the question answers, or the agent's owner when it answers none: one
+    member never answers for another.
+    """
+
+    conversation_id: str
+    person_id: str
+
+    @classmethod
+    def of(cls, conversation_id: str, to: str, asked_by: str | None, owner_id: str) -> Addressee:
+        """`to` is where the question went (a person, or `group:<conversation>`)."""
+        if to == GROUP_PREFIX + conversation_id:
+            return cls(conversation_id, asked_by or owner_id)
+        return cls(conversation_id, to)
+
+    def refusal(self, conversation_id: str, sender_id: str) -> str | None:
+        """Why an answer from this sender and conversation does not count, or None."""
+        if conversation_id != self.conversation_id:
+            return f"it came from conversation {conversation_id}, not {self.conversation_id}"
+        if sender_id != self.person_id:
+            return f"it came from {sender_id}, not {self.person_id}"
+        return None
