@@ -119,6 +119,37 @@ async def test_deeply_nested_frames_are_skipped_and_the_connection_stays(
 
 
 @pytest.mark.parametrize(
+    "answer",
+    [HOSTILE_TOKEN_ANSWERS[name] for name in ("infinity", "nan", "nested_answer")],
+    ids=["infinity", "nan", "nested_answer"],
+)
+async def test_hostile_token_answer_at_reconnection_backs_off_then_recovers(
+    hass: HomeAssistant,
+    hostile_emulator: EmulatorHandle,
+    hostility: Hostility,
+    answer: bytes,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    installed = await hostile_emulator.install()
+    entry = await add_entry(hass, hostile_emulator, installed)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    runtime: PacerelleRuntime = entry.runtime_data
+    await wait_until(lambda: runtime.status.state is ConnectionState.CONNECTED)
+
+    hostility.token_answer = answer
+    tokens_before = hostility.token_requests
+    await hostile_emulator.faults(drop_connections=True)
+    await wait_until(lambda: hostility.token_requests >= tokens_before + 2)  # retried
+    assert runtime.status.state is ConnectionState.RECONNECTING
+    assert entry.state is ConfigEntryState.LOADED
+
+    hostility.token_answer = None
+    await wait_until(lambda: runtime.status.state is ConnectionState.CONNECTED, within=15)
+    assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
+    assert await hass.config_entries.async_unload(entry.entry_id)
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "[" * DEEP + "]" * DEEP,
