@@ -43,7 +43,7 @@ logger:
     custom_components.pacerelle: debug
 """
 # The files a new install gets next to configuration.yaml, and their first content.
-INCLUDED_FILES = {"automations.yaml": "[]\n", "scripts.yaml": "", "scenes.yaml": ""}
+INCLUDED_FILES = {"automations.yaml": "[]", "scripts.yaml": "", "scenes.yaml": ""}
 
 
 def default_config_domains() -> list[str]:

@@ -5,6 +5,7 @@ default access log prints the whole request line: the demo would write live toke
 log. Any query parameter whose name looks like a secret is logged as `[redacted]`.
 """
 
+import logging
 import re
 from urllib.parse import unquote_plus
 
@@ -12,6 +13,7 @@ from aiohttp.abc import AbstractAccessLogger
 from aiohttp.web import BaseRequest, StreamResponse
 
 REDACTED = "[redacted]"
+ADMIN_PREFIX = "/_emulator/"
 # Names of query parameters that carry (or may carry) a secret: tokens, OAuth codes and
 # verifiers, keys, secrets, passwords, signatures.
 SECRET_PARAMETER = re.compile(
@@ -43,11 +45,22 @@ def redacted_target(request: BaseRequest) -> str:
     return request.path + (f"?{query}" if query else "")
 
 
+def _is_polling(request: BaseRequest, response: StreamResponse) -> bool:
+    # The chat page reads the admin API every second: at INFO level that would bury the rest.
+    return (
+        request.method == "GET" and request.path.startswith(ADMIN_PREFIX) and response.status < 400
+    )
+
+
 class RedactingAccessLogger(AbstractAccessLogger):
-    """One line per request: client, request line (query redacted), status, size, time."""
+    """One line per request: client, request line (query redacted), status, size, time.
+
+    Successful admin reads (the chat page's polling) are logged at DEBUG (`--verbose`).
+    """
 
     def log(self, request: BaseRequest, response: StreamResponse, time: float) -> None:
-        self.logger.info(
+        self.logger.log(
+            logging.DEBUG if _is_polling(request, response) else logging.INFO,
             '%s "%s %s HTTP/%d.%d" %d %d %.3fs',
             request.remote,
             request.method,
