@@ -10,7 +10,6 @@ from contextlib import contextmanager
 from typing import Any, Final
 
 import probatio
-from homeassistant.config_entries import ConfigEntry
 from homeassistant.const import ATTR_CONFIG_ENTRY_ID, ATTR_DEVICE_ID
 from homeassistant.core import HomeAssistant, ServiceCall
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
@@ -22,9 +21,7 @@ from .client.errors import PacerelleConnectionError, PacerelleError
 from .client.sender import SendError
 from .client.widgets import WidgetError
 from .const import CONF_AGENT_NAME, DOMAIN
-from .runtime import PacerelleRuntime
-
-type PacerelleEntry = ConfigEntry[PacerelleRuntime]
+from .runtime import PacerelleConfigEntry
 
 ATTR_MESSAGE_ID: Final = "message_id"
 ATTR_SOURCE_MESSAGE_ID: Final = "source_message_id"
@@ -54,11 +51,11 @@ _SEND_REFUSALS: Final = {
 }
 
 
-def agent_name(entry: PacerelleEntry) -> str:
+def agent_name(entry: PacerelleConfigEntry) -> str:
     return str(entry.data.get(CONF_AGENT_NAME) or entry.title)
 
 
-def resolve_entry(hass: HomeAssistant, call: ServiceCall) -> PacerelleEntry:
+def resolve_entry(hass: HomeAssistant, call: ServiceCall) -> PacerelleConfigEntry:
     """The loaded entry the call names (by entry or device), or the only one loaded."""
     device_id = call.data.get(ATTR_DEVICE_ID)
     entry_id = call.data.get(ATTR_CONFIG_ENTRY_ID)
@@ -76,7 +73,7 @@ def resolve_entry(hass: HomeAssistant, call: ServiceCall) -> PacerelleEntry:
                 translation_placeholders={"device_id": device_id},
             )
         entry_id = entries[0].entry_id
-    entry: PacerelleEntry = async_get_config_entry(hass, DOMAIN, entry_id)
+    entry: PacerelleConfigEntry = async_get_config_entry(hass, DOMAIN, entry_id)
     return entry
 
 
@@ -108,7 +105,7 @@ def widget_invalid(err: WidgetError, key: str = "invalid_widget") -> ServiceVali
 
 
 @contextmanager
-def client_errors(entry: PacerelleEntry, message_id: str | None = None) -> Iterator[None]:
+def client_errors(entry: PacerelleConfigEntry, message_id: str | None = None) -> Iterator[None]:
     """Translate the client library's failures for the person who called the action."""
     placeholders = {"agent_name": agent_name(entry), "message_id": message_id or ""}
     try:

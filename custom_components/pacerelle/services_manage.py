@@ -15,11 +15,11 @@ from .client.history import HISTORY_LIMIT, MAX_NOTE_CHARS
 from .client.sender import SendError
 from .const import CONF_AGENT_ID, DOMAIN
 from .events import PUBLIC_ATTACHMENT_FIELDS, event_data
+from .runtime import PacerelleConfigEntry
 from .services_common import (
     AGENT_FIELDS,
     ATTR_CONVERSATION_ID,
     ATTR_MESSAGE_ID,
-    PacerelleEntry,
     agent_name,
     client_errors,
     resolve_entry,
@@ -62,7 +62,7 @@ def _iso(timestamp: float | None) -> str | None:
     return None if timestamp is None else datetime.fromtimestamp(timestamp, UTC).isoformat()
 
 
-def _unknown_message(entry: PacerelleEntry, message_id: str) -> ServiceValidationError:
+def _unknown_message(entry: PacerelleConfigEntry, message_id: str) -> ServiceValidationError:
     return ServiceValidationError(
         translation_domain=DOMAIN,
         translation_key="unknown_message",
@@ -158,7 +158,7 @@ async def async_download_attachment(call: ServiceCall) -> ServiceResponse:
     return {"message_id": message_id, "files": files}
 
 
-async def _download(entry: PacerelleEntry, message_id: str, item: Mapping[str, Any]) -> bytes:
+async def _download(entry: PacerelleConfigEntry, message_id: str, item: Mapping[str, Any]) -> bytes:
     """The decrypted file, or a translated error saying why not."""
     try:
         return await entry.runtime_data.agent.download_attachment(item)
