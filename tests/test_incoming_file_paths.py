@@ -13,7 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from custom_components.pacerelle.file_access import write_new_file
+from custom_components.pacerelle.file_access import (
+    NOT_ALLOWED,
+    FileRefusedError,
+    read_regular_file,
+    write_new_file,
+)
 from custom_components.pacerelle.incoming_files import (
     MAX_FILE_NAME_BYTES,
     UnsafePathError,
@@ -89,7 +94,7 @@ def test_any_metadata_gives_a_path_inside_the_folder_or_a_refusal(
     assert all(_is_plain(part) for part in parts), parts
 
 
-@pytest.mark.parametrize("folder", ["", "media", "./media", "../x", "/media\0/x", None])
+@pytest.mark.parametrize("folder", ["", "media", "./media", "../x", "/media\0/x", "/m\ud800", None])
 def test_a_folder_that_is_not_absolute_is_refused(folder: Any) -> None:
     with pytest.raises(UnsafePathError):
         incoming_file_path(folder, {"name": "a.txt"}, 0)
@@ -134,3 +139,10 @@ def test_what_is_written_lands_in_the_folder(name: Any, message_id: Any) -> None
         assert written == [Path(path)]
         assert Path(path).parent == (folder if message_id is None else folder / target.subfolder)
         assert Path(path).stat().st_mode & 0o777 == 0o640
+
+
+@pytest.mark.parametrize("path", ["relative.txt", "/a\0b", "/a\ud800"])
+def test_a_path_to_send_that_no_file_system_can_name_is_refused(path: str) -> None:
+    with pytest.raises(FileRefusedError) as refused:
+        read_regular_file(path, lambda _path: True, 10)
+    assert refused.value.reason == NOT_ALLOWED

@@ -30,7 +30,7 @@ from .file_access import (
 from .incoming_files import (
     IncomingPath,
     UnsafePathError,
-    chosen_folder,
+    absolute_path,
     incoming_file_path,
     safe_base_name,
 )
@@ -69,7 +69,7 @@ def _allowed_folder(hass: HomeAssistant, folder: str) -> bool:
 async def async_allowed_folder(hass: HomeAssistant, folder: str) -> str:
     """An absolute folder Home Assistant allows (normalised), or a ServiceValidationError."""
     try:
-        chosen = chosen_folder(folder)
+        chosen = absolute_path(folder)
     except UnsafePathError as err:
         raise _not_allowed(folder) from err
     if not await hass.async_add_executor_job(_allowed_folder, hass, chosen):

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from contextlib import ExitStack, suppress
 from typing import Final
 
-from .incoming_files import IncomingPath
+from .incoming_files import IncomingPath, UnsafePathError, absolute_path
 
 # A second file of the same name gets "name (1).ext", ... up to this many.
 MAX_SAME_NAME: Final = 999
@@ -65,7 +65,11 @@ def read_regular_file(path: str, is_allowed: IsAllowed, limit: int) -> bytes:
     FileRefusedError when it is outside (after resolving links), a link itself, not a
     regular file (folder, FIFO, device, socket) or too large; OSError when unreadable.
     """
-    if "\0" in path or not os.path.isabs(path) or not is_allowed(path):
+    try:
+        absolute_path(path)
+    except UnsafePathError as err:
+        raise FileRefusedError(NOT_ALLOWED) from err
+    if not is_allowed(path):
         raise FileRefusedError(NOT_ALLOWED)
     try:
         fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _NOCTTY | _CLOEXEC)

@@ -90,11 +90,21 @@ def _is_plain_name(name: str) -> bool:
     )
 
 
-def chosen_folder(folder: object) -> str:
-    """`folder` normalised, if it is an absolute path; else UnsafePathError."""
-    if not (isinstance(folder, str) and os.path.isabs(folder) and "\0" not in folder):
-        raise UnsafePathError("the folder is not an absolute path")
-    return os.path.normpath(folder)
+def absolute_path(path: object) -> str:
+    """`path` normalised, if it is an absolute path the file system can name; else
+    UnsafePathError."""
+    if not (isinstance(path, str) and os.path.isabs(path) and _encodable(path)):
+        raise UnsafePathError("not an absolute path")
+    return os.path.normpath(path)
+
+
+def _encodable(path: str) -> bool:
+    """No NUL, and a name the file system encoding can write (no lone surrogate)."""
+    try:
+        os.fsencode(path)
+    except UnicodeEncodeError:
+        return False
+    return "\0" not in path
 
 
 def incoming_file_path(
@@ -111,7 +121,7 @@ def incoming_file_path(
     sender's. The result is checked the way it will be used: every part a plain name, and
     the joined path, once normalised, still inside `folder`.
     """
-    root = chosen_folder(folder)
+    root = absolute_path(folder)
     name = safe_base_name(attachment.get("name")) or fallback_name(index, attachment.get("mime"))
     subfolder = None
     if message_id is not None:
