@@ -17,6 +17,9 @@ ROOTFS_MARKER=$ROOTFS/.pacerelle-rootfs-ready
 # (assist_pipeline's audio filters); chromium runs the browser test of the config flow.
 ROOTFS_PACKAGES=python3.14,python3.14-venv,python3.14-dev,ca-certificates,gcc,g++,libc6-dev,git,procps,chromium
 VENV=$ROOT_DIR/.venv
+# Home Assistant integrations the tests and the demo run for real (their dependencies follow):
+# scripts/setup and scripts/test-ha-next install their requirements.
+HA_COMPONENTS="default_config assist_pipeline camera conversation mcp_server"
 PEER_DIR=$VENV/reference-peer
 export PACERELLE_REFERENCE_PEER=${PACERELLE_REFERENCE_PEER:-$PEER_DIR/libsignalwrap.so}
 
