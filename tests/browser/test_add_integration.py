@@ -135,6 +135,7 @@ async def test_add_pacerelle_in_the_frontend(
 
             [installation] = await emulator.admin("GET", "/installations")
             agent_id = installation["agent_id"]
+            owner_id = installation["owner_id"]
             await page.goto(f"{base_url}/config/integrations/integration/pacerelle")
             # The launch screen fades out once the frontend is connected.
             await expect(page.locator("#ha-launch-screen")).to_have_count(0)
@@ -152,7 +153,7 @@ async def test_add_pacerelle_in_the_frontend(
 
     entries = json.loads((config_dir / ".storage" / "core.config_entries").read_text())
     [entry] = [item for item in entries["data"]["entries"] if item["domain"] == "pacerelle"]
-    assert entry["unique_id"] == agent_id
+    assert entry["unique_id"] == owner_id  # the Pacerelle account
     assert entry["data"]["server_url"] == emulator.base_url
     store = config_dir / ".storage" / "pacerelle"
     assert sorted(path.name for path in store.iterdir()) == [f"{agent_id}.enc", f"{agent_id}.key"]
