@@ -21,6 +21,7 @@ from homeassistant.core import HomeAssistant
 from pytest_homeassistant_custom_component.common import async_capture_events
 
 from custom_components.pacerelle.client.agent import Agent
+from custom_components.pacerelle.client.inbox import Request
 from custom_components.pacerelle.events import EVENT_MESSAGE, MessageEvents
 from tests.client_agent_harness import Recorder, connected_agent, wait_for
 from tests.emulator_fixtures import EmulatorHandle
@@ -91,3 +92,60 @@ async def test_send_never_waits_for_a_slow_download(
         assert [item["path"] for item in data["attachments"]] == [None, None, None]
         assert DEADLINE <= event_delay < DEADLINE + 3
         assert list(tmp_path.rglob("*.jpg")) == []
+
+
+def _request(number: int) -> Request:
+    return Request(
+        message_id=f"m{number}",
+        conversation_id="c1",
+        sender_id="u1",
+        sender_device_id="1",
+        to="a1",
+        encrypted=True,
+        kind="chat.message",
+        text=f"photo {number}",
+        reply_to_message_id=None,
+        received_at=time.time(),
+        attachments=({"id": f"f{number}", "name": "door.jpg", "mime": "image/jpeg", "size": 9},),
+    )
+
+
+async def test_downloads_are_bounded_in_number_and_in_time(
+    hass: HomeAssistant, tmp_path: Path
+) -> None:
+    """Four messages prepared at once (one batch): two downloads at a time, one deadline."""
+    hass.config.allowlist_external_dirs = {str(tmp_path)}
+    events = async_capture_events(hass, EVENT_MESSAGE)
+    running = 0
+    peak = 0
+    started: list[str] = []
+
+    async def never_ending(attachment: Mapping[str, Any]) -> bytes:
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        started.append(str(attachment["id"]))
+        try:
+            await asyncio.Event().wait()  # a relay that never finishes the blob
+        finally:
+            running -= 1
+        raise AssertionError("unreachable")
+
+    message_events = MessageEvents(
+        hass, "entry", "a1", str(tmp_path), never_ending, download_deadline=0.5, max_downloads=2
+    )
+    requests = [_request(number) for number in range(4)]
+    before = time.monotonic()
+    async with asyncio.timeout(5):
+        await asyncio.gather(*(message_events.prepare(request) for request in requests))
+    elapsed = time.monotonic() - before
+    for request in requests:
+        message_events.deliver(request)
+    await hass.async_block_till_done()
+
+    assert peak == 2
+    assert started == ["f0", "f1"]  # the others waited for a slot until their deadline
+    assert running == 0
+    assert 0.5 <= elapsed < 1.5
+    assert [event.data["message_id"] for event in events] == ["m0", "m1", "m2", "m3"]
+    assert all(event.data["attachments"][0]["path"] is None for event in events)
