@@ -18,7 +18,7 @@ from typing import Any
 
 import probatio
 from homeassistant.helpers import config_validation as cv
-from homeassistant.helpers import selector
+from homeassistant.helpers import selector, service
 
 Validator = Callable[[Any], Any]
 
@@ -222,6 +222,17 @@ def _present(value: Any) -> Any:
     return value
 
 
+# A filter names an entity attribute's option or a supported feature, by its enum name.
+_FILTER = {
+    probatio.Exclusive("attribute", "filter"): {
+        probatio.Required(str): [probatio.All(str, service.validate_attribute_option)]
+    },
+    probatio.Exclusive("supported_features", "filter"): [
+        probatio.All(str, service.validate_supported_feature)
+    ],
+}
+
+
 def _field(*, targeted: bool) -> probatio.Schema:
     schema: dict[Any, Any] = {
         probatio.Optional("example"): _present,
@@ -233,7 +244,7 @@ def _field(*, targeted: bool) -> probatio.Schema:
         probatio.Optional("description"): str,
     }
     if targeted:
-        schema[probatio.Optional("filter")] = dict
+        schema[probatio.Optional("filter")] = _FILTER
     return probatio.Schema(schema)
 
 

@@ -124,6 +124,12 @@ def test_a_structure_hassfest_rejects_is_rejected(strings: dict[str, Any]) -> No
         {"send_message": {"fields": {"text": {}, "more": {"fields": {"text": {}}}}}},
         {"send_message": {"fields": {"text": {"filter": {"supported_features": []}}}}},
         {"Send": None},
+        {
+            "send_message": {
+                "target": {"entity": {"domain": "light"}},
+                "fields": {"text": {"filter": {"supported_features": ["light.NoSuchFeature"]}}},
+            }
+        },
     ],
 )
 def test_a_services_yaml_hassfest_rejects_is_rejected(services: dict[str, Any]) -> None:
