@@ -1,0 +1,94 @@
+"""The bounds' edges and the eviction order, on the data itself (store_bounds.py, state.py)."""
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from custom_components.pacerelle.client.agent_data import AgentData
+from custom_components.pacerelle.client.gateway_frames import InboundMessage
+from custom_components.pacerelle.client.history import HISTORY_LIMIT, Reply
+from custom_components.pacerelle.client.inbox import Request, RequestTooLargeError, stored_size
+from custom_components.pacerelle.client.limits import (
+    MAX_DEVICES_PER_PEER,
+    MAX_HISTORY_BYTES,
+    MAX_REQUEST_BYTES,
+    MAX_SESSION_RECORDS,
+)
+from custom_components.pacerelle.client.payloads import Content
+from custom_components.pacerelle.client.signal.session import PeerAddress, SessionRecord
+from custom_components.pacerelle.client.signal.state import AgentSignalState, is_established
+from custom_components.pacerelle.client.store_bounds import within_bounds
+from custom_components.pacerelle.store import migrate
+
+FIXTURE = Path(__file__).parent / "data" / "store_v1.json"
+
+
+def _message(message_id: str = "m1") -> InboundMessage:
+    return InboundMessage(message_id, "c1", "u1", "1", "a1", b"", True, None, (), "digest")
+
+
+def test_a_request_at_the_cap_is_kept_and_one_byte_more_is_refused() -> None:
+    overhead = stored_size(Request.build(_message(), Content("text", ""), 1.0).to_json())
+    at_cap = Request.build(_message(), Content("text", "x" * (MAX_REQUEST_BYTES - overhead)), 1.0)
+    assert stored_size(at_cap.to_json()) == MAX_REQUEST_BYTES
+    with pytest.raises(RequestTooLargeError):
+        Request.build(_message(), Content("text", "x" * (MAX_REQUEST_BYTES - overhead + 1)), 1.0)
+    # Measured as stored: 1/6 of the characters when each one is escaped.
+    with pytest.raises(RequestTooLargeError):
+        Request.build(_message(), Content("text", "\x01" * (MAX_REQUEST_BYTES // 6 + 1)), 1.0)
+
+
+def _state() -> tuple[AgentSignalState, SessionRecord, SessionRecord]:
+    """A real state (v1 fixture) and an unestablished and an established record of it."""
+    document = migrate(json.loads(FIXTURE.read_text())["document"])
+    state = AgentSignalState.from_json(document["signal"])
+    fresh = next(iter(state.sessions.values()))
+    assert fresh.current is not None
+    assert not is_established(fresh)
+    ratchet = fresh.current.ratchet
+    chains = ratchet.receiver_chains * 2  # the peer moved to a new ratchet key: it read us
+    established = replace(
+        fresh, current=replace(fresh.current, ratchet=replace(ratchet, receiver_chains=chains))
+    )
+    assert is_established(established)
+    return state.without_sessions(list(state.sessions)), fresh, established
+
+
+def test_sessions_per_person_go_least_valuable_first() -> None:
+    empty, fresh, established = _state()
+    state = empty.with_record(PeerAddress("owner", "c", 1), established, now=1.0)
+    for device in range(2, 2 + MAX_DEVICES_PER_PEER + 5):
+        state = state.with_record(PeerAddress("owner", "c", device), fresh, now=float(device))
+    state = state.with_record(PeerAddress("other", "c", 1), fresh, now=0.5)  # another person
+    evicted = state.sessions_to_evict(per_peer=MAX_DEVICES_PER_PEER, total=MAX_SESSION_RECORDS)
+    # The oldest unestablished devices of the owner, never the established one (used first
+    # of all), never another person's.
+    assert evicted == [PeerAddress("owner", "c", d).storage_name for d in range(2, 8)]
+
+
+def test_sessions_in_all_go_least_recently_used_first() -> None:
+    empty, fresh, _ = _state()
+    state = empty
+    for person in range(6):
+        state = state.with_record(PeerAddress(f"p{person}", "c", 1), fresh, now=10.0 - person)
+    assert state.sessions_to_evict(per_peer=MAX_DEVICES_PER_PEER, total=4) == [
+        PeerAddress("p5", "c", 1).storage_name,
+        PeerAddress("p4", "c", 1).storage_name,
+    ]
+
+
+def test_history_beyond_its_budget_goes_oldest_first_and_is_counted() -> None:
+    empty, _, _ = _state()
+    text = "y" * (MAX_HISTORY_BYTES // HISTORY_LIMIT)  # 50 replies: just over the budget
+    replies = tuple(
+        Reply(f"r{i}", "c", "u", None, "text", text, None, None, float(i))
+        for i in range(HISTORY_LIMIT)
+    )
+    data = AgentData(empty)
+    data = replace(data, history=replace(data.history, replies=replies))
+    bounded = within_bounds(data)
+    assert 0 < bounded.evictions.history_entries < 5
+    assert bounded.history.replies == replies[bounded.evictions.history_entries :]
+    assert sum(stored_size(r.to_json()) for r in bounded.history.replies) <= MAX_HISTORY_BYTES
