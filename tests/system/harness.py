@@ -43,7 +43,9 @@ class System:
     agents: list[Agent] = field(default_factory=list)
 
     async def add_agent(self, name: str = "Home Assistant") -> Agent:
-        entry = await self.hass.add_pacerelle(self.emulator, name)
+        # One agent per Pacerelle account: the first is the default user's, others their own.
+        user_id = f"usr_agent{len(self.agents) + 1}" if self.agents else None
+        entry = await self.hass.add_pacerelle(self.emulator, name, user_id)
         known = {agent.agent_id for agent in self.agents}
         installations = await self.emulator.admin("GET", "/installations")
         [installation] = [item for item in installations if item["agent_id"] not in known]

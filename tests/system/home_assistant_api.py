@@ -104,8 +104,10 @@ class HomeAssistantApi:
                         return entry
                 await asyncio.sleep(0.1)
 
-    async def add_pacerelle(self, emulator: EmulatorHandle, name: str) -> dict[str, Any]:
-        """The whole config flow: key, approval in Pacerelle, OAuth callback, entry."""
+    async def add_pacerelle(
+        self, emulator: EmulatorHandle, name: str, user_id: str | None = None
+    ) -> dict[str, Any]:
+        """The whole config flow: key (of `user_id`'s account), approval, OAuth callback, entry."""
         frontend = {HEADER_FRONTEND_BASE: self.base_url}
         flow = await self.rest("POST", FLOW_PATH, {"handler": "pacerelle"}, headers=frontend)
         assert flow["type"] == "form", flow
@@ -114,7 +116,7 @@ class HomeAssistantApi:
         server_url = {field["name"]: field.get("default") for field in advanced["schema"]}
         assert server_url == {"server_url": emulator.base_url}, "not the development default"
         user_input = {
-            "connection_key": await emulator.connect_key(),
+            "connection_key": await emulator.connect_key(user_id),
             "agent_name": name,
             "advanced": server_url,
         }
