@@ -17,7 +17,10 @@ import time
 from pathlib import Path
 
 POLL_SECONDS = 0.5
-OURS = re.compile(r"\b(ERROR|CRITICAL)\b.*\b(custom_components\.pacerelle|tests\.emulator)\b")
+# "date time LEVEL (thread) [logger] ..." (Home Assistant), "date time LEVEL logger ..." (emulator).
+OURS = re.compile(
+    r"^\S+ \S+ (ERROR|CRITICAL) (\(\S+\) \[)?(custom_components\.pacerelle|tests\.emulator)\b"
+)
 
 
 class Follower:
