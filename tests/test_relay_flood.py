@@ -40,6 +40,15 @@ class GatedRecorder(Recorder):
         await super().save(document)
 
 
+def _rss() -> int:
+    """This process's resident memory (Linux), for the log line only: RSS is noisy."""
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
 async def _plateau(flood: Flood, quiet: float = 1.0) -> int:
     """What the relay managed to send once sending stopped progressing for `quiet` s."""
     last = -1
@@ -65,20 +74,23 @@ async def test_flood_is_held_back_by_the_bounded_queue(
             recorder.gate.clear()  # the pipeline's next save waits
             tracemalloc.start()
             baseline, _ = tracemalloc.get_traced_memory()
+            rss_before = _rss()
             flood.go.set()
             sent = await _plateau(flood)
             _, peak = tracemalloc.get_traced_memory()
+            rss_grown = _rss() - rss_before
             tracemalloc.stop()
             queue = agent.inbound
             _LOGGER.warning(
                 "Flood of %d MiB: relay sent %d/%d frames, queue peak %d frames / %.1f MiB, "
-                "traced memory peak %.1f MiB over the baseline",
+                "traced memory peak %.1f MiB over the baseline, RSS grown by %.1f MiB",
                 FLOOD_BYTES // MIB,
                 sent,
                 FLOOD_FRAMES,
                 queue.peak_frames,
                 queue.peak_bytes / MIB,
                 (peak - baseline) / MIB,
+                rss_grown / MIB,
             )
             assert queue.peak_frames <= MAX_QUEUED_FRAMES
             assert queue.peak_bytes <= MAX_QUEUED_BYTES
