@@ -4,7 +4,9 @@ When it is full, `put` waits: the reader stops calling the WebSocket's receive, 
 stops reading the socket once its own small buffer is full, and TCP pushes back on the
 relay. Memory stays flat whatever the relay sends (600 frames of ~700 KiB once took Home
 Assistant from 225 to 1,221 MiB). Nothing is lost: a frame the relay could not deliver
-stays in its queue, unacknowledged, and comes again.
+stays in its queue, unacknowledged, and comes again. While the reader waits, the relay's
+pings go unanswered too: if the pipeline stalls long enough for the relay to drop the
+connection, the agent reconnects and the relay redelivers (receipts make that harmless).
 """
 
 import asyncio
