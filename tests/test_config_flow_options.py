@@ -64,8 +64,12 @@ async def test_options_shown_saved_and_reloaded(
     assert _suggested(form) == {
         "media_folder": "",
         "assist_agent": None,
+        "llm_conversations": [],
         "debugging": {"encrypted": True},
     }
+    # The LLM API's scope is offered from the conversations the agent knows.
+    [scope] = [field for field in form["data_schema"] if field["name"] == "llm_conversations"]
+    assert scope["selector"]["select"]["options"] == [entry.data["conversation_id"]]
     [debugging] = [field for field in form["data_schema"] if field["name"] == "debugging"]
     assert debugging["expanded"] is False
 
@@ -75,6 +79,7 @@ async def test_options_shown_saved_and_reloaded(
     chosen = {
         "media_folder": str(folder),
         "assist_agent": "conversation.home_assistant",
+        "llm_conversations": ["conv_family"],
         "debugging": {"encrypted": False},
     }
     result = await driver.request("POST", f"{OPTIONS_API}/{form['flow_id']}", chosen)
@@ -83,6 +88,7 @@ async def test_options_shown_saved_and_reloaded(
         "encrypted": False,
         "media_folder": str(folder),
         "assist_agent": "conversation.home_assistant",
+        "llm_conversations": ["conv_family"],
     }
     await hass.async_block_till_done()
     assert entry.state is ConfigEntryState.LOADED
@@ -92,6 +98,7 @@ async def test_options_shown_saved_and_reloaded(
     assert _suggested(form) == {
         "media_folder": str(folder),
         "assist_agent": "conversation.home_assistant",
+        "llm_conversations": ["conv_family"],
         "debugging": {"encrypted": False},
     }
     result = await driver.request(

@@ -8,6 +8,11 @@ Addressing: every tool takes an optional `agent`, the agent id or its name (eith
 case-insensitive; two agents with one name need the id). Without it the only loaded agent
 is used; with several loaded, the model must name one (the error and the API prompt list
 them).
+
+Scope: a model's arguments may be prompt-injected by any message it reads, so every tool is
+held to the conversations the user chose in the options (`LlmScope`; none chosen: the
+owner's direct conversation only). Reads leave out what lies outside; a call that names
+another conversation, or a request or recipient outside it, is a tool error.
 """
 
 from abc import abstractmethod
@@ -23,9 +28,11 @@ from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import llm
 
 from .client.errors import PacerelleConnectionError, PacerelleError
+from .client.gateway_frames import GROUP_PREFIX
 from .client.inbox import Request
 from .client.sender import SendError
-from .const import CONF_AGENT_ID, CONF_AGENT_NAME, DOMAIN
+from .const import CONF_AGENT_ID, CONF_AGENT_NAME, CONF_CONVERSATION_ID, CONF_OWNER_ID, DOMAIN
+from .options import AgentOptions
 from .runtime import PacerelleRuntime, event_data
 
 ARG_AGENT = "agent"
@@ -37,12 +44,56 @@ _SEND_REASONS = {"unknown_request", "no_session", "too_long", "note_too_long"}
 
 
 @dataclass(frozen=True, slots=True)
+class LlmScope:
+    """What the LLM API may reach of one agent: the chosen conversations and, in them, the
+    owner or the group itself as explicit recipients (anyone else only as the sender of a
+    request in scope, answered through `sourceMessageId`)."""
+
+    conversations: frozenset[str]
+    owner_id: str
+    direct_conversation_id: str
+
+    @classmethod
+    def of_entry(cls, entry: ConfigEntry[PacerelleRuntime]) -> LlmScope:
+        direct = str(entry.data[CONF_CONVERSATION_ID])
+        chosen = AgentOptions.from_options(entry.options).llm_conversations
+        return cls(frozenset(chosen or (direct,)), str(entry.data[CONF_OWNER_ID]), direct)
+
+    def covers(self, conversation_id: str) -> bool:
+        return conversation_id in self.conversations
+
+    def check_conversation(self, conversation_id: str) -> None:
+        if not self.covers(conversation_id):
+            raise HomeAssistantError(
+                translation_domain=DOMAIN,
+                translation_key="llm_out_of_scope",
+                translation_placeholders={"conversation_id": conversation_id},
+            )
+
+    def check_recipient(self, conversation_id: str, to: str) -> None:
+        self.check_conversation(conversation_id)
+        if to not in (self.owner_id, f"{GROUP_PREFIX}{conversation_id}"):
+            raise HomeAssistantError(
+                translation_domain=DOMAIN,
+                translation_key="llm_recipient_out_of_scope",
+                translation_placeholders={"to": to, "conversation_id": conversation_id},
+            )
+
+
+@dataclass(frozen=True, slots=True)
 class AgentRef:
     """One loaded agent, as the tools see it."""
 
     agent_id: str
     name: str
     runtime: PacerelleRuntime
+    scope: LlmScope
+
+    def request_in_scope(self, message_id: str) -> None:
+        """A tool error if `message_id` is a request of a conversation out of scope."""
+        request = self.runtime.agent.find_request(message_id)
+        if request is not None:
+            self.scope.check_conversation(request.conversation_id)
 
 
 def loaded_agents(hass: HomeAssistant) -> list[AgentRef]:
@@ -52,6 +103,7 @@ def loaded_agents(hass: HomeAssistant) -> list[AgentRef]:
             str(entry.data[CONF_AGENT_ID]),
             str(entry.data.get(CONF_AGENT_NAME) or entry.title),
             entry.runtime_data,
+            LlmScope.of_entry(entry),
         )
         for entry in entries
     ]

@@ -70,7 +70,13 @@ class GetHistoryTool(PacerelleTool):
     annotations = READ_ONLY
 
     async def run(self, hass: HomeAssistant, ref: AgentRef, args: dict[str, Any]) -> dict[str, Any]:
-        history = ref.runtime.agent.history(args.get("conversationId"), args["limit"])
+        wanted: str | None = args.get("conversationId")
+        if wanted is not None:
+            ref.scope.check_conversation(wanted)
+        limit: int = args["limit"]
+        history = ref.runtime.agent.history(wanted, MAX_HISTORY)
+        requests = [i for i in history.requests if ref.scope.covers(i.request.conversation_id)]
+        replies = [reply for reply in history.replies if ref.scope.covers(reply.conversation_id)]
         return {
             "requests": [
                 {
@@ -78,11 +84,11 @@ class GetHistoryTool(PacerelleTool):
                     "processed_at": timestamp(item.processed_at),
                     "note": item.note,
                 }
-                for item in history.requests
+                for item in requests[-limit:]
             ],
             "replies": [
                 {**reply.to_json(), "sent_at": timestamp(reply.sent_at)}
-                for reply in history.replies
+                for reply in replies[-limit:]
             ],
         }
 
@@ -102,10 +108,15 @@ class GetCheckpointsTool(PacerelleTool):
     annotations = READ_ONLY
 
     async def run(self, hass: HomeAssistant, ref: AgentRef, args: dict[str, Any]) -> dict[str, Any]:
-        listed = ref.runtime.agent.checkpoints(args.get("conversationId"), args["includeCompleted"])
+        wanted: str | None = args.get("conversationId")
+        if wanted is not None:
+            ref.scope.check_conversation(wanted)
+        listed = ref.runtime.agent.checkpoints(wanted, args["includeCompleted"])
         return {
             "checkpoints": [
-                {**item.to_json(), "updated_at": timestamp(item.updated_at)} for item in listed
+                {**item.to_json(), "updated_at": timestamp(item.updated_at)}
+                for item in listed
+                if item.conversation_id is not None and ref.scope.covers(item.conversation_id)
             ]
         }
 
@@ -122,10 +133,14 @@ class GetCurrentConversationTool(PacerelleTool):
 
     async def run(self, hass: HomeAssistant, ref: AgentRef, args: dict[str, Any]) -> dict[str, Any]:
         agent = ref.runtime.agent
-        requests = agent.data.history.requests
+        requests = [
+            item.request
+            for item in agent.data.history.requests
+            if ref.scope.covers(item.request.conversation_id)
+        ]
         if not requests:
             return {"conversation": None}
-        last = requests[-1].request
+        last = requests[-1]
         pending = agent.pending_requests(last.conversation_id)
         return {
             "conversation": {
@@ -151,7 +166,11 @@ class GetPendingWidgetTool(PacerelleTool):
 
     async def run(self, hass: HomeAssistant, ref: AgentRef, args: dict[str, Any]) -> dict[str, Any]:
         answers = sorted(
-            (r for r in ref.runtime.agent.pending_requests() if r.kind == WIDGET_RESPONSE),
+            (
+                r
+                for r in ref.runtime.agent.pending_requests()
+                if r.kind == WIDGET_RESPONSE and ref.scope.covers(r.conversation_id)
+            ),
             key=lambda request: request.received_at,
         )
         return {"widget_answer": request_view(ref, answers[-1]) if answers else None}

@@ -36,6 +36,17 @@ _TARGET_FIELDS: Final[dict[Any, Any]] = {
 }
 
 
+def _check_target(ref: AgentRef, args: Mapping[str, Any]) -> None:
+    """A tool error unless the send stays in the scope the user chose (see LlmScope)."""
+    source: str | None = args.get("sourceMessageId")
+    if source is not None:
+        # The reply goes where the request came from: the request must be in scope.
+        ref.request_in_scope(source)
+        return
+    conversation = args.get("conversationId") or ref.scope.direct_conversation_id
+    ref.scope.check_recipient(conversation, args.get("to") or ref.scope.owner_id)
+
+
 def _sent(reply: Reply) -> dict[str, Any]:
     return {
         "message_id": reply.message_id,
@@ -66,6 +77,7 @@ class SendMessageTool(PacerelleTool):
     annotations = SENDS
 
     async def run(self, hass: HomeAssistant, ref: AgentRef, args: dict[str, Any]) -> dict[str, Any]:
+        _check_target(ref, args)
         reply = await ref.runtime.agent.send_text(
             args["text"],
             source_message_id=args.get("sourceMessageId"),
@@ -105,6 +117,7 @@ class SendWidgetTool(PacerelleTool):
                 translation_key="llm_invalid_widget",
                 translation_placeholders={"problem": str(err)},
             ) from err
+        _check_target(ref, args)
         reply = await ref.runtime.agent.send_widget(
             widget,
             source_message_id=args.get("sourceMessageId"),
@@ -143,6 +156,7 @@ class MarkProcessedTool(PacerelleTool):
     )
 
     async def run(self, hass: HomeAssistant, ref: AgentRef, args: dict[str, Any]) -> dict[str, Any]:
+        ref.request_in_scope(args["messageId"])
         request = await ref.runtime.agent.mark_processed(args["messageId"], args.get("note"))
         return {"processed": request_view(ref, request), "note": args.get("note")}
 
@@ -178,6 +192,7 @@ class SaveCheckpointTool(PacerelleTool):
     )
 
     async def run(self, hass: HomeAssistant, ref: AgentRef, args: dict[str, Any]) -> dict[str, Any]:
+        ref.request_in_scope(args["sourceMessageId"])
         checkpoint = await ref.runtime.agent.save_checkpoint(
             args["sourceMessageId"],
             args["summary"],

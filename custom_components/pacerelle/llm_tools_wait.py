@@ -67,6 +67,8 @@ class WaitForMessagesTool(PacerelleTool):
     async def run(self, hass: HomeAssistant, ref: AgentRef, args: dict[str, Any]) -> dict[str, Any]:
         cursor = _cursor(args.get("afterCursor"))
         conversation_id: str | None = args.get("conversationId")
+        if conversation_id is not None:
+            ref.scope.check_conversation(conversation_id)
         limit: int = args["limit"]
         deadline = time.monotonic() + args["timeoutMs"] / 1000
         changed = asyncio.Event()
@@ -113,4 +115,9 @@ def _unread(ref: AgentRef, conversation_id: str | None, cursor: Cursor | None) -
     ranks = arrival_ranks(
         agent.data.inbox.pending, [item.request.message_id for item in agent.data.history.requests]
     )
-    return after(in_order(agent.pending_requests(conversation_id), ranks), cursor, ranks)
+    pending = [
+        request
+        for request in agent.pending_requests(conversation_id)
+        if ref.scope.covers(request.conversation_id)
+    ]
+    return after(in_order(pending, ranks), cursor, ranks)

@@ -12,6 +12,7 @@ from typing import Any, Final, Self
 CONF_ENCRYPTED: Final = "encrypted"
 CONF_MEDIA_FOLDER: Final = "media_folder"
 CONF_ASSIST_AGENT: Final = "assist_agent"
+CONF_LLM_CONVERSATIONS: Final = "llm_conversations"
 
 
 @dataclass(frozen=True)
@@ -24,12 +25,20 @@ class AgentOptions:
     media_folder: str = ""
     # The conversation agent that answers through Assist; None means no Assist bridge.
     assist_agent: str | None = None
+    # The conversations the LLM API may read and write; empty means the owner's direct
+    # conversation only (see llm_tools.LlmScope).
+    llm_conversations: tuple[str, ...] = ()
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> Self:
         """The settings of an entry; unknown keys are ignored, missing ones take defaults."""
         names = {field.name for field in fields(cls)}
-        return cls(**{name: value for name, value in options.items() if name in names})
+        known = {name: value for name, value in options.items() if name in names}
+        if CONF_LLM_CONVERSATIONS in known:
+            known[CONF_LLM_CONVERSATIONS] = tuple(str(c) for c in known[CONF_LLM_CONVERSATIONS])
+        return cls(**known)
 
     def as_options(self) -> dict[str, Any]:
-        return asdict(self)
+        options = asdict(self)
+        options[CONF_LLM_CONVERSATIONS] = list(self.llm_conversations)
+        return options

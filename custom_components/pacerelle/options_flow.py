@@ -3,7 +3,8 @@
 Saving changed options reloads the entry (OptionsFlowWithReload), so the runtime always runs
 with what is shown. The debugging switch sits in a folded section (Home Assistant 2026.10's
 replacement for advanced mode): turning encryption off is for debugging against a test
-server only.
+server only. The conversations the LLM API may reach are picked from those the agent has
+seen (or typed); none picked means the owner's direct conversation only.
 """
 
 import os
@@ -15,24 +16,41 @@ from homeassistant.data_entry_flow import section
 from homeassistant.helpers.selector import (
     BooleanSelector,
     ConversationAgentSelector,
+    SelectSelector,
+    SelectSelectorConfig,
     TextSelector,
 )
 
-from .options import CONF_ASSIST_AGENT, CONF_ENCRYPTED, CONF_MEDIA_FOLDER, AgentOptions
+from .const import CONF_CONVERSATION_ID
+from .options import (
+    CONF_ASSIST_AGENT,
+    CONF_ENCRYPTED,
+    CONF_LLM_CONVERSATIONS,
+    CONF_MEDIA_FOLDER,
+    AgentOptions,
+)
 
 SECTION_DEBUGGING = "debugging"
 
-OPTIONS_SCHEMA = probatio.Schema(
-    {
-        # Optional without defaults: a field the user empties is then really emptied.
-        probatio.Optional(CONF_MEDIA_FOLDER): TextSelector(),
-        probatio.Optional(CONF_ASSIST_AGENT): ConversationAgentSelector(),
-        probatio.Required(SECTION_DEBUGGING): section(
-            probatio.Schema({probatio.Required(CONF_ENCRYPTED, default=True): BooleanSelector()}),
-            {"collapsed": True},
-        ),
-    }
-)
+
+def options_schema(conversations: list[str]) -> probatio.Schema:
+    """The form; `conversations` are offered for the LLM API's scope."""
+    return probatio.Schema(
+        {
+            # Optional without defaults: a field the user empties is then really emptied.
+            probatio.Optional(CONF_MEDIA_FOLDER): TextSelector(),
+            probatio.Optional(CONF_ASSIST_AGENT): ConversationAgentSelector(),
+            probatio.Optional(CONF_LLM_CONVERSATIONS): SelectSelector(
+                SelectSelectorConfig(options=conversations, multiple=True, custom_value=True)
+            ),
+            probatio.Required(SECTION_DEBUGGING): section(
+                probatio.Schema(
+                    {probatio.Required(CONF_ENCRYPTED, default=True): BooleanSelector()}
+                ),
+                {"collapsed": True},
+            ),
+        }
+    )
 
 
 class PacerelleOptionsFlow(OptionsFlowWithReload):
@@ -48,6 +66,7 @@ class PacerelleOptionsFlow(OptionsFlowWithReload):
                 ),
                 media_folder=user_input.get(CONF_MEDIA_FOLDER, "").strip(),
                 assist_agent=user_input.get(CONF_ASSIST_AGENT) or None,
+                llm_conversations=tuple(user_input.get(CONF_LLM_CONVERSATIONS) or ()),
             )
             if chosen.media_folder and not await self.hass.async_add_executor_job(
                 self._usable_folder, chosen.media_folder
@@ -59,14 +78,28 @@ class PacerelleOptionsFlow(OptionsFlowWithReload):
         suggested: dict[str, Any] = {
             CONF_MEDIA_FOLDER: current.media_folder,
             SECTION_DEBUGGING: {CONF_ENCRYPTED: current.encrypted},
+            CONF_LLM_CONVERSATIONS: list(current.llm_conversations),
         }
         if current.assist_agent is not None:
             suggested[CONF_ASSIST_AGENT] = current.assist_agent
         return self.async_show_form(
             step_id="init",
-            data_schema=self.add_suggested_values_to_schema(OPTIONS_SCHEMA, suggested),
+            data_schema=self.add_suggested_values_to_schema(
+                options_schema(self._known_conversations(current)), suggested
+            ),
             errors=errors,
         )
+
+    def _known_conversations(self, current: AgentOptions) -> list[str]:
+        """The owner's conversation, those chosen, and those the loaded agent has seen."""
+        entry = self.config_entry
+        known = [str(entry.data[CONF_CONVERSATION_ID]), *current.llm_conversations]
+        runtime = getattr(entry, "runtime_data", None)
+        if runtime is not None:
+            data = runtime.agent.data
+            known += [item.request.conversation_id for item in data.history.requests]
+            known += [request.conversation_id for request in data.inbox.pending.values()]
+        return list(dict.fromkeys(known))
 
     def _usable_folder(self, path: str) -> bool:
         """An existing, writable folder Home Assistant allows integrations to use (blocking)."""
