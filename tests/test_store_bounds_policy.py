@@ -10,9 +10,11 @@ from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.gateway_frames import InboundMessage
 from custom_components.pacerelle.client.history import HISTORY_LIMIT, Reply
 from custom_components.pacerelle.client.inbox import Request, RequestTooLargeError, stored_size
+from custom_components.pacerelle.client.inbox_pipeline import MAX_BATCH
 from custom_components.pacerelle.client.limits import (
     MAX_DEVICES_PER_PEER,
     MAX_HISTORY_BYTES,
+    MAX_RECEIVED,
     MAX_REQUEST_BYTES,
     MAX_SESSION_RECORDS,
 )
@@ -92,3 +94,15 @@ def test_history_beyond_its_budget_goes_oldest_first_and_is_counted() -> None:
     assert 0 < bounded.evictions.history_entries < 5
     assert bounded.history.replies == replies[bounded.evictions.history_entries :]
     assert sum(stored_size(r.to_json()) for r in bounded.history.replies) <= MAX_HISTORY_BYTES
+
+
+def test_requests_never_handed_over_are_bounded_but_never_a_whole_batch() -> None:
+    assert MAX_RECEIVED >= MAX_BATCH  # the batch being handed over is never evicted
+    empty, _, _ = _state()
+    inbox = AgentData(empty).inbox
+    for index in range(MAX_RECEIVED + 6):
+        request = Request.build(_message(f"m{index}"), Content("text", "x"), float(index))
+        inbox = inbox.with_received("digest", request)
+    bounded = within_bounds(AgentData(empty, inbox=inbox))
+    assert list(bounded.inbox.received) == [f"m{i}" for i in range(6, MAX_RECEIVED + 6)]
+    assert bounded.evictions.received_requests == 6

@@ -13,6 +13,7 @@ class Evictions:
     """How many things were refused or evicted to keep the store bounded, since install."""
 
     refused_requests: int = 0  # over MAX_REQUEST_BYTES on arrival
+    received_requests: int = 0  # decrypted, never handed over (crashes), beyond MAX_RECEIVED
     pending_requests: int = 0
     history_entries: int = 0  # beyond the normal rotation of HISTORY_LIMIT
     sessions: int = 0

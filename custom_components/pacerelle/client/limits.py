@@ -7,7 +7,7 @@ logged and counted) before a save rather than let the document reach that size.
 
 Worst case of each part, serialized (JSON escapes can make a character up to 12 bytes, so
 budgets are in bytes of the stored form, never in characters):
-    requests received, not yet handed over   MAX_BATCH x MAX_REQUEST_BYTES   12.5 MiB
+    requests received, not yet handed over   MAX_RECEIVED x MAX_REQUEST_BYTES  16 MiB
     pending requests                         MAX_PENDING_BYTES               16 MiB
     history (requests and replies)           MAX_HISTORY_BYTES                8 MiB
     sessions                                 MAX_SESSION_RECORDS records, each ~2 KiB
@@ -29,6 +29,11 @@ MAX_REQUEST_BYTES: Final = 256 * 1024
 one is refused when it arrives: 256 K ASCII characters, or ~40 K that JSON must escape, are
 far beyond any command to a home (what we send is capped at 64 K characters)."""
 
+MAX_RECEIVED: Final = 64
+"""Requests decrypted but not yet handed over. One batch (inbox_pipeline.MAX_BATCH, 50) is
+handed over right after it is saved, so more are left only by crashes half-way; beyond this
+the oldest, which the relay never redelivered, are evicted (never the batch in hand)."""
+
 MAX_PENDING: Final = 500
 """Requests not yet marked processed, by count..."""
 MAX_PENDING_BYTES: Final = 16 * 1024 * 1024
@@ -36,7 +41,7 @@ MAX_PENDING_BYTES: Final = 16 * 1024 * 1024
 
 MAX_HISTORY_BYTES: Final = 8 * 1024 * 1024
 """Handled requests and replies kept as history (also at most HISTORY_LIMIT of each); the
-oldest go first, requests before replies."""
+oldest, by their time, go first."""
 
 MAX_ACCEPTED_RECEIPTS: Final = 2000
 MAX_REJECTED_RECEIPTS: Final = 500

@@ -22,6 +22,7 @@ from .limits import (
     MAX_HISTORY_BYTES,
     MAX_PENDING,
     MAX_PENDING_BYTES,
+    MAX_RECEIVED,
     MAX_SESSION_RECORDS,
 )
 from .signal.session import SessionRecord
@@ -35,6 +36,7 @@ SHRINK_MARGIN = 64 * 1024
 
 def within_bounds(data: AgentData) -> AgentData:
     """`data` with the oldest pending requests, history and sessions beyond the limits gone."""
+    data = _bound_received(data)
     data = _bound_pending(data)
     data = _bound_history(data)
     return _bound_sessions(data)
@@ -124,6 +126,24 @@ def _drop_session(name: str) -> Callable[[AgentData], AgentData]:
         return replace(data, signal=data.signal.without_sessions([name]))
 
     return evict
+
+
+def _bound_received(data: AgentData) -> AgentData:
+    received = data.inbox.received
+    excess = len(received) - MAX_RECEIVED
+    if excess <= 0:
+        return data
+    evicted = list(received)[:excess]  # the oldest: the batch in hand is the newest
+    _LOGGER.warning(
+        "Evicted the %d oldest requests never handed over (over %d), first %s",
+        excess,
+        MAX_RECEIVED,
+        evicted[0],
+    )
+    gone = set(evicted)
+    kept = {key: value for key, value in received.items() if key not in gone}
+    inbox = replace(data.inbox, received=kept)
+    return _counted(replace(data, inbox=inbox), received_requests=excess)
 
 
 def _bound_pending(data: AgentData) -> AgentData:
