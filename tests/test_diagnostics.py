@@ -19,7 +19,7 @@ from tests.emulator_fixtures import EmulatorHandle
 from tests.entity_harness import Setup, ha_snapshot, replacing, setup_agent, wait_state
 from tests.runtime_harness import wait_until
 
-USER_TEXT = "The alarm code is 4711, open the garage"
+USER_TEXT = "The alarm code is quokka-4711, open the garage"
 REPLY_TEXT = "Opening the garage now, Margaret"
 NOTE = "handled: garage opened for Margaret"
 FILE_CONTENT = b"%PDF secret floor plan " + bytes(range(64))
@@ -91,7 +91,8 @@ async def test_no_secret_in_diagnostics_or_logs(
     assert await hass.config_entries.async_unload(setup.entry.entry_id)
 
     dumped = json.dumps(diagnostics)
-    plaintexts = {USER_TEXT, REPLY_TEXT, NOTE, "Margaret", "4711"}
+    # Not a bare number: random message ids (hex) may contain one.
+    plaintexts = {USER_TEXT, REPLY_TEXT, NOTE, "Margaret", "quokka-4711"}
     for secret in secrets | plaintexts:
         assert secret not in dumped
     # Nor the ids of the agent, its owner and its conversation, nor the verification code.
