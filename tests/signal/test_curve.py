@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -313,3 +313,38 @@ def test_native_runtime_accepts_our_signatures_under_both_edwards_signs() -> Non
                 with ReferencePeer("human:b") as human:
                     human.process_prekey_bundle("agent:a", signed)
                     assert human.encrypt("agent:a", b"hi")[0] == 0x01
+
+
+def _cryptography_agree(private: bytes, public: bytes) -> bytes | None:
+    """X25519 by `cryptography`, None where it refuses (a small-order point)."""
+    try:
+        shared = X25519PrivateKey.from_private_bytes(private).exchange(
+            X25519PublicKey.from_public_bytes(public)
+        )
+    except ValueError:
+        return None
+    return None if shared == bytes(32) else shared
+
+
+def test_libsodium_x25519_matches_cryptography_and_refuses_the_same_points() -> None:
+    rng = random.Random(25519)
+    order_eight = 39382357235489614581723060781553021112529911719440698176882885853963445705823
+    other_order_eight = 325606250916557431795983626356110631294008115727848805560023387167927233504
+    low_order = [0, 1, order_eight, other_order_eight, FIELD_PRIME - 1, FIELD_PRIME]
+    low_order += [FIELD_PRIME + 1, 2**255 + order_eight]
+    publics = [rng.randbytes(32) for _ in range(100)]
+    publics += [u.to_bytes(32, "little") for u in low_order]
+    refused = 0
+    for public in publics:
+        pair = KeyPair.from_private(rng.randbytes(32))
+        native_public = X25519PrivateKey.from_private_bytes(pair.private).public_key()
+        assert native_public.public_bytes_raw() == pair.public
+        expected = _cryptography_agree(pair.private, public)
+        if expected is None:
+            refused += 1
+            with pytest.raises(SignalError) as failure:
+                agree(pair.private, public)
+            assert failure.value.kind is SignalErrorKind.INVALID_KEY
+        else:
+            assert agree(pair.private, public) == expected
+    assert refused == len(low_order)

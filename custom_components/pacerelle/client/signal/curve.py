@@ -6,15 +6,17 @@ for interoperability: instead of negating the scalar to force the Edwards sign b
 keeps the scalar and stores the sign bit of the Edwards public key in the otherwise unused
 top bit of the signature's last byte; the verifier takes it from there.
 
-Side channels: everything that touches a private key runs in constant-time native code.
-Agreement and verification use `cryptography`. Signing needs the raw scalar, which no
-`cryptography` API accepts, so it uses libsodium's Ed25519 group and scalar operations
-through PyNaCl (fixed-base multiplication without clamping, scalar reduction, multiply and
-add modulo the group order); SHA-512 is OpenSSL's through hashlib. Python only moves the
-secret bytes between those calls (and clamps them, which touches two bytes whatever their
-value). PyNaCl is a requirement of the integration (Home Assistant's mobile_app, part of
-default_config, ships it too); without it `xeddsa_sign` refuses to run rather than fall
-back to slow, variable-time arithmetic (`native_signing_unavailable` says why, for setup).
+Side channels: everything that touches a private key runs in constant-time native code,
+libsodium's through PyNaCl: X25519 (key pairs and agreement, on the raw bytes we store,
+about half the cost of building `cryptography` key objects each time) and, for signing,
+which needs the raw scalar that no `cryptography` API accepts, the Ed25519 group and scalar
+operations (fixed-base multiplication without clamping, scalar reduction, multiply and add
+modulo the group order); SHA-512 is OpenSSL's through hashlib. Verification, on public
+data, stays with `cryptography`. Python only moves the secret bytes between those calls
+(and clamps them, which touches two bytes whatever their value). PyNaCl is a requirement of
+the integration (Home Assistant's mobile_app, part of default_config, ships it too); without
+it key operations raise INVALID_STATE rather than fall back to slow, variable-time
+arithmetic, and setup refuses to start (`native_signing_unavailable` says why).
 """
 
 import hashlib
@@ -24,7 +26,6 @@ from types import ModuleType
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 
 from .errors import SignalError, SignalErrorKind
 
@@ -58,6 +59,13 @@ def _load_sodium() -> ModuleType | None:
 _SODIUM = _load_sodium()
 
 
+def _sodium() -> ModuleType:
+    """The libsodium bindings; INVALID_STATE without them (setup checks this first)."""
+    if _SODIUM is None:
+        raise SignalError(SignalErrorKind.INVALID_STATE, native_signing_unavailable() or "")
+    return _SODIUM
+
+
 def native_signing_unavailable() -> str | None:
     """Why XEdDSA signing (and the prime-order check of incoming keys) cannot run here."""
     if _SODIUM is None:
@@ -83,8 +91,7 @@ class KeyPair:
         if len(private) != KEY_LENGTH:
             raise SignalError(SignalErrorKind.INVALID_KEY, f"private key of {len(private)} bytes")
         clamped = _clamp(private)
-        public = X25519PrivateKey.from_private_bytes(clamped).public_key().public_bytes_raw()
-        return cls(private=clamped, public=public)
+        return cls(private=clamped, public=_sodium().crypto_scalarmult_base(clamped))
 
 
 def serialize_public(raw: bytes) -> bytes:
@@ -107,11 +114,10 @@ def agree(private: bytes, public_raw: bytes) -> bytes:
     """X25519 shared secret; a low-order public key (all-zero secret) is refused like libsignal."""
     if len(private) != KEY_LENGTH or len(public_raw) != KEY_LENGTH:
         raise SignalError(SignalErrorKind.INVALID_KEY, "X25519 keys are 32 bytes")
+    sodium = _sodium()
     try:
-        shared = X25519PrivateKey.from_private_bytes(private).exchange(
-            X25519PublicKey.from_public_bytes(public_raw)
-        )
-    except ValueError as err:  # the native library refuses the all-zero result itself
+        shared: bytes = sodium.crypto_scalarmult(private, public_raw)
+    except RuntimeError as err:  # PyNaCl's error for libsodium refusing a small-order point
         raise SignalError(SignalErrorKind.INVALID_KEY, "invalid key agreement") from err
     if shared == bytes(KEY_LENGTH):
         raise SignalError(SignalErrorKind.INVALID_KEY, "all-zero key agreement")
@@ -130,9 +136,7 @@ def xeddsa_sign(private: bytes, message: bytes, random64: bytes | None = None) -
         random64 = os.urandom(SIGNATURE_RANDOM_LENGTH)
     elif len(random64) != SIGNATURE_RANDOM_LENGTH:
         raise SignalError(SignalErrorKind.INVALID_KEY, "XEdDSA randomness is 64 bytes")
-    sodium = _SODIUM
-    if sodium is None:
-        raise SignalError(SignalErrorKind.INVALID_STATE, native_signing_unavailable() or "")
+    sodium = _sodium()
     key = _clamp(private)
     scalar: bytes = sodium.crypto_core_ed25519_scalar_reduce(key + _WIDE_SCALAR_PADDING)
     edwards_public: bytes = sodium.crypto_scalarmult_ed25519_base_noclamp(scalar)
@@ -198,9 +202,7 @@ def is_prime_order_point(public_raw: bytes) -> bool:
     u = int.from_bytes(public_raw, "little")
     if u >= _P or u == _P - 1:
         return False
-    sodium = _SODIUM
-    if sodium is None:
-        raise SignalError(SignalErrorKind.INVALID_STATE, native_signing_unavailable() or "")
+    sodium = _sodium()
     y = (u - 1) * pow(u + 1, -1, _P) % _P
     return bool(sodium.crypto_core_ed25519_is_valid_point(y.to_bytes(KEY_LENGTH, "little")))
 
