@@ -25,17 +25,17 @@ _LOGGER = logging.getLogger(__name__)
 
 
 async def async_migrate_entry(hass: HomeAssistant, entry: ConfigEntry) -> bool:
-    """Bring an entry to ENTRY_VERSION.ENTRY_MINOR_VERSION; False for a newer major version."""
-    if entry.version > ENTRY_VERSION:
-        # Written by a newer release: a downgrade, which Home Assistant reports.
-        return False
-    if entry.version == 1 and entry.minor_version < 2:
+    """Bring an entry to ENTRY_VERSION.ENTRY_MINOR_VERSION.
+
+    Home Assistant itself refuses an entry of a newer major version (a downgrade) before
+    calling this, and a newer minor version is compatible by its convention.
+    """
+    if entry.version == ENTRY_VERSION and entry.minor_version < 2:
         await _async_key_on_entry(hass, entry)
         hass.config_entries.async_update_entry(
             entry, unique_id=_account_unique_id(hass, entry), minor_version=2
         )
         _LOGGER.debug("Migrated entry %s to 1.2 (device and entities keyed on it)", entry.title)
-    # A newer minor version is compatible by Home Assistant's convention.
     return True
 
 
