@@ -14,6 +14,7 @@ from custom_components.pacerelle.client.inbox_pipeline import MAX_BATCH
 from custom_components.pacerelle.client.limits import (
     MAX_DEVICES_PER_PEER,
     MAX_HISTORY_BYTES,
+    MAX_LAST_DEVICES,
     MAX_RECEIVED,
     MAX_REQUEST_BYTES,
     MAX_SESSION_RECORDS,
@@ -106,3 +107,16 @@ def test_requests_never_handed_over_are_bounded_but_never_a_whole_batch() -> Non
     bounded = within_bounds(AgentData(empty, inbox=inbox))
     assert list(bounded.inbox.received) == [f"m{i}" for i in range(6, MAX_RECEIVED + 6)]
     assert bounded.evictions.received_requests == 6
+
+
+def test_last_devices_forget_the_least_recently_heard_from() -> None:
+    empty, _, _ = _state()
+    conversations = AgentData(empty).conversations.with_device("owner", "c", "1")
+    for person in range(MAX_LAST_DEVICES):
+        conversations = conversations.with_device(f"invented{person}", "c", "1")
+    conversations = conversations.with_device("owner", "c", "1")  # the owner writes again
+    bounded = within_bounds(AgentData(empty, conversations=conversations))
+    assert len(bounded.conversations.last_devices) == MAX_LAST_DEVICES
+    assert bounded.conversations.last_devices["owner|c"] == "1"
+    assert "invented0|c" not in bounded.conversations.last_devices
+    assert bounded.evictions.last_devices == 1

@@ -53,7 +53,9 @@ class Conversations:
 
     history_keys: Mapping[str, HistoryKey] = field(default_factory=dict)
     group_keys: Mapping[str, GroupKey] = field(default_factory=dict)
-    last_devices: Mapping[str, str] = field(default_factory=dict)  # "user|conversation" -> id
+    # "user|conversation" -> the device that person last wrote from, the most recent last
+    # (bounded by store_bounds.py, the least recent first).
+    last_devices: Mapping[str, str] = field(default_factory=dict)
 
     def with_history_key(self, conversation_id: str, key: HistoryKey) -> Conversations:
         return replace(self, history_keys={**self.history_keys, conversation_id: key})
@@ -63,9 +65,11 @@ class Conversations:
 
     def with_device(self, user_id: str, conversation_id: str, device_id: str) -> Conversations:
         name = device_key(user_id, conversation_id)
-        if self.last_devices.get(name) == device_id:
+        if self.last_devices.get(name) == device_id and list(self.last_devices)[-1] == name:
             return self
-        return replace(self, last_devices={**self.last_devices, name: device_id})
+        last_devices = {k: v for k, v in self.last_devices.items() if k != name}
+        last_devices[name] = device_id
+        return replace(self, last_devices=last_devices)
 
     def latest_group_key(self, conversation_id: str) -> GroupKey | None:
         keys = [k for k in self.group_keys.values() if k.conversation_id == conversation_id]

@@ -17,6 +17,7 @@ class Evictions:
     pending_requests: int = 0
     history_entries: int = 0  # beyond the normal rotation of HISTORY_LIMIT
     sessions: int = 0
+    last_devices: int = 0  # people forgotten as the last device of a conversation
     archived_sessions: int = 0
     store_shrinks: int = 0  # saves the writer's size check sent back for more eviction
 

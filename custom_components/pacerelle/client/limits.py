@@ -52,6 +52,11 @@ MAX_DEVICES_PER_PEER: Final = 10
 person's phones and browsers; ten leaves room for old devices while a relay inventing
 devices cannot grow the store (~2 KiB and ~16 ms of key agreement each) without bound."""
 
+MAX_LAST_DEVICES: Final = 1024
+"""People and conversations whose last device is remembered (to address replies): one
+entry per person who ever wrote in a conversation, so a relay inventing people would grow it
+without end; the least recently heard from are forgotten first."""
+
 MAX_SESSION_RECORDS: Final = 256
 """Session records in all: every person the agent talks to, in every conversation. With
 libsignal's ARCHIVED_STATES_MAX_LENGTH archived states each, the store stays loadable."""

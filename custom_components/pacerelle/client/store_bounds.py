@@ -20,6 +20,7 @@ from .inbox import stored_size
 from .limits import (
     MAX_DEVICES_PER_PEER,
     MAX_HISTORY_BYTES,
+    MAX_LAST_DEVICES,
     MAX_PENDING,
     MAX_PENDING_BYTES,
     MAX_RECEIVED,
@@ -39,6 +40,7 @@ def within_bounds(data: AgentData) -> AgentData:
     data = _bound_received(data)
     data = _bound_pending(data)
     data = _bound_history(data)
+    data = _bound_last_devices(data)
     return _bound_sessions(data)
 
 
@@ -210,6 +212,21 @@ def _bound_history(data: AgentData) -> AgentData:
         replies=history.replies[drop["reply"] :],
     )
     return _counted(replace(data, history=history), history_entries=evicted)
+
+
+def _bound_last_devices(data: AgentData) -> AgentData:
+    conversations = data.conversations
+    excess = len(conversations.last_devices) - MAX_LAST_DEVICES
+    if excess <= 0:
+        return data
+    kept = dict(list(conversations.last_devices.items())[excess:])  # the most recent
+    _LOGGER.warning(
+        "Forgot the last device of the %d people least recently heard from (over %d)",
+        excess,
+        MAX_LAST_DEVICES,
+    )
+    conversations = replace(conversations, last_devices=kept)
+    return _counted(replace(data, conversations=conversations), last_devices=excess)
 
 
 def _bound_sessions(data: AgentData) -> AgentData:
