@@ -67,7 +67,8 @@ def _sodium() -> ModuleType:
 
 
 def native_signing_unavailable() -> str | None:
-    """Why XEdDSA signing (and the prime-order check of incoming keys) cannot run here."""
+    """Why libsodium's X25519 and Ed25519 operations (every private-key operation here, and
+    the prime-order check of incoming keys) cannot run, or None when they can."""
     if _SODIUM is None:
         return "PyNaCl (libsodium) with the Ed25519 operations is not installed"
     return None
