@@ -14,6 +14,7 @@ from pytest_homeassistant_custom_component.components.diagnostics import (
 from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 from syrupy.assertion import SnapshotAssertion
 
+from custom_components.pacerelle.diagnostics import Pseudonyms
 from custom_components.pacerelle.store import AgentStore
 from tests.emulator_fixtures import EmulatorHandle
 from tests.entity_harness import Setup, ha_snapshot, replacing, setup_agent, wait_state
@@ -151,3 +152,16 @@ async def test_diagnostics_snapshot(
 
 def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode()
+
+
+def test_pseudonyms_are_stable_per_kind() -> None:
+    ids = Pseudonyms()
+    assert [ids.person("usr_b"), ids.person("usr_a"), ids.person("usr_b")] == [
+        "person_1",
+        "person_2",
+        "person_1",
+    ]
+    # Kinds count apart; the same raw id of another kind gets its own label.
+    assert ids.conversation("usr_b") == "conversation_1"
+    assert ids("session", "human:usr_b:cnv:device:1") == "session_1"
+    assert ids.person(None) is None
