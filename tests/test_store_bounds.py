@@ -75,6 +75,7 @@ async def test_a_burst_of_huge_messages_leaves_a_store_that_loads(
     assert entry.state is ConfigEntryState.LOADED
     data = entry.runtime_data.agent.data
     evictions = data.evictions
+    print(f"evictions after the burst: {evictions.to_json()}")
     assert evictions.refused_requests == OVERSIZED_COUNT
     assert evictions.pending_requests > 0
     assert evictions.history_entries > 0
