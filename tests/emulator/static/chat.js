@@ -243,11 +243,11 @@ function renderWidget(widget, patches, answer) {
 }
 
 function fileView(file) {
-  if (!file.content_b64) return el("div", {}, "📎 " + file.name + (file.error ? ` (${file.error})` : ""));
+  if (!file.content_b64) return el("div", {}, "Attachment " + file.name + (file.error ? ` (${file.error})` : ""));
   const url = `data:${file.mime};base64,${file.content_b64}`;
   return el("div", {},
     INLINE_IMAGE_TYPES.includes(file.mime) ? el("img", { class: "inline-image", src: url, alt: file.name }) : null,
-    el("a", { href: url, download: file.name }, "📎 " + file.name));
+    el("a", { href: url, download: file.name }, "Download " + file.name));
 }
 
 function bubbleFor(item, patches, answers, widgets) {
