@@ -15,7 +15,6 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 
 import aiohttp
-import pytest
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
@@ -138,16 +137,3 @@ async def running_hostile_emulator(hostility: Hostility) -> AsyncIterator[Emulat
     finally:
         await runner.cleanup()
         sock.close()
-
-
-@pytest.fixture
-def hostility() -> Hostility:
-    return Hostility()
-
-
-@pytest.fixture
-async def hostile_emulator(
-    socket_enabled: None, hostility: Hostility
-) -> AsyncIterator[EmulatorHandle]:
-    async with running_hostile_emulator(hostility) as handle:
-        yield handle

@@ -1,6 +1,6 @@
 """A hostile relay's token answers and gateway frames never break an entry for good.
 
-The relay is the emulator behind a middleware of the test's own (hostile_relay_harness):
+The relay is the emulator behind a middleware of the test's own (hostile_relay_harness.py):
 set-up meets a hostile runtime-token answer and must end in SETUP_RETRY (not
 SETUP_ERROR), then recover on its own retry once the relay behaves; a connected entry
 meets deeply nested frames and must skip them without dropping the connection.
@@ -28,7 +28,7 @@ from tests.emulator_fixtures import EmulatorHandle
 from tests.hostile_relay_harness import Hostility
 from tests.runtime_harness import add_entry, wait_until
 
-pytest_plugins = ["tests.hostile_relay_harness"]
+pytest_plugins = ["tests.hostile_relay_fixtures"]
 
 DEEP = 100_000  # past the stack: Python's json raises RecursionError
 

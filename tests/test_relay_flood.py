@@ -1,6 +1,6 @@
 """A relay flooding the agent with large frames cannot grow its memory (issue 12, item 4).
 
-The gateway is the test's own (hostile_relay_harness): it sends 100 frames of 600 KiB of
+The gateway is the test's own (hostile_relay_harness.py): it sends 100 frames of 600 KiB of
 payload (~80 MiB of JSON) as fast as the socket takes them, while the agent's pipeline is
 stalled (its saves wait on a gate). The agent's queue stays within its bounds, the reader
 stops reading, and TCP pushes back on the relay: it cannot even send the flood. Once the
@@ -19,7 +19,7 @@ from tests.client_agent_harness import Recorder, make_agent, wait_for
 from tests.emulator_fixtures import EmulatorHandle
 from tests.hostile_relay_harness import Flood, Hostility
 
-pytest_plugins = ["tests.hostile_relay_harness"]
+pytest_plugins = ["tests.hostile_relay_fixtures"]
 
 FLOOD_FRAMES = 100
 PAYLOAD_BYTES = 600 * 1024
