@@ -78,7 +78,7 @@ class AgentSignalState:
 
     def sessions_to_evict(self, *, per_peer: int, total: int) -> list[str]:
         """Records to drop so that no person has more than `per_peer` in a conversation
-        and there are at most `total`: the least valuable first (`eviction_order`)."""
+        and there are at most `total`, the least valuable first (`_eviction_key`)."""
         ordered = sorted(self.sessions, key=self._eviction_key)
         kept_per_peer: dict[str, int] = {}
         for name in reversed(ordered):  # most valuable first
