@@ -23,7 +23,7 @@ from .client.agent_connect import request_runtime_token
 from .client.agent_core import AgentConfig, AgentHooks
 from .client.agent_data import SECTIONS, AgentData, AgentDataError
 from .client.encrypted_file import StoreError, StoreProblem
-from .client.errors import PacerelleAuthError, PacerelleError
+from .client.errors import PacerelleAuthError, PacerelleError, PacerelleResponseError
 from .client.signal.state import AgentSignalState
 from .client.tokens import IssuedToken, RuntimeTokens
 from .const import (
@@ -91,6 +91,13 @@ async def async_setup_runtime(hass: HomeAssistant, entry: PacerelleConfigEntry) 
         await tokens.fresh()
     except PacerelleAuthError as err:
         raise ConfigEntryAuthFailed(translation_domain=DOMAIN, translation_key="revoked") from err
+    except PacerelleResponseError as err:
+        # A malformed or hostile answer (client/server_answers.py): retried like an outage.
+        raise ConfigEntryNotReady(
+            translation_domain=DOMAIN,
+            translation_key="bad_server_answer",
+            translation_placeholders={"error": str(err)},
+        ) from err
     except PacerelleError as err:
         raise ConfigEntryNotReady(
             translation_domain=DOMAIN,
