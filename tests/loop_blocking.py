@@ -41,8 +41,10 @@ EXTRA_CALLS: tuple[tuple[object, str], ...] = (
 )
 
 # asyncio's debug mode (on in Home Assistant's tests) reads source lines through linecache
-# for every task and handle it creates: that is the test set-up, not Pacerelle's I/O.
+# for every task and handle it creates, and coverage.py looks up each new file it traces:
+# that is the test set-up, not Pacerelle's I/O.
 EXEMPT_CALLERS: tuple[str, ...] = (f"{os.sep}linecache.py", f"{os.sep}traceback.py")
+EXEMPT_PACKAGES: tuple[str, ...] = (f"{os.sep}coverage{os.sep}",)
 _GUARD_FILES: tuple[str, ...] = (
     f"tests{os.sep}loop_blocking.py",
     f"homeassistant{os.sep}util{os.sep}loop.py",
@@ -64,8 +66,12 @@ class BlockingCatches:
         return frame.f_code.co_filename if frame is not None else ""
 
     def pacerelle_frame(self) -> str | None:
+        """Where in Pacerelle the call comes from; None if not from Pacerelle, or through
+        an exempt package (coverage.py tracing a file that Pacerelle's code entered)."""
         frame = sys._getframe(2)
         while frame is not None:
+            if any(package in frame.f_code.co_filename for package in EXEMPT_PACKAGES):
+                return None
             if PACKAGE_MARKER in frame.f_code.co_filename:
                 return f"{frame.f_code.co_filename}:{frame.f_lineno}"
             frame = frame.f_back
