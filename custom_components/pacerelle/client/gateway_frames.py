@@ -253,7 +253,9 @@ def _attachments(value: object) -> tuple[Mapping[str, Any], ...]:
                 public[name] = _text(item, name)
         size = item.get("size")
         if type(size) is not int or not 0 <= size <= MAX_ATTACHMENT_SIZE:
-            raise FrameError(f"an attachment's `size` must be from 0 to {MAX_ATTACHMENT_SIZE}")
+            raise FrameError(
+                f"an attachment's `size` must be an integer from 0 to {MAX_ATTACHMENT_SIZE}"
+            )
         public["size"] = size
         checked.append(public)
     return tuple(checked)
