@@ -52,6 +52,8 @@ class Request:
     received_at: float
     attachments: tuple[Mapping[str, Any], ...] = ()
     widget: Mapping[str, Any] | None = None
+    # The relay's time for it (may lie; see InboundMessage.relayed_at), None if unknown.
+    relayed_at: float | None = None
 
     @property
     def is_group(self) -> bool:
@@ -73,6 +75,7 @@ class Request:
             received_at=received_at,
             attachments=content.attachments,
             widget=content.widget,
+            relayed_at=message.relayed_at,
         )
         size = stored_size(request.to_json())
         if size > MAX_REQUEST_BYTES:
@@ -93,6 +96,7 @@ class Request:
             "received_at": self.received_at,
             "attachments": [dict(item) for item in self.attachments],
             "widget": dict(self.widget) if self.widget is not None else None,
+            "relayed_at": self.relayed_at,
         }
 
     @classmethod
@@ -110,6 +114,7 @@ class Request:
             received_at=float(data["received_at"]),
             attachments=tuple(dict(item) for item in data.get("attachments") or ()),
             widget=data.get("widget"),
+            relayed_at=_optional_float(data.get("relayed_at")),
         )
 
 
@@ -195,6 +200,10 @@ class Inbox:
 def stored_size(value: Any) -> int:
     """Bytes that `value` takes in the store's JSON (same encoding as encrypted_file.py)."""
     return len(json.dumps(value, separators=(",", ":")))
+
+
+def _optional_float(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) else None
 
 
 def _bounded[V](items: dict[str, V], limit: int) -> dict[str, V]:
