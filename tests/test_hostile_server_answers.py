@@ -6,6 +6,7 @@ SETUP_ERROR), then recover on its own retry once the relay behaves; a connected 
 meets deeply nested frames and must skip them without dropping the connection.
 """
 
+import base64
 import json
 import logging
 from datetime import timedelta
@@ -24,6 +25,7 @@ from custom_components.pacerelle.client.errors import PacerelleResponseError
 from custom_components.pacerelle.client.gateway_frames import FrameError, parse_frame
 from custom_components.pacerelle.client.server_answers import MAX_JSON_DEPTH, parse_json
 from custom_components.pacerelle.runtime import EVENT_MESSAGE, PacerelleRuntime
+from tests.client_agent_harness import Recorder, connected_agent, wait_for
 from tests.emulator_fixtures import EmulatorHandle
 from tests.hostile_relay_harness import Hostility
 from tests.runtime_harness import add_entry, wait_until
@@ -188,3 +190,29 @@ def test_server_json_door_takes_what_the_protocol_nests() -> None:
     assert parse_json(json.dumps(nested), "answer") == nested
     deepest = "[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH
     assert parse_json(deepest, "answer") is not None
+
+
+async def test_deeply_nested_group_payload_is_refused_not_left_for_redelivery(
+    hostile_emulator: EmulatorHandle, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The payload of a group MSG is parsed before decryption (to find its key): a nested
+    one must be refused like any bad payload, not fail the whole batch (which the relay would
+    redeliver, with the legitimate messages in it, at every connection)."""
+    installed = await hostile_emulator.install()
+    recorder = Recorder()
+    poison = {
+        "type": "MSG",
+        "id": "group-poison",
+        "conversation_id": installed.conversation_id,
+        "from": installed.owner_id,
+        "from_device_id": "1",
+        "to": f"group:{installed.conversation_id}",
+        "payload_b64": base64.b64encode(b"[" * DEEP + b"]" * DEEP).decode(),
+        "encrypted": True,
+    }
+    async with connected_agent(hostile_emulator, installed, recorder) as agent:
+        await hostile_emulator.faults(inject_frames=[json.dumps(poison)])
+        await wait_for(lambda: "group-poison" in agent.data.inbox.rejected, within=5)
+        message_id = await hostile_emulator.send(installed.conversation_id, text="still there?")
+        await wait_for(lambda: [r.message_id for r in recorder.delivered] == [message_id])
+    assert not [record for record in caplog.records if record.levelno >= logging.ERROR]

@@ -18,6 +18,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from .errors import PacerelleResponseError
+from .server_answers import parse_json
 
 SENDER_KEY_TYPE = "pacerelle.group.sender_key"
 MESSAGE_TYPE = "pacerelle.group.message"
@@ -84,8 +85,8 @@ def parse_sender_key(
 ) -> GroupKey:
     """The key inside a decrypted envelope, which must match the envelope's labels."""
     try:
-        key = GroupKey.from_json(json.loads(plaintext))
-    except ValueError as err:
+        key = GroupKey.from_json(parse_json(plaintext, "group key envelope"))
+    except (ValueError, PacerelleResponseError) as err:
         raise GroupError("a group key envelope is not JSON") from err
     if (key.conversation_id, key.key_id, key.epoch) != (conversation_id, key_id, epoch):
         raise GroupError("a group key does not match its envelope")
@@ -95,8 +96,9 @@ def parse_sender_key(
 def parse_message(payload: bytes) -> GroupCiphertext:
     """A group MSG's payload (decoded payload_b64)."""
     try:
-        data = json.loads(payload)
-    except ValueError as err:
+        # Bounded (server_answers): parsed before decryption, on what the relay delivered.
+        data = parse_json(payload, "group payload")
+    except PacerelleResponseError as err:
         raise GroupError("a group payload is not JSON") from err
     _check_header(data, MESSAGE_TYPE)
     iv = _unb64(data.get("iv_b64"))
