@@ -30,6 +30,9 @@ MESSAGE_KEYS = {
     "widget",
     "widget_response",
     "received_at",
+    "relayed_at",
+    "trusted",
+    "trust_state",
 }
 
 
@@ -50,6 +53,8 @@ async def test_message_and_widget_response_events(
     assert text["reply_to_message_id"] == "m0"
     assert (text["attachments"], text["widget"], text["widget_response"]) == ([], None, None)
     assert text["received_at"].endswith("+00:00")
+    # The owner's first device is trusted on first use.
+    assert (text["trusted"], text["trust_state"]) == (True, "trusted")
     assert answers == []
 
     answer = await human_writes(
@@ -73,6 +78,9 @@ async def test_message_and_widget_response_events(
         "value": {"ok": True},
         "cancelled": False,
         "received_at": answer["received_at"],
+        # Device 1 came after device 2, with a key of its own: not trusted until confirmed.
+        "trusted": False,
+        "trust_state": "unverified",
     }
     await human_writes(emulator, agent, widget_response={"ref": "garage-1", "cancelled": True})
     await wait_until(lambda: len(answers) == 2)

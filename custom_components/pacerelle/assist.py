@@ -17,6 +17,10 @@ the relay's `created_at` (a relay that lies can only make a request look older, 
 younger: a future time changes nothing). It stays pending for automations and tools, and
 the person is told it was too old to run. Without a relay time only our receive time
 counts (a limit of the protocol: the message itself carries no time).
+
+Only a trusted device of the owner drives Assist (trust.py): a message from an unverified
+or changed device is not run, and the person is told why, with the device's verification
+code to compare in Home Assistant.
 """
 
 import asyncio
@@ -108,6 +112,15 @@ class AssistBridge:
 
     async def _answer(self, request: Mapping[str, Any]) -> None:
         message_id = str(request["message_id"])
+        if not request.get("trusted"):
+            _LOGGER.warning(
+                "Assist bridge did not run request %s: device %s is %s, not trusted",
+                message_id,
+                request["sender_device_id"],
+                request.get("trust_state"),
+            )
+            await self._tell(message_id, "assist_untrusted", self._trust_placeholders(request))
+            return
         age = request_age(request)
         if age > MAX_REQUEST_AGE:
             _LOGGER.warning(
@@ -142,6 +155,18 @@ class AssistBridge:
             # Left pending: an automation, a tool or the owner can still see it.
             reason = str(err) or f"not connected again within {RECONNECT_WAIT:.0f} s"
             _LOGGER.warning("Assist bridge could not answer request %s: %s", message_id, reason)
+
+    def _trust_placeholders(self, request: Mapping[str, Any]) -> dict[str, str]:
+        trust = self._entry.runtime_data.trust
+        device = (
+            trust.book.get(str(request["sender_id"]), str(request["sender_device_id"]))
+            if trust is not None
+            else None
+        )
+        return {
+            "state": str(request.get("trust_state")),
+            "code": device.code if device is not None else "",
+        }
 
     async def _tell(self, message_id: str, key: str, placeholders: dict[str, str]) -> None:
         """Say why a request was not run; the request stays pending for automations."""

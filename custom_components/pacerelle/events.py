@@ -17,13 +17,16 @@
 - `widget_response`: `{widget_id, value, cancelled}` for an answer to one of our widgets,
   else null
 - `received_at`: ISO 8601 time it arrived
+- `trusted`: true only when the sender's device and identity key are trusted (trust.py)
+- `trust_state`: `trusted`, `unverified`, `changed` (its identity key changed since it was
+  trusted) or `blocked` (never fired: a blocked device's messages are dropped)
 - `relayed_at`: ISO 8601 time the relay says it took the message (null if it did not say);
   the relay is not trusted for it: it only ever makes a request older (see assist.py)
 
 `pacerelle_widget_response`, also fired for each answer to one of our widgets:
 `entry_id`, `agent_id`, `conversation_id`, `message_id` (of the answer), `sender_id`,
 `sender_device_id`, `widget_id` (the widget answered), `value` (null when cancelled),
-`cancelled`, `received_at`.
+`cancelled`, `received_at`, `trusted`, `trust_state`.
 
 Events keep arrival order: when a message's files are being saved, later events wait for it
 (the inbox pipeline prepares a batch's requests before its events fire, in order). Files are
@@ -35,7 +38,7 @@ not saved, so a relay serving a blob slowly delays events by that much at most.
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -44,6 +47,7 @@ from homeassistant.core import HomeAssistant, callback
 from .attachments import Download, async_save_incoming
 from .client.errors import PacerelleConnectionError
 from .client.inbox import Request
+from .client.trust import DeviceTrust, TrustState
 from .client.widget_answers import parse_response
 
 _LOGGER = logging.getLogger(__name__)
@@ -66,6 +70,7 @@ def event_data(
     agent_id: str,
     request: Request,
     saved: Mapping[str, str | None] | None = None,
+    trust: DeviceTrust | None = None,
 ) -> dict[str, Any]:
     """`pacerelle_message` data: no secrets (attachment keys stay in the store).
 
@@ -99,10 +104,21 @@ def event_data(
         ),
         "received_at": _iso(request.received_at),
         "relayed_at": _iso(request.relayed_at) if request.relayed_at is not None else None,
+        **trust_fields(trust),
     }
 
 
-def widget_response_data(entry_id: str, agent_id: str, request: Request) -> dict[str, Any] | None:
+def trust_fields(trust: DeviceTrust | None) -> dict[str, Any]:
+    """`trusted` and `trust_state`; a request never judged (a tool's view) is not trusted."""
+    return {
+        "trusted": trust is not None and trust.trusted,
+        "trust_state": (trust.state if trust is not None else TrustState.UNVERIFIED).value,
+    }
+
+
+def widget_response_data(
+    entry_id: str, agent_id: str, request: Request, trust: DeviceTrust | None = None
+) -> dict[str, Any] | None:
     """`pacerelle_widget_response` data, or None when the request is no widget answer."""
     answer = parse_response(request.widget)
     if answer is None:
@@ -118,6 +134,7 @@ def widget_response_data(entry_id: str, agent_id: str, request: Request) -> dict
         "value": None if answer.cancelled else answer.value,
         "cancelled": answer.cancelled,
         "received_at": _iso(request.received_at),
+        **trust_fields(trust),
     }
 
 
@@ -144,6 +161,7 @@ class MessageEvents:
         *,
         download_deadline: float = DOWNLOAD_DEADLINE,
         max_downloads: int = MAX_CONCURRENT_DOWNLOADS,
+        judge: Callable[[Request], DeviceTrust] | None = None,
     ) -> None:
         self._hass = hass
         self._entry_id = entry_id
@@ -152,6 +170,7 @@ class MessageEvents:
         self._download = download
         self._download_deadline = download_deadline
         self._downloads = asyncio.Semaphore(max_downloads)
+        self._judge = judge
         self._saved: dict[str, Mapping[str, str | None]] = {}
 
     def prepare(self, request: Request) -> Awaitable[None] | None:
@@ -178,13 +197,30 @@ class MessageEvents:
 
     @callback
     def deliver(self, request: Request) -> None:
-        """Fire the request's events (with where its files were saved)."""
-        self._fire(request, self._saved.pop(request.message_id, None))
+        """Fire the request's events (with where its files were saved and the sender's
+        trust, judged now: before anything can act on the message)."""
+        saved = self._saved.pop(request.message_id, None)
+        trust = self._judge(request) if self._judge is not None else None
+        if trust is not None and trust.state is TrustState.BLOCKED:
+            _LOGGER.warning(
+                "Dropped message %s from blocked device %s of %s",
+                request.message_id,
+                request.sender_device_id,
+                request.sender_id,
+            )
+            return
+        self._fire(request, saved, trust)
 
     @callback
-    def _fire(self, request: Request, saved: Mapping[str, str | None] | None) -> None:
+    def _fire(
+        self,
+        request: Request,
+        saved: Mapping[str, str | None] | None,
+        trust: DeviceTrust | None,
+    ) -> None:
         bus = self._hass.bus
-        bus.async_fire(EVENT_MESSAGE, event_data(self._entry_id, self._agent_id, request, saved))
-        answer = widget_response_data(self._entry_id, self._agent_id, request)
+        data = event_data(self._entry_id, self._agent_id, request, saved, trust)
+        bus.async_fire(EVENT_MESSAGE, data)
+        answer = widget_response_data(self._entry_id, self._agent_id, request, trust)
         if answer is not None:
             bus.async_fire(EVENT_WIDGET_RESPONSE, answer)

@@ -40,7 +40,13 @@ AGENT_FIELD_DESCRIPTION = (
     "The Pacerelle agent (id or name). Optional when only one agent is set up."
 )
 # SendError reasons with their own explanation for the model.
-_SEND_REASONS = {"unknown_request", "no_session", "too_long", "note_too_long"}
+_SEND_REASONS = {
+    "unknown_request",
+    "no_session",
+    "too_long",
+    "note_too_long",
+    "no_trusted_device",
+}
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,8 @@
 `async_setup_runtime` loads the encrypted store (an unreadable one is a repair issue and a
 ConfigEntryError, never a new identity), requests the first runtime token (refused: the
 installation was revoked -> ConfigEntryAuthFailed; unreachable -> ConfigEntryNotReady) and
-starts the HA-free Agent. Every accepted request fires `pacerelle_message`.
+starts the HA-free Agent. Every accepted request fires `pacerelle_message`, once trust.py
+has judged its sender's device (a blocked device's request is dropped and marked processed).
 """
 
 import logging
@@ -37,8 +38,10 @@ from .const import (
 )
 from .events import EVENT_MESSAGE, MessageEvents, event_data
 from .options import AgentOptions
+from .repairs import async_watch_trust
 from .runtime_issues import clear_store_issue, raise_identity_changed, raise_store_issue
 from .store import AgentStore
+from .trust import TrustManager
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -56,6 +59,7 @@ class PacerelleRuntime:
 
     agent: Agent
     entry_id: str
+    trust: TrustManager | None = None
 
     @property
     def status(self) -> AgentStatus:
@@ -112,8 +116,11 @@ async def async_setup_runtime(hass: HomeAssistant, entry: PacerelleConfigEntry) 
         assert agent is not None  # files arrive only once the agent runs
         return await agent.download_attachment(attachment)
 
+    trust = TrustManager(hass, entry.entry_id, str(entry.data[CONF_OWNER_ID]))
     # Events (and files saved to the media folder first) in arrival order: see events.py.
-    events = MessageEvents(hass, entry.entry_id, agent_id, options.media_folder, download)
+    events = MessageEvents(
+        hass, entry.entry_id, agent_id, options.media_folder, download, judge=trust.judge
+    )
 
     @callback
     def identity_changed(peer_id: str) -> None:
@@ -150,6 +157,8 @@ async def async_setup_runtime(hass: HomeAssistant, entry: PacerelleConfigEntry) 
     )
     extra = {key: value for key, value in document.items() if key not in SECTIONS}
     agent = Agent(session, config, hooks, tokens, data, extra)
+    await trust.async_load(agent)
+    async_watch_trust(hass, entry.entry_id, agent_name, trust)
     agent.start()
 
     async def stop(_event: Event | None = None) -> None:
@@ -157,7 +166,7 @@ async def async_setup_runtime(hass: HomeAssistant, entry: PacerelleConfigEntry) 
 
     entry.async_on_unload(hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, stop))
     entry.async_on_unload(stop)
-    return PacerelleRuntime(agent, entry.entry_id)
+    return PacerelleRuntime(agent, entry.entry_id, trust=trust)
 
 
 async def _async_load(

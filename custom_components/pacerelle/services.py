@@ -30,6 +30,7 @@ from .services_send import (
     async_send_widget,
     async_update_widget,
 )
+from .services_trust import TRUST_SCHEMA, async_block_device, async_trust_device
 
 SERVICE_SEND_MESSAGE: Final = "send_message"
 SERVICE_SEND_WIDGET: Final = "send_widget"
@@ -39,6 +40,8 @@ SERVICE_MARK_PROCESSED: Final = "mark_processed"
 SERVICE_GET_HISTORY: Final = "get_history"
 SERVICE_GET_STATUS: Final = "get_status"
 SERVICE_DOWNLOAD_ATTACHMENT: Final = "download_attachment"
+SERVICE_TRUST_DEVICE: Final = "trust_device"
+SERVICE_BLOCK_DEVICE: Final = "block_device"
 
 type Handler = Callable[[ServiceCall], Coroutine[Any, Any, ServiceResponse]]
 
@@ -57,6 +60,8 @@ _SERVICES: Final[tuple[tuple[str, Handler, VolSchemaType, SupportsResponse], ...
         DOWNLOAD_SCHEMA,
         SupportsResponse.OPTIONAL,
     ),
+    (SERVICE_TRUST_DEVICE, async_trust_device, TRUST_SCHEMA, SupportsResponse.OPTIONAL),
+    (SERVICE_BLOCK_DEVICE, async_block_device, TRUST_SCHEMA, SupportsResponse.OPTIONAL),
 )
 
 

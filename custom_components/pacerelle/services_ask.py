@@ -6,6 +6,7 @@ returns one of three answers, told apart by `status`: `answered` (with `value`),
 that does not fit the question (a confirm answered "maybe") is logged and ignored, and so
 is an answer from anyone but the person asked, or from another conversation (see
 `Addressee`): someone else in a group, or a relay forging a sender, cannot answer for them.
+Nor does an answer from a device that is not trusted (trust.py), the person's own included.
 The person's answer is marked processed: it was consumed by the waiting script.
 """
 
@@ -149,6 +150,8 @@ async def async_ask(call: ServiceCall) -> ServiceResponse:
     @callback
     def consider(data: dict[str, Any]) -> None:
         refusal = addressee[0].refusal(data["conversation_id"], data["sender_id"])
+        if refusal is None and not data.get("trusted"):
+            refusal = f"device {data['sender_device_id']} is {data.get('trust_state')}"
         if refusal is not None:
             _LOGGER.warning("Ignored an answer to widget %s: %s", widget_id, refusal)
             return

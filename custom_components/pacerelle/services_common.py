@@ -48,6 +48,7 @@ _SEND_REFUSALS: Final = {
     "no_session": "not_spoken_yet",
     "too_long": "text_too_long",
     "bad_attachment": "attachment_unreadable",
+    "no_trusted_device": "no_trusted_device",
 }
 
 

@@ -34,7 +34,7 @@ from .inbox import Request
 from .inbox_pipeline import InboxPipeline
 from .payloads import chat_payload
 from .prekey_publisher import PrekeyPublisher
-from .sender import Sender, SendError, public_descriptor, secret_descriptor
+from .sender import DevicePolicy, Sender, SendError, public_descriptor, secret_descriptor
 from .signal.identity import verification_code
 from .tokens import InstallationRevokedError, RuntimeCredential, RuntimeTokens
 
@@ -147,6 +147,10 @@ class Agent:
     def inbound(self) -> InboundQueue:
         """The bounded queue of incoming messages (its size and high-water marks)."""
         return self._inbox.queue
+
+    def set_device_policy(self, policy: DevicePolicy) -> None:
+        """Decide where sends without a source message may go (see sender.DevicePolicy)."""
+        self._sender.device_policy = policy
 
     def find_request(self, message_id: str) -> Request | None:
         """A request by id: pending, being handed over, or still in the history."""

@@ -11,7 +11,7 @@ import base64
 import logging
 import os
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -37,6 +37,11 @@ REDACTED_NAME = "attachment"
 REDACTED_MIME = "application/octet-stream"
 
 
+# Where a send without a source message may go: (person, conversation, the device it would
+# use or None) -> the device to use; raises SendError when none may (client/trust.py).
+type DevicePolicy = Callable[[str, str, str | None], str | None]
+
+
 class SendError(PacerelleError):
     """A send that cannot be made as asked (unknown request, no session yet...)."""
 
@@ -57,6 +62,7 @@ class Sender:
         self._core = core
         self._api = api
         self.outbox = Outbox()
+        self.device_policy: DevicePolicy | None = None
 
     def find_request(self, message_id: str) -> Request | None:
         data = self._core.data
@@ -94,6 +100,9 @@ class Sender:
         device = to_device_id or self._core.data.conversations.last_devices.get(
             device_key(recipient, conversation)
         )
+        if self.device_policy is not None:
+            # No request to answer: only a device the user trusts may receive it.
+            device = self.device_policy(recipient, conversation, device)
         return Target(conversation, recipient, device)
 
     async def send(

@@ -1,0 +1,121 @@
+"""The trust repair: "a new device of <person> wants to talk to your home", with its code.
+
+One fixable issue per device that is new (unverified) or whose identity key changed. The
+fix flow shows the verification code the person's app shows for that device and asks for
+a decision: trust it, keep it unverified (the issue goes away; its messages still fire,
+with `trusted: false`), or block it (nothing is sent to it, its messages are dropped).
+"""
+
+from typing import Any, Final
+
+import probatio
+from homeassistant import data_entry_flow
+from homeassistant.components.repairs import RepairsFlow
+from homeassistant.core import HomeAssistant, callback
+from homeassistant.helpers import issue_registry as ir
+from homeassistant.helpers.selector import SelectSelector, SelectSelectorConfig
+
+from .client.trust import DeviceTrust, TrustState
+from .const import DOMAIN
+from .trust import TrustManager
+
+UNTRUSTED_DEVICE: Final = "untrusted_device"
+DECISION: Final = "decision"
+KEEP: Final = "keep"
+DECISIONS: Final = {"trust": TrustState.TRUSTED, KEEP: None, "block": TrustState.BLOCKED}
+
+
+def issue_id(entry_id: str, person_id: str, device_id: str) -> str:
+    return f"{UNTRUSTED_DEVICE}_{entry_id}_{person_id}_{device_id}"
+
+
+@callback
+def async_watch_trust(
+    hass: HomeAssistant, entry_id: str, agent_name: str, trust: TrustManager
+) -> None:
+    """Raise the issue when a device needs a decision; clear it once one is made."""
+
+    @callback
+    def changed(device: DeviceTrust, before: DeviceTrust | None) -> None:
+        issue = issue_id(entry_id, device.person_id, device.device_id)
+        if device.state in (TrustState.UNVERIFIED, TrustState.CHANGED):
+            ir.async_create_issue(
+                hass,
+                DOMAIN,
+                issue,
+                is_fixable=True,
+                is_persistent=True,
+                severity=ir.IssueSeverity.WARNING,
+                translation_key=UNTRUSTED_DEVICE,
+                translation_placeholders=placeholders(agent_name, device),
+                data={
+                    "entry_id": entry_id,
+                    "person_id": device.person_id,
+                    "device_id": device.device_id,
+                },
+            )
+        else:
+            ir.async_delete_issue(hass, DOMAIN, issue)
+
+    trust.add_listener(changed)
+
+
+def placeholders(agent_name: str, device: DeviceTrust) -> dict[str, str]:
+    return {
+        "agent_name": agent_name,
+        "person": device.person_id,
+        "device": device.device_id,
+        "code": device.code or "-",
+        "state": device.state.value,
+    }
+
+
+class TrustDeviceFlow(RepairsFlow):
+    """Trust, keep unverified, or block one device."""
+
+    def __init__(self, entry_id: str, person_id: str, device_id: str) -> None:
+        self._entry_id = entry_id
+        self._person_id = person_id
+        self._device_id = device_id
+
+    async def async_step_init(
+        self, user_input: dict[str, Any] | None = None
+    ) -> data_entry_flow.FlowResult:
+        trust = _trust(self.hass, self._entry_id)
+        device = trust.book.get(self._person_id, self._device_id) if trust else None
+        if trust is None or device is None:
+            return self.async_abort(reason="device_unknown")
+        # Home Assistant starts the step with {"issue_id": ...}: only a decision is an answer.
+        if user_input is not None and DECISION in user_input:
+            decision = DECISIONS[user_input[DECISION]]
+            if decision is not None:
+                await trust.async_decide(self._person_id, self._device_id, decision)
+            return self.async_create_entry(data={})
+        entry = self.hass.config_entries.async_get_entry(self._entry_id)
+        name = entry.title if entry is not None else ""
+        return self.async_show_form(
+            step_id="init",
+            data_schema=probatio.Schema(
+                {
+                    probatio.Required(DECISION, default=KEEP): SelectSelector(
+                        SelectSelectorConfig(options=list(DECISIONS), translation_key=DECISION)
+                    )
+                }
+            ),
+            description_placeholders=placeholders(name, device),
+        )
+
+
+def _trust(hass: HomeAssistant, entry_id: str) -> TrustManager | None:
+    entry = hass.config_entries.async_get_entry(entry_id)
+    runtime = getattr(entry, "runtime_data", None) if entry is not None else None
+    trust: TrustManager | None = getattr(runtime, "trust", None)
+    return trust
+
+
+async def async_create_fix_flow(
+    hass: HomeAssistant, issue_id: str, data: dict[str, str | int | float | None] | None
+) -> RepairsFlow:
+    """The fix flow of a trust issue (the only fixable issues of this integration)."""
+    assert data is not None
+    return TrustDeviceFlow(str(data["entry_id"]), str(data["person_id"]), str(data["device_id"]))

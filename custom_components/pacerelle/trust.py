@@ -1,0 +1,148 @@
+"""Trust on the Home Assistant side: the one door that decides whom the agent believes.
+
+Every request is judged (client/trust.py) when it is handed over, before its events fire:
+the event carries `trusted` and `trust_state`, a blocked device's message is dropped with
+a log line, and a device that is new or changed raises a repair issue showing its
+verification code. Sends without a source message go only to a trusted device
+(`device_policy`).
+
+Where it is kept: `.storage/pacerelle.trust.<entry id>`, a Home Assistant store of its own
+beside the encrypted agent store (it holds public identity keys and decisions, no secret),
+so adding it needed no migration of the agent store. When it is absent (a store written
+before trust existed) it is seeded from the agent's sessions: the owner's devices trusted,
+everyone else's unverified.
+"""
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Final
+from urllib.parse import unquote
+
+from homeassistant.core import HomeAssistant, callback
+from homeassistant.helpers.storage import Store
+
+from .client.agent import Agent
+from .client.inbox import Request
+from .client.sender import SendError
+from .client.signal.session import DEVICE_SEPARATOR, PeerAddress
+from .client.trust import DeviceTrust, TrustBook, TrustState
+from .const import DOMAIN
+
+_LOGGER = logging.getLogger(__name__)
+
+STORE_VERSION: Final = 1
+SESSION_PREFIX: Final = "human:"
+
+type TrustListener = Callable[[DeviceTrust, DeviceTrust | None], None]
+
+
+class TrustManager:
+    """One agent's trust book, judged against the agent's Signal sessions."""
+
+    def __init__(self, hass: HomeAssistant, entry_id: str, owner_id: str) -> None:
+        self._hass = hass
+        self._owner_id = owner_id
+        self._store: Store[dict[str, object]] = Store(
+            hass, STORE_VERSION, f"{DOMAIN}.trust.{entry_id}", private=True
+        )
+        self.book = TrustBook()
+        self._agent: Agent | None = None
+        self._listeners: list[TrustListener] = []
+
+    async def async_load(self, agent: Agent) -> None:
+        """Read the book (or seed it from the sessions of an agent that predates trust),
+        and hold the agent's sends without a source to trusted devices."""
+        self._agent = agent
+        agent.set_device_policy(self.device_policy)
+        saved = await self._store.async_load()
+        if saved is not None:
+            self.book = TrustBook.from_json(saved)
+            return
+        self.book = TrustBook.seeded(_sessions(agent), self._owner_id, time.time())
+        await self._store.async_save(self.book.to_json())
+
+    @callback
+    def add_listener(self, listener: TrustListener) -> Callable[[], None]:
+        """Called with (the judged device, what was known before) on every change of state."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    @callback
+    def judge(self, request: Request) -> DeviceTrust:
+        """The sender's device as of this request (recorded; listeners told of a change).
+
+        A blocked device's request is marked processed: it is dropped, not left pending."""
+        key = self._identity_key(request) if request.encrypted else None
+        before = self.book.get(request.sender_id, request.sender_device_id)
+        self.book, judged = self.book.observe(
+            request.sender_id, request.sender_device_id, key, self._owner_id, time.time()
+        )
+        if before is None or before.state is not judged.state or before.identity_key != key:
+            # Saved now, not later: a reload must not find an older book than this one.
+            self._hass.async_create_task(
+                self._store.async_save(self.book.to_json()), "pacerelle trust save"
+            )
+            for listener in list(self._listeners):
+                listener(judged, before)
+        if judged.state is TrustState.BLOCKED and self._agent is not None:
+            self._hass.async_create_background_task(
+                self._agent.mark_processed(request.message_id, "Dropped: from a blocked device"),
+                f"pacerelle drop {request.message_id}",
+            )
+        return judged
+
+    async def async_decide(self, person_id: str, device_id: str, state: TrustState) -> DeviceTrust:
+        """The user's decision for the device's current key (KeyError: unknown device)."""
+        before = self.book.get(person_id, device_id)
+        self.book = self.book.decided(person_id, device_id, state)
+        await self._store.async_save(self.book.to_json())
+        decided = self.book.devices[f"{person_id}|{device_id}"]
+        for listener in list(self._listeners):
+            listener(decided, before)
+        return decided
+
+    def device_policy(
+        self, person_id: str, conversation_id: str, proposed: str | None
+    ) -> str | None:
+        """The device a send without a source goes to: the proposed one if it is trusted,
+        else the person's most recently seen trusted device; SendError if none is. With
+        no session to the proposed device either, the send fails as before (nobody wrote)."""
+        known = self.book.get(person_id, proposed) if proposed is not None else None
+        if known is not None and known.trusted:
+            return known.device_id
+        trusted = self.book.trusted_devices(person_id)
+        if trusted:
+            return trusted[0].device_id
+        if not self._has_session(person_id, conversation_id, proposed):
+            return proposed
+        raise SendError("no_trusted_device", person_id)
+
+    def _has_session(self, person_id: str, conversation_id: str, device: str | None) -> bool:
+        if self._agent is None or device is None or not device.isdigit():
+            return False
+        peer = PeerAddress(person_id, conversation_id, int(device))
+        return self._agent.data.signal.record(peer).current is not None
+
+    async def async_remove(self) -> None:
+        await self._store.async_remove()
+
+    def _identity_key(self, request: Request) -> bytes | None:
+        if self._agent is None or not request.sender_device_id.isdigit():
+            return None
+        peer = PeerAddress(
+            request.sender_id, request.conversation_id, int(request.sender_device_id)
+        )
+        return self._agent.data.signal.record(peer).trusted_identity
+
+
+def _sessions(agent: Agent) -> list[tuple[str, str, bytes]]:
+    """(person, device, identity key) of every session the agent holds."""
+    found = []
+    for name, record in agent.data.signal.sessions.items():
+        body, separator, device = name.rpartition(DEVICE_SEPARATOR)
+        if not separator or not body.startswith(SESSION_PREFIX) or record.trusted_identity is None:
+            continue
+        person = unquote(body.removeprefix(SESSION_PREFIX).split(":", 1)[0])
+        found.append((person, device, record.trusted_identity))
+    return found
