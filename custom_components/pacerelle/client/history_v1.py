@@ -73,7 +73,7 @@ def unwrap_delivery(plaintext: str) -> tuple[str, HistoryKey | None]:
         return plaintext, None
     try:
         wrapper = json.loads(plaintext)
-    except ValueError:
+    except (ValueError, RecursionError):  # a sender's deep nesting is text, not a fault
         return plaintext, None
     if not isinstance(wrapper, dict) or wrapper.get("type") != DELIVERY_TYPE:
         return plaintext, None

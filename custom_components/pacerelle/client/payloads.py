@@ -61,7 +61,7 @@ def _json_object(text: str) -> dict[str, Any] | None:
         return None
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # a sender's deep nesting is text, not a fault
         return None
     return value if isinstance(value, dict) else None
 
