@@ -143,6 +143,7 @@ async def test_one_service_device_per_agent(hass: HomeAssistant, emulator: Emula
         "sensor.home_pending_requests",
         "sensor.home_unconfirmed_sends",
         "sensor.home_verification_code",
+        "sensor.home_undecryptable_messages",
     }
     assert await hass.config_entries.async_unload(setup.entry.entry_id)
 

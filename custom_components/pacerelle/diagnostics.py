@@ -125,6 +125,16 @@ async def async_get_config_entry_diagnostics(
         "checkpoints": len(data.checkpoints.items),
         # What was refused or evicted to keep the store loadable (client/store_bounds.py).
         "evictions": data.evictions.to_json(),
+        # Direct messages that did not decrypt since start, per device (decrypt_issues.py).
+        "decryption_failures": [
+            {
+                **counts,
+                "sender_id": ids.person(counts["sender_id"]),
+                "conversation_id": ids.conversation(counts["conversation_id"]),
+                "last_at": _time(counts["last_at"]),
+            }
+            for counts in runtime.decryption_failures.to_json()
+        ],
         "conversations": {
             "with_history_key": [
                 ids.conversation(conversation)

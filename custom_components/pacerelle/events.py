@@ -28,6 +28,11 @@
 `sender_device_id`, `widget_id` (the widget answered), `value` (null when cancelled),
 `cancelled`, `received_at`, `trusted`, `trust_state`.
 
+`pacerelle_decryption_failed`, for each direct message the agent could not decrypt (see
+decrypt_issues.py): `entry_id`, `agent_id`, `conversation_id`, `sender_id`,
+`sender_device_id`, `reason` (the Signal engine's error kind, e.g. `invalid_mac`) and `at`
+(ISO 8601). Never the ciphertext nor anything of the message's content.
+
 Events keep arrival order: when a message's files are being saved, later events wait for it
 (the inbox pipeline prepares a batch's requests before its events fire, in order). Files are
 downloaded without the agent's lock (a send never waits for one), at most
@@ -54,6 +59,7 @@ _LOGGER = logging.getLogger(__name__)
 
 EVENT_MESSAGE: Final = "pacerelle_message"
 EVENT_WIDGET_RESPONSE: Final = "pacerelle_widget_response"
+EVENT_DECRYPTION_FAILED: Final = "pacerelle_decryption_failed"
 
 ATTR_ENTRY_ID: Final = "entry_id"
 ATTR_AGENT_ID: Final = "agent_id"

@@ -9,7 +9,7 @@ has judged its sender's device (a blocked device's request is dropped and marked
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from homeassistant.config_entries import ConfigEntry
@@ -23,6 +23,7 @@ from .client.agent import Agent, AgentStatus
 from .client.agent_connect import request_runtime_token
 from .client.agent_core import AgentConfig, AgentHooks
 from .client.agent_data import SECTIONS, AgentData, AgentDataError
+from .client.decrypt_failures import DecryptFailures
 from .client.encrypted_file import StoreError, StoreProblem
 from .client.errors import PacerelleAuthError, PacerelleError, PacerelleResponseError
 from .client.signal.state import AgentSignalState
@@ -36,6 +37,7 @@ from .const import (
     DEFAULT_SERVER_URL,
     DOMAIN,
 )
+from .decrypt_issues import DecryptionWatch
 from .events import EVENT_MESSAGE, MessageEvents, event_data
 from .options import AgentOptions
 from .repairs import async_watch_trust
@@ -60,6 +62,8 @@ class PacerelleRuntime:
     agent: Agent
     entry_id: str
     trust: TrustManager | None = None
+    # Messages that did not decrypt, per person and device (decrypt_issues.py).
+    decryption_failures: DecryptFailures = field(default_factory=DecryptFailures)
 
     @property
     def status(self) -> AgentStatus:
@@ -134,6 +138,8 @@ async def async_setup_runtime(hass: HomeAssistant, entry: PacerelleConfigEntry) 
     def revoked() -> None:
         entry.async_start_reauth(hass)
 
+    failures = DecryptFailures()
+
     def run_blocking[T](function: Callable[[], T]) -> Any:
         return hass.async_add_executor_job(function)
 
@@ -154,6 +160,9 @@ async def async_setup_runtime(hass: HomeAssistant, entry: PacerelleConfigEntry) 
         identity_changed=identity_changed,
         status_changed=status_changed,
         revoked=revoked,
+        decryption=DecryptionWatch(
+            hass, entry.entry_id, agent_id, agent_name, failures, status_changed
+        ).handle,
     )
     extra = {key: value for key, value in document.items() if key not in SECTIONS}
     agent = Agent(session, config, hooks, tokens, data, extra)
@@ -166,7 +175,7 @@ async def async_setup_runtime(hass: HomeAssistant, entry: PacerelleConfigEntry) 
 
     entry.async_on_unload(hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, stop))
     entry.async_on_unload(stop)
-    return PacerelleRuntime(agent, entry.entry_id, trust=trust)
+    return PacerelleRuntime(agent, entry.entry_id, trust=trust, decryption_failures=failures)
 
 
 async def _async_load(

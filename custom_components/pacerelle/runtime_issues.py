@@ -3,10 +3,12 @@
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 
+from .client.decrypt_failures import DeviceKey
 from .client.encrypted_file import StoreProblem
 from .const import DOMAIN
 
 IDENTITY_CHANGED = "identity_changed"
+DECRYPTION_STALLED = "decryption_stalled"
 
 
 def store_issue_id(entry_id: str) -> str:
@@ -46,3 +48,39 @@ def raise_identity_changed(
         translation_key=IDENTITY_CHANGED,
         translation_placeholders={"agent_name": agent_name, "peer_id": peer_id},
     )
+
+
+def decryption_stalled_id(entry_id: str, device: DeviceKey) -> str:
+    return (
+        f"{DECRYPTION_STALLED}_{entry_id}_{device.sender_id}_{device.conversation_id}"
+        f"_{device.device_id}"
+    )
+
+
+def raise_decryption_stalled(
+    hass: HomeAssistant,
+    entry_id: str,
+    agent_name: str,
+    device: DeviceKey,
+    device_code: str | None,
+) -> None:
+    """A device's messages stopped decrypting: most likely a restored, older agent state."""
+    ir.async_create_issue(
+        hass,
+        DOMAIN,
+        decryption_stalled_id(entry_id, device),
+        is_fixable=False,
+        is_persistent=False,
+        severity=ir.IssueSeverity.ERROR,
+        translation_key=DECRYPTION_STALLED,
+        translation_placeholders={
+            "agent_name": agent_name,
+            "peer_id": device.sender_id,
+            "device_id": device.device_id,
+            "device_code": device_code or "unknown",
+        },
+    )
+
+
+def clear_decryption_stalled(hass: HomeAssistant, entry_id: str, device: DeviceKey) -> None:
+    ir.async_delete_issue(hass, DOMAIN, decryption_stalled_id(entry_id, device))

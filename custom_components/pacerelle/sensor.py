@@ -5,7 +5,9 @@ reconnecting, revoked (`disconnected`) or stopped. The others describe a running
 they stay available while it (re)connects (what it knows stays true during an outage) and
 become unavailable once it is revoked or stopped, when no agent is behind them any more.
 "Unconfirmed sends" is disabled by default: it is almost always 0, and the same figure is
-in pacerelle.get_status and the diagnostics.
+in pacerelle.get_status and the diagnostics. "Undecryptable messages" counts the direct
+messages the agent could not decrypt since it started (per device in the diagnostics; see
+decrypt_issues.py).
 """
 
 from collections.abc import Callable
@@ -27,14 +29,16 @@ from homeassistant.helpers.typing import StateType
 from .client.agent import AgentStatus
 from .client.agent_core import ConnectionState
 from .entity import REACHABLE_STATES, PacerelleEntity
-from .runtime import PacerelleConfigEntry
+from .runtime import PacerelleConfigEntry, PacerelleRuntime
 
 PARALLEL_UPDATES = 0
 
 
 @dataclass(frozen=True, kw_only=True)
 class PacerelleSensorDescription(SensorEntityDescription):
-    value_fn: Callable[[AgentStatus], StateType | datetime]
+    value_fn: Callable[[AgentStatus], StateType | datetime] = lambda _status: None
+    # For a figure the runtime keeps beside the agent (it replaces value_fn).
+    runtime_value_fn: Callable[[PacerelleRuntime], StateType] | None = None
     always_available: bool = False
 
 
@@ -78,6 +82,13 @@ DESCRIPTIONS: tuple[PacerelleSensorDescription, ...] = (
         entity_category=EntityCategory.DIAGNOSTIC,
         value_fn=lambda status: status.verification_code,
     ),
+    PacerelleSensorDescription(
+        key="decryption_failures",
+        translation_key="decryption_failures",
+        state_class=SensorStateClass.TOTAL,
+        entity_category=EntityCategory.DIAGNOSTIC,
+        runtime_value_fn=lambda runtime: runtime.decryption_failures.total,
+    ),
 )
 
 
@@ -102,4 +113,7 @@ class PacerelleSensor(PacerelleEntity, SensorEntity):
     @property
     @override
     def native_value(self) -> StateType | datetime:
-        return self.entity_description.value_fn(self.status)
+        description = self.entity_description
+        if description.runtime_value_fn is not None:
+            return description.runtime_value_fn(self.runtime)
+        return description.value_fn(self.status)

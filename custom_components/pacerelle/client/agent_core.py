@@ -15,6 +15,7 @@ from functools import partial
 from typing import Any, Protocol
 
 from .agent_data import AgentData
+from .decrypt_failures import DecryptionOutcome
 from .encrypted_file import DocumentTooLargeError
 from .errors import PacerelleConnectionError
 from .gateway import GatewayConnection
@@ -77,6 +78,8 @@ class AgentHooks:
     identity_changed: Callable[[str], None] = field(default=_nothing)
     status_changed: Callable[[], None] = field(default=_nothing)
     revoked: Callable[[], None] = field(default=_nothing)
+    # Each direct message's decryption outcome, once the state after it is saved.
+    decryption: Callable[[DecryptionOutcome], None] = field(default=_nothing)
 
 
 class AgentCore:

@@ -39,6 +39,10 @@ class Opened:
     refusal: str | None = None
     deferred: bool = False
     identity_changed: bool = False
+    # For decrypt_failures.py: the engine's error kind of a direct message that failed,
+    # and whether one that decrypted was a PreKey message (a new session).
+    signal_failure: str | None = None
+    new_session: bool = False
 
 
 def peer_of(user_id: str, conversation_id: str, device_id: str) -> PeerAddress:
@@ -62,10 +66,14 @@ def open_batch(
             data, opened = _open_one(data, message, require_encryption, now)
         except MissingGroupKeyError:
             opened = Opened(message, deferred=True)
+        except SignalError as err:
+            opened = Opened(
+                message, refusal=f"{type(err).__name__}: {err}", signal_failure=err.kind.value
+            )
         except RequestTooLargeError as err:
             data = data.counted(refused_requests=1)  # a bound of the store: shown in diagnostics
             opened = Opened(message, refusal=f"{type(err).__name__}: {err}")
-        except (SignalError, PacerelleError, UnicodeDecodeError, ValueError) as err:
+        except (PacerelleError, UnicodeDecodeError, ValueError) as err:
             opened = Opened(message, refusal=f"{type(err).__name__}: {err}")
         except Exception as err:
             # A bug must not hold the rest of the batch hostage (it would come back with
@@ -79,7 +87,7 @@ def open_batch(
 def _open_one(
     data: AgentData, message: InboundMessage, require_encryption: bool, now: float
 ) -> tuple[AgentData, Opened]:
-    changed = False
+    changed = new_session = False
     if not message.encrypted:
         if require_encryption:
             raise PacerelleError("an unencrypted message while encryption is required")
@@ -95,6 +103,7 @@ def _open_one(
     else:
         peer = peer_of(message.sender_id, message.conversation_id, message.sender_device_id)
         signal, raw, changed = _decrypt(data, peer, message.payload)
+        new_session = isinstance(parse_frame(message.payload), PreKeySignalMessage)
         data = replace(data, signal=signal)
         plaintext = raw.decode()
     body, history_key = history_v1.unwrap_delivery(plaintext)
@@ -108,7 +117,7 @@ def _open_one(
         )
     request = Request.build(message, parse_content(body, message.attachments), now)
     return replace(data, conversations=conversations), Opened(
-        message, request, identity_changed=changed
+        message, request, identity_changed=changed, new_session=new_session
     )
 
 

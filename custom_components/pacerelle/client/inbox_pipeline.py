@@ -29,12 +29,15 @@ from typing import Any
 
 from .agent_core import AgentCore
 from .api import AgentApi
-from .crypto_jobs import Opened, open_batch
+from .crypto_jobs import Opened, open_batch, peer_of
+from .decrypt_failures import DecryptionOutcome, DeviceKey
 from .errors import PacerelleError
 from .gateway_frames import InboundMessage, build_ack
 from .groups import parse_message
 from .inbound_queue import InboundQueue
 from .inbox import Receipt, Request
+from .signal.identity import verification_code
+from .signal.state import AgentSignalState
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -67,10 +70,11 @@ class InboxPipeline:
             to_ack, to_open, stored = self._classify(batch)
             envelopes = await self._group_envelopes(to_open)
             data = core.data
+            signal_before = data.signal
             prekeys_before = len(data.signal.prekeys.one_time_prekeys)
             opened: list[Opened] = []
+            now = core.now()
             if to_open:
-                now = core.now()
                 data, opened = await core.hooks.run_blocking(
                     lambda: open_batch(
                         core.data,
@@ -99,6 +103,10 @@ class InboxPipeline:
             for item in opened:
                 if item.identity_changed:  # told before the message itself is handed over
                     core.hooks.identity_changed(item.message.sender_id)
+            for item in opened:
+                outcome = _decryption_outcome(item, signal_before, now)
+                if outcome is not None:
+                    core.hooks.decryption(outcome)
             if len(core.data.signal.prekeys.one_time_prekeys) < prekeys_before:
                 self.prekeys_used.set()
         if stored:
@@ -207,4 +215,31 @@ def _conflict(message: InboundMessage) -> None:
         "Message %s from %s reuses a known id with different content; not handed over",
         message.message_id,
         message.sender_id,
+    )
+
+
+def _decryption_outcome(
+    item: Opened, signal_before: AgentSignalState, now: float
+) -> DecryptionOutcome | None:
+    """The fate of a direct encrypted message's decryption; None for anything else."""
+    message = item.message
+    if not message.encrypted or message.is_group:
+        return None
+    if item.request is None and item.signal_failure is None:
+        return None  # refused for another reason than its decryption (size, content)
+    device = DeviceKey(message.sender_id, message.conversation_id, message.sender_device_id)
+    if item.signal_failure is None:
+        return DecryptionOutcome(device, now, new_session=item.new_session)
+    try:
+        peer = peer_of(message.sender_id, message.conversation_id, message.sender_device_id)
+    except ValueError:
+        return DecryptionOutcome(device, now, reason=item.signal_failure)
+    record = signal_before.record(peer)
+    identity = record.trusted_identity
+    return DecryptionOutcome(
+        device,
+        now,
+        reason=item.signal_failure,
+        had_session=record.current is not None,
+        device_code=verification_code(identity) if identity is not None else None,
     )

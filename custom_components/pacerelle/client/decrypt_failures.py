@@ -1,0 +1,125 @@
+"""Bookkeeping of incoming messages that could not be decrypted, per person and device.
+
+After the agent's Signal state is put back to an older copy (a restored backup), every
+message of a person's device fails (`invalid_mac`: their ratchet moved on to keys whose
+private halves only the lost state had) until that device starts a new session. One failure
+can be noise (a relay replaying an old message); a run of STALLED_RUN failures in a row
+from a device we had a session with is the sign of a stalled conversation.
+
+Only the outcome of Signal decryption of direct (1:1) messages is recorded: the kind of
+the engine's error (`SignalErrorKind`, a stable string), never the ciphertext or plaintext.
+A message that decrypts ends the run, but only one that starts a new session (a PreKey
+message) clears a stall: after a restore, an ordinary message may still decrypt on a chain
+the old state knows while the person's device refuses what the agent sends on keys it
+already used; a new session makes the conversation whole again in both directions. Kept in
+memory only: it describes the running agent, and a restart begins a new count (the
+repair issue it led to is raised again by the next run of failures).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+STALLED_RUN = 3
+"""Failures in a row from a device that had a session before the conversation is stalled."""
+
+MAX_DEVICES = 256
+"""Devices whose counts are kept; the least recently seen beyond that are forgotten."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceKey:
+    """One device of one person in one conversation."""
+
+    sender_id: str
+    conversation_id: str
+    device_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class DecryptionOutcome:
+    """What happened to one direct message's decryption (no content, only its fate).
+
+    `reason` is the engine's error kind on failure, None on success; `new_session` is true
+    for a PreKey message that decrypted; `had_session` says whether we held a session with
+    the device before the message; `device_code` is the verification code of the device's
+    identity key as we knew it (None if unknown).
+    """
+
+    device: DeviceKey
+    at: float
+    reason: str | None = None
+    new_session: bool = False
+    had_session: bool = False
+    device_code: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.reason is not None
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceFailures:
+    """The counts of one device since the agent started (or since its last new session)."""
+
+    total: int = 0
+    run: int = 0  # failures since the last message that decrypted
+    last_reason: str | None = None
+    last_at: float | None = None
+    had_session: bool = False
+    device_code: str | None = None
+    stalled: bool = False  # set by a run of STALLED_RUN; cleared by a new session only
+
+
+@dataclass
+class DecryptFailures:
+    """The counts of every device (mutable; used on the event loop only)."""
+
+    devices: dict[DeviceKey, DeviceFailures] = field(default_factory=dict)
+
+    def record(self, outcome: DecryptionOutcome) -> DeviceFailures:
+        """Count `outcome`; the device's counts after it."""
+        key = outcome.device
+        before = self.devices.pop(key, DeviceFailures())
+        if outcome.new_session:
+            after = DeviceFailures()  # a new session: the conversation is whole again
+        elif outcome.failed:
+            after = replace(
+                before,
+                total=before.total + 1,
+                run=before.run + 1,
+                last_reason=outcome.reason,
+                last_at=outcome.at,
+                had_session=before.had_session or outcome.had_session,
+                device_code=outcome.device_code or before.device_code,
+            )
+        else:
+            after = replace(before, run=0)
+        if after.had_session and after.run >= STALLED_RUN:
+            after = replace(after, stalled=True)
+        if after != DeviceFailures():
+            self.devices[key] = after  # re-inserted last: dict order is recency
+            while len(self.devices) > MAX_DEVICES:
+                del self.devices[next(iter(self.devices))]
+        return after
+
+    @property
+    def total(self) -> int:
+        return sum(counts.total for counts in self.devices.values())
+
+    def to_json(self) -> list[dict[str, Any]]:
+        """For diagnostics: ids, counts, reasons and times; nothing of any message."""
+        return [
+            {
+                "sender_id": key.sender_id,
+                "conversation_id": key.conversation_id,
+                "device_id": key.device_id,
+                "total": counts.total,
+                "run": counts.run,
+                "last_reason": counts.last_reason,
+                "last_at": counts.last_at,
+                "stalled": counts.stalled,
+            }
+            for key, counts in self.devices.items()
+        ]
