@@ -69,7 +69,7 @@ async def test_sends_refused_before_the_user_speaks_and_when_offline(
     recorder = Recorder()
     agent = make_agent(emulator, installed, recorder)
     with pytest.raises(PacerelleConnectionError):
-        await agent.send_text("nobody listens")
+        await agent.send_text("nobody listens", expire_after=0)
     agent.start()
     try:
         await wait_for(lambda: agent.status.state is ConnectionState.CONNECTED)

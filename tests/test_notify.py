@@ -9,7 +9,7 @@ from homeassistant.components.notify import ATTR_MESSAGE, ATTR_TITLE, SERVICE_SE
 from homeassistant.components.notify import DOMAIN as NOTIFY_DOMAIN
 from homeassistant.const import ATTR_ENTITY_ID, STATE_UNAVAILABLE, STATE_UNKNOWN, Platform
 from homeassistant.core import HomeAssistant
-from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
+from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import entity_registry as er
 from syrupy.assertion import SnapshotAssertion
 
@@ -63,16 +63,15 @@ async def test_notify_reaches_the_owner_once_they_spoke_first(
     assert too_long.value.translation_key == "text_too_long"
     assert str(MAX_TEXT_CHARS) in (too_long.value.translation_placeholders or {})["detail"]
 
-    # Reconnecting: still there, but a send says why it cannot go out now.
+    # Reconnecting: still there; a notification is queued and goes out once connected.
     await emulator.faults(gateway_status=503, drop_connections="abort")
     await wait_state(hass, setup.entity_id(hass, "sensor", "connection_state"), "reconnecting")
     assert state_of(hass, notify) != STATE_UNAVAILABLE
-    with pytest.raises(HomeAssistantError) as offline:
-        await send(hass, notify, "anyone?")
-    assert offline.value.translation_key == "not_connected"
-    assert offline.value.translation_placeholders == {"agent_name": "Home", "message_id": ""}
+    await send(hass, notify, "anyone?")
     await emulator.faults(reset=True)
     await wait_state(hass, setup.entity_id(hass, "sensor", "connection_state"), "connected")
+    queued = await emulator.wait_inbox(installed.conversation_id, 2, within=30)
+    assert queued[-1]["text"] == "anyone?"
 
     # Revoked: the notify entity has nothing behind it any more.
     await emulator.admin("POST", f"/installations/{installed.agent_id}/revoke")

@@ -142,6 +142,7 @@ async def test_one_service_device_per_agent(hass: HomeAssistant, emulator: Emula
         "sensor.home_last_message",
         "sensor.home_pending_requests",
         "sensor.home_unconfirmed_sends",
+        "sensor.home_queued_sends",
         "sensor.home_verification_code",
         "sensor.home_undecryptable_messages",
     }

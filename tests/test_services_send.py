@@ -193,5 +193,6 @@ async def test_sending_while_disconnected(hass: HomeAssistant, emulator: Emulato
     agent = await spoken_agent(hass, emulator)
     await emulator.faults(gateway_status=503, drop_connections=True)
     await wait_until(lambda: agent.runtime.status.state is not ConnectionState.CONNECTED)
-    error = await refused(hass, "send_message", {"text": "x"}, "not_connected")
+    # expire_after 0: no waiting in the queue (test_send_queue.py covers the queue).
+    error = await refused(hass, "send_message", {"text": "x", "expire_after": 0}, "not_connected")
     assert "Home" in str(error)

@@ -23,6 +23,7 @@ from homeassistant.core import HomeAssistant
 from .client.agent_data import AgentData
 from .client.history import Reply
 from .client.inbox import Request
+from .client.send_queue import MAX_QUEUED_BYTES, MAX_QUEUED_SENDS
 from .client.signal.state import AgentSignalState
 from .const import CONF_CONVERSATION_ID, CONF_OWNER_ID
 from .runtime import PacerelleConfigEntry
@@ -91,6 +92,7 @@ async def async_get_config_entry_diagnostics(
             "connection_state": status.state.value,
             "pending_requests": status.pending,
             "uncertain_sends": status.uncertain_sends,
+            "queued_sends": status.queued_sends,
             "last_message_at": _time(status.last_message_at),
             "verification_code": status.verification_code,
         },
@@ -122,6 +124,14 @@ async def async_get_config_entry_diagnostics(
             }
             for s in data.uncertain
         ],
+        # Sends kept while offline (client/send_queue.py): counts and times, never a frame.
+        "send_queue": {
+            "count": len(data.queued),
+            "bytes": data.queued.total_bytes,
+            "max_count": MAX_QUEUED_SENDS,
+            "max_bytes": MAX_QUEUED_BYTES,
+            "oldest_queued_at": _time(min((s.queued_at for s in data.queued.sends), default=None)),
+        },
         "checkpoints": len(data.checkpoints.items),
         # What was refused or evicted to keep the store loadable (client/store_bounds.py).
         "evictions": data.evictions.to_json(),

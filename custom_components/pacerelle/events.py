@@ -33,6 +33,14 @@ decrypt_issues.py): `entry_id`, `agent_id`, `conversation_id`, `sender_id`,
 `sender_device_id`, `reason` (the Signal engine's error kind, e.g. `invalid_mac`) and `at`
 (ISO 8601). Never the ciphertext nor anything of the message's content.
 
+`pacerelle_message_status`, for each message the agent sends, as its delivery status
+changes (see client/send_flush.py): `entry_id`, `agent_id`, `message_id` (as returned by
+the action), `conversation_id` and `status`: `queued` (offline: kept until the connection
+is back), `sent` (written to the relay), `uncertain` (the connection dropped right after:
+the relay may or may not have it; never sent twice), `expired` (still queued at its
+`expire_after`: dropped, never sent late), `failed` (the relay refused it) or `cleared`
+(dropped by `pacerelle.clear_queue`).
+
 Events keep arrival order: when a message's files are being saved, later events wait for it
 (the inbox pipeline prepares a batch's requests before its events fire, in order). Files are
 downloaded without the agent's lock (a send never waits for one), at most
@@ -60,6 +68,7 @@ _LOGGER = logging.getLogger(__name__)
 EVENT_MESSAGE: Final = "pacerelle_message"
 EVENT_WIDGET_RESPONSE: Final = "pacerelle_widget_response"
 EVENT_DECRYPTION_FAILED: Final = "pacerelle_decryption_failed"
+EVENT_MESSAGE_STATUS: Final = "pacerelle_message_status"
 
 ATTR_ENTRY_ID: Final = "entry_id"
 ATTR_AGENT_ID: Final = "agent_id"
@@ -69,6 +78,19 @@ DOWNLOAD_DEADLINE: Final = 120.0
 """Seconds from the start of a message's preparation until its files not yet saved are
 given up (25 MiB at ~2 Mbit/s; the request timeout of one HTTP call is 30 s)."""
 MAX_CONCURRENT_DOWNLOADS: Final = 3
+
+
+def message_status_data(
+    entry_id: str, agent_id: str, message_id: str, conversation_id: str, status: str
+) -> dict[str, Any]:
+    """The data of `pacerelle_message_status`."""
+    return {
+        ATTR_ENTRY_ID: entry_id,
+        ATTR_AGENT_ID: agent_id,
+        "message_id": message_id,
+        "conversation_id": conversation_id,
+        "status": status,
+    }
 
 
 def event_data(

@@ -38,7 +38,13 @@ from .const import (
     DOMAIN,
 )
 from .decrypt_issues import DecryptionWatch
-from .events import EVENT_MESSAGE, MessageEvents, event_data
+from .events import (
+    EVENT_MESSAGE,
+    EVENT_MESSAGE_STATUS,
+    MessageEvents,
+    event_data,
+    message_status_data,
+)
 from .options import AgentOptions
 from .repairs import async_watch_trust
 from .runtime_issues import clear_store_issue, raise_identity_changed, raise_store_issue
@@ -135,6 +141,13 @@ async def async_setup_runtime(hass: HomeAssistant, entry: PacerelleConfigEntry) 
         async_dispatcher_send(hass, status_signal(entry.entry_id))
 
     @callback
+    def send_status(message_id: str, conversation_id: str, status: str) -> None:
+        hass.bus.async_fire(
+            EVENT_MESSAGE_STATUS,
+            message_status_data(entry.entry_id, agent_id, message_id, conversation_id, status),
+        )
+
+    @callback
     def revoked() -> None:
         entry.async_start_reauth(hass)
 
@@ -160,6 +173,7 @@ async def async_setup_runtime(hass: HomeAssistant, entry: PacerelleConfigEntry) 
         identity_changed=identity_changed,
         status_changed=status_changed,
         revoked=revoked,
+        send_status=send_status,
         decryption=DecryptionWatch(
             hass, entry.entry_id, agent_id, agent_name, failures, status_changed
         ).handle,

@@ -23,9 +23,11 @@ from .services_manage import (
     async_mark_processed,
 )
 from .services_send import (
+    CLEAR_QUEUE_SCHEMA,
     SEND_MESSAGE_SCHEMA,
     SEND_WIDGET_SCHEMA,
     UPDATE_WIDGET_SCHEMA,
+    async_clear_queue,
     async_send_message,
     async_send_widget,
     async_update_widget,
@@ -42,6 +44,7 @@ SERVICE_GET_STATUS: Final = "get_status"
 SERVICE_DOWNLOAD_ATTACHMENT: Final = "download_attachment"
 SERVICE_TRUST_DEVICE: Final = "trust_device"
 SERVICE_BLOCK_DEVICE: Final = "block_device"
+SERVICE_CLEAR_QUEUE: Final = "clear_queue"
 
 type Handler = Callable[[ServiceCall], Coroutine[Any, Any, ServiceResponse]]
 
@@ -62,6 +65,7 @@ _SERVICES: Final[tuple[tuple[str, Handler, VolSchemaType, SupportsResponse], ...
     ),
     (SERVICE_TRUST_DEVICE, async_trust_device, TRUST_SCHEMA, SupportsResponse.OPTIONAL),
     (SERVICE_BLOCK_DEVICE, async_block_device, TRUST_SCHEMA, SupportsResponse.OPTIONAL),
+    (SERVICE_CLEAR_QUEUE, async_clear_queue, CLEAR_QUEUE_SCHEMA, SupportsResponse.OPTIONAL),
 )
 
 

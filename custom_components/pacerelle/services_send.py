@@ -1,7 +1,13 @@
-"""Actions that write to the person: send_message, send_widget and update_widget."""
+"""Actions that write to the person: send_message, send_widget, update_widget, clear_queue.
+
+While the agent is offline a send is queued (client/send_queue.py) and the action returns
+at once with `status: queued`; `expire_after` says how long it may wait (0: fail at once
+with `not_connected`, as before the queue existed). `pacerelle_message_status` follows it.
+"""
 
 import json
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any, Final
 
 import probatio
@@ -16,6 +22,7 @@ from .attachments import (
     async_read_file,
 )
 from .client.history import History, Reply
+from .client.send_queue import DEFAULT_EXPIRE_AFTER, MAX_EXPIRE_AFTER
 from .client.widgets import (
     WIDGET_STANDARD,
     WIDGET_UPDATE,
@@ -42,6 +49,17 @@ ATTR_WIDGET: Final = "widget"
 ATTR_WIDGET_ID: Final = "widget_id"
 ATTR_SPEC: Final = "spec"
 ATTR_EXPIRES_AT: Final = "expires_at"
+ATTR_EXPIRE_AFTER: Final = "expire_after"
+
+# How long a send may wait queued while offline (a duration; 0 = refuse when offline).
+EXPIRE_AFTER_FIELD: Final = {
+    probatio.Optional(
+        ATTR_EXPIRE_AFTER, default=timedelta(seconds=DEFAULT_EXPIRE_AFTER)
+    ): probatio.All(
+        cv.time_period,
+        probatio.Range(min=timedelta(0), max=timedelta(seconds=MAX_EXPIRE_AFTER)),
+    ),
+}
 
 SEND_MESSAGE_SCHEMA: Final = probatio.Schema(
     {
@@ -53,6 +71,7 @@ SEND_MESSAGE_SCHEMA: Final = probatio.Schema(
             cv.ensure_list, [cv.string]
         ),
         probatio.Optional(ATTR_SNAPSHOTS, default=list): cv.entities_domain("camera"),
+        **EXPIRE_AFTER_FIELD,
     }
 )
 SEND_WIDGET_SCHEMA: Final = probatio.Schema(
@@ -60,6 +79,7 @@ SEND_WIDGET_SCHEMA: Final = probatio.Schema(
         **AGENT_FIELDS,
         probatio.Required(ATTR_WIDGET): probatio.Any(dict, cv.string),
         **TARGET_FIELDS,
+        **EXPIRE_AFTER_FIELD,
     }
 )
 UPDATE_WIDGET_SCHEMA: Final = probatio.Schema(
@@ -68,8 +88,16 @@ UPDATE_WIDGET_SCHEMA: Final = probatio.Schema(
         probatio.Required(ATTR_WIDGET_ID): cv.string,
         probatio.Optional(ATTR_SPEC): dict,
         probatio.Optional(ATTR_EXPIRES_AT): cv.string,
+        **EXPIRE_AFTER_FIELD,
     }
 )
+CLEAR_QUEUE_SCHEMA: Final = probatio.Schema(AGENT_FIELDS)
+
+
+def expire_after(call: ServiceCall) -> float:
+    """The call's `expire_after`, in seconds."""
+    period: timedelta = call.data[ATTR_EXPIRE_AFTER]
+    return period.total_seconds()
 
 
 def reply_response(reply: Reply, **extra: Any) -> dict[str, Any]:
@@ -116,6 +144,7 @@ async def async_send_message(call: ServiceCall) -> ServiceResponse:
             **target,
             reply_to_message_id=call.data.get(ATTR_REPLY_TO),
             attachments=uploaded,
+            expire_after=expire_after(call),
         )
     return reply_response(reply, attachments=[{"name": f.name, "mime": f.mime} for f in files])
 
@@ -142,7 +171,9 @@ async def async_send_widget(call: ServiceCall) -> ServiceResponse:
     target = target_fields(call)
     widget = parse_widget_field(call.data[ATTR_WIDGET])
     with client_errors(entry, target["source_message_id"]):
-        reply = await entry.runtime_data.agent.send_widget(widget, **target)
+        reply = await entry.runtime_data.agent.send_widget(
+            widget, **target, expire_after=expire_after(call)
+        )
     return reply_response(reply, widget_id=widget["id"])
 
 
@@ -197,6 +228,18 @@ async def async_update_widget(call: ServiceCall) -> ServiceResponse:
     update = build_update(widget_id, checked)
     with client_errors(entry):
         reply = await agent.send_widget(
-            update, conversation_id=last.conversation_id, to=last.to, to_device_id=last.to_device_id
+            update,
+            conversation_id=last.conversation_id,
+            to=last.to,
+            to_device_id=last.to_device_id,
+            expire_after=expire_after(call),
         )
     return reply_response(reply, widget_id=widget_id)
+
+
+async def async_clear_queue(call: ServiceCall) -> ServiceResponse:
+    """Drop every send still queued while offline (each reported `cleared`)."""
+    entry = resolve_entry(call.hass, call)
+    with client_errors(entry):
+        cleared = await entry.runtime_data.agent.clear_queue()
+    return {"cleared": cleared}

@@ -5,7 +5,8 @@ with exponential backoff and jitter capped at backoff_cap) ... -> stopped (by us
 disconnected (the installation was revoked: the runtime token is refused). A fresh runtime
 token is requested before each connection; when it is due for renewal (80 % of its life)
 the agent fetches a new one, closes the connection cleanly and opens the next one at once,
-holding sends meanwhile (the relay keeps the queue: nothing is lost).
+holding sends meanwhile (the relay keeps the queue: nothing is lost). Sends made while
+offline are queued (send_queue.py) and written as soon as a connection is up, first.
 """
 
 import asyncio
@@ -34,6 +35,7 @@ from .inbox import Request
 from .inbox_pipeline import InboxPipeline
 from .payloads import chat_payload
 from .prekey_publisher import PrekeyPublisher
+from .send_queue import DEFAULT_EXPIRE_AFTER
 from .sender import DevicePolicy, Sender, SendError, public_descriptor, secret_descriptor
 from .signal.identity import verification_code
 from .tokens import InstallationRevokedError, RuntimeCredential, RuntimeTokens
@@ -58,6 +60,7 @@ class AgentStatus:
     state: ConnectionState
     pending: int
     uncertain_sends: int
+    queued_sends: int
     verification_code: str
     last_message_at: float | None
 
@@ -104,6 +107,7 @@ class Agent:
             asyncio.create_task(
                 self._prekeys.keep_up(self._inbox.prekeys_used), name="pacerelle-prekeys"
             ),
+            asyncio.create_task(self._sender.queue.run_expiry(), name="pacerelle-expiry"),
         ]
 
     async def stop(self) -> None:
@@ -131,6 +135,7 @@ class Agent:
             state=self._core.state,
             pending=len(data.inbox.pending),
             uncertain_sends=len(data.uncertain),
+            queued_sends=len(data.queued),
             verification_code=self.verification_code,
             last_message_at=_last_request_at(data),
         )
@@ -183,8 +188,12 @@ class Agent:
         to_device_id: str | None = None,
         reply_to_message_id: str | None = None,
         attachments: Sequence[Mapping[str, Any]] = (),
+        expire_after: float = DEFAULT_EXPIRE_AFTER,
     ) -> Reply:
-        """Send text (and uploaded attachments, from `upload_attachment`)."""
+        """Send text (and uploaded attachments, from `upload_attachment`).
+
+        Offline, it is queued for up to `expire_after` seconds (0: refused at once).
+        """
         target = self._sender.resolve(source_message_id, conversation_id, to, to_device_id)
         secrets = [secret_descriptor(item) for item in attachments]
         return await self._sender.send(
@@ -195,6 +204,7 @@ class Agent:
             reply_to_message_id=reply_to_message_id or source_message_id,
             source_message_id=source_message_id,
             public_attachments=[public_descriptor(item) for item in attachments],
+            expire_after=expire_after,
         )
 
     async def send_widget(
@@ -205,6 +215,7 @@ class Agent:
         conversation_id: str | None = None,
         to: str | None = None,
         to_device_id: str | None = None,
+        expire_after: float = DEFAULT_EXPIRE_AFTER,
     ) -> Reply:
         """Send a widget payload (validated by the caller) to the same target as a request."""
         target = self._sender.resolve(source_message_id, conversation_id, to, to_device_id)
@@ -215,7 +226,13 @@ class Agent:
             kind=str(payload.get("type", "widget")),
             display_text=text,
             source_message_id=source_message_id,
+            expire_after=expire_after,
         )
+
+    async def clear_queue(self) -> int:
+        """Drop every send still queued (reported `cleared`); how many were dropped."""
+        async with self._core.lock:
+            return await self._sender.queue.clear()
 
     async def upload_attachment(
         self, content: bytes, *, name: str, mime: str, extra: Mapping[str, int] | None = None
@@ -278,6 +295,8 @@ class Agent:
         core = self._core
         attempt = 0
         core.set_state(ConnectionState.CONNECTING)
+        async with core.lock:
+            await self._sender.queue.recover()
         while not self._stopping.is_set():
             started = time.monotonic()
             failure = "the connection closed"
@@ -339,6 +358,7 @@ class Agent:
         reader = asyncio.create_task(self._read(connection))
         renewed = False
         try:
+            await self._sender.flush_queue()
             due = max(credential.renew_at - time.monotonic(), 0.0)
             done, _ = await asyncio.wait({reader}, timeout=due)
             if not done:

@@ -80,6 +80,8 @@ class AgentHooks:
     revoked: Callable[[], None] = field(default=_nothing)
     # Each direct message's decryption outcome, once the state after it is saved.
     decryption: Callable[[DecryptionOutcome], None] = field(default=_nothing)
+    # (message id, conversation id, status) of each send as it changes (send_flush.py).
+    send_status: Callable[[str, str, str], None] = field(default=_nothing)
 
 
 class AgentCore:

@@ -2,10 +2,10 @@
 
 The document's top-level keys written here: "signal" (identity, prekeys, sessions),
 "inbox", "history", "checkpoints", "conversations" (history-v1 keys, group keys, last
-device per peer), "uncertain_sends", "published_prekeys" and "evictions" (what
-store_bounds.py evicted, counted). Other keys ("installation", "version") belong to
-the integration and pass through untouched. Immutable: the agent builds a new AgentData,
-saves it, and only then uses it, so a failed save changes nothing.
+device per peer), "uncertain_sends", "queued_sends" (send_queue.py), "published_prekeys"
+and "evictions" (what store_bounds.py evicted, counted). Other keys ("installation",
+"version") belong to the integration and pass through untouched. Immutable: the agent
+builds a new AgentData, saves it, and only then uses it, so a failed save changes nothing.
 """
 
 import base64
@@ -20,6 +20,7 @@ from .groups import GroupKey
 from .history import History
 from .history_v1 import HistoryKey
 from .inbox import Inbox
+from .send_queue import SendQueue
 from .signal.errors import SignalError
 from .signal.state import AgentSignalState
 
@@ -30,6 +31,7 @@ SECTIONS = (
     "checkpoints",
     "conversations",
     "uncertain_sends",
+    "queued_sends",
     "published_prekeys",
     "evictions",
 )
@@ -108,6 +110,8 @@ class AgentData:
     # relay may have handed one out whose first message has not arrived yet.
     published_prekeys: frozenset[int] = frozenset()
     evictions: Evictions = field(default_factory=Evictions)
+    # Sends made while offline, sealed, waiting for the gateway (send_queue.py).
+    queued: SendQueue = field(default_factory=SendQueue)
 
     def counted(self, **counts: int) -> AgentData:
         """This data with eviction counters increased (see store_bounds.py)."""
@@ -130,6 +134,7 @@ class AgentData:
             ],
             "published_prekeys": sorted(self.published_prekeys),
             "evictions": self.evictions.to_json(),
+            "queued_sends": self.queued.to_json(),
         }
 
     @classmethod
@@ -153,6 +158,8 @@ class AgentData:
                 published_prekeys=frozenset(int(i) for i in document.get("published_prekeys", ())),
                 # Absent from stores written before the store was bounded.
                 evictions=Evictions.from_json(document.get("evictions") or {}),
+                # Absent from stores written before sends could be queued.
+                queued=SendQueue.from_json(document.get("queued_sends") or []),
             )
         except (
             SignalError,

@@ -5,6 +5,10 @@ the group. Explicit `conversation_id`/`to` are for advanced use. Encryption and 
 record happen in the executor; the Signal state is saved before the frame is written (a
 crash in between costs one message key, never a reused one). See outbox.py for what
 confirms a send.
+
+While the agent is offline a send is sealed the same way and queued durably instead
+(send_queue.py, send_flush.py): written in order on the next connection, before anything
+new; `expire_after=0` refuses it at once instead, as before the queue existed.
 """
 
 import base64
@@ -18,15 +22,17 @@ from typing import Any
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from .agent_core import AgentCore
-from .agent_data import UncertainSend, device_key
+from .agent_data import AgentData, UncertainSend, device_key
 from .api import AgentApi
 from .crypto_jobs import groups_target, seal
 from .errors import PacerelleConnectionError, PacerelleError
 from .gateway_frames import build_message
-from .history import FAILED, UNCERTAIN, Reply
+from .history import FAILED, SENT, UNCERTAIN, Reply
 from .inbox import Request
 from .outbox import Outbox, Written
 from .payloads import chat_payload
+from .send_flush import QUEUED, QueuedSends
+from .send_queue import DEFAULT_EXPIRE_AFTER, QueuedSend, QueueFullError
 from .signal.errors import SignalError, SignalErrorKind
 
 _LOGGER = logging.getLogger(__name__)
@@ -62,6 +68,7 @@ class Sender:
         self._core = core
         self._api = api
         self.outbox = Outbox()
+        self.queue = QueuedSends(core, self.outbox)
         self.device_policy: DevicePolicy | None = None
 
     def find_request(self, message_id: str) -> Request | None:
@@ -115,15 +122,20 @@ class Sender:
         reply_to_message_id: str | None = None,
         source_message_id: str | None = None,
         public_attachments: Sequence[Mapping[str, Any]] = (),
+        expire_after: float = DEFAULT_EXPIRE_AFTER,
     ) -> Reply:
-        """Encrypt, save, write; the Reply as recorded in history."""
+        """Encrypt, save, write (or queue while offline); the Reply as recorded in history.
+
+        `expire_after` (seconds) is how long it may wait queued; 0 refuses it when offline.
+        """
         if len(plaintext) > MAX_TEXT_CHARS:
             raise SendError("too_long", f"over {MAX_TEXT_CHARS} characters")
         core = self._core
         config = core.config
         message_id = str(uuid.uuid4())
         async with core.lock:
-            if core.connection is None or core.connection.closed:
+            connected = core.connection is not None and not core.connection.closed
+            if not connected and expire_after <= 0:
                 raise PacerelleConnectionError("the agent is not connected")
             try:
                 sealed = await core.hooks.run_blocking(
@@ -154,7 +166,6 @@ class Sender:
                 sent_at=core.now(),
             )
             data = sealed.data
-            await core.commit(replace(data, history=data.history.with_reply(reply)))
             frame = build_message(
                 message_id=message_id,
                 conversation_id=target.conversation_id,
@@ -166,6 +177,10 @@ class Sender:
                 attachments=[dict(item) for item in public_attachments] or None,
                 history_record=sealed.history_record,
             )
+            if not connected or data.queued.sends:
+                # Offline, or older sends still queued: this one waits behind them.
+                return await self._queue(data, reply, frame, expire_after)
+            await core.commit(replace(data, history=data.history.with_reply(reply)))
             try:
                 serial = await core.write(frame)
             except PacerelleError:
@@ -173,13 +188,39 @@ class Sender:
                 raise
             self.outbox.settle(core.now())
             self.outbox.written(Written(message_id, target.conversation_id, serial, core.now()))
+            core.hooks.send_status(message_id, target.conversation_id, SENT)
         return reply
 
+    async def _queue(self, data: AgentData, reply: Reply, frame: str, expire_after: float) -> Reply:
+        """Keep a sealed send for the next connection (lock held); flush if connected now."""
+        core = self._core
+        now = core.now()
+        send = QueuedSend(reply.message_id, reply.conversation_id, frame, now, now + expire_after)
+        try:
+            data.queued.check_room(send.size)
+        except QueueFullError as err:
+            raise SendError("queue_full", err.limit) from err
+        reply = replace(reply, status=QUEUED)
+        await core.commit(
+            replace(data, history=data.history.with_reply(reply), queued=data.queued.added(send))
+        )
+        self.queue.report([send], QUEUED)
+        self.queue.changed()
+        await self.queue.flush()
+        return reply
+
+    async def flush_queue(self) -> None:
+        """Write what was queued while offline (called once connected)."""
+        async with self._core.lock:
+            await self.queue.flush()
+
     async def relay_refused(self, message_id: str, error: str) -> None:
-        if self.outbox.failed(message_id) is not None:
+        written = self.outbox.failed(message_id)
+        if written is not None:
             _LOGGER.warning("The relay refused message %s: %s", message_id, error)
             async with self._core.lock:
                 await self._set_status({message_id}, FAILED)
+            self._core.hooks.send_status(message_id, written.conversation_id, FAILED)
 
     async def connection_ended(self, serial: int, *, clean: bool) -> None:
         lost = self.outbox.connection_ended(serial, self._core.now(), clean=clean)
@@ -193,6 +234,8 @@ class Sender:
             )
             ids = {item.message_id for item in lost}
             await core.commit(replace(data, history=data.history.with_reply_status(ids, UNCERTAIN)))
+        for item in lost:
+            core.hooks.send_status(item.message_id, item.conversation_id, UNCERTAIN)
         core.hooks.status_changed()
 
     async def _set_status(self, ids: set[str], status: str) -> None:
