@@ -10,10 +10,12 @@ from homeassistant.core import HomeAssistant
 from pytest_homeassistant_custom_component.common import async_capture_events
 
 from custom_components.pacerelle.client.agent_core import ConnectionState
+from custom_components.pacerelle.client.send_queue import MAX_QUEUED_BYTES, MAX_QUEUED_SENDS
+from custom_components.pacerelle.client.sender import MAX_TEXT_CHARS
 from custom_components.pacerelle.events import EVENT_MESSAGE_STATUS
 from tests.emulator_fixtures import EmulatorHandle
 from tests.runtime_harness import wait_until
-from tests.services_harness import Agent, call, received, spoken_agent
+from tests.services_harness import Agent, call, received, refused, spoken_agent
 
 RECONNECT_WITHIN = 30.0  # the agent's backoff after a refused upgrade is at most this
 
@@ -49,6 +51,7 @@ async def test_offline_sends_are_delivered_in_order_once_each(
     sixth = await call(hass, "send_message", {"text": "Back"})
     assert sixth["status"] == "sent"
     inbox = await received(emulator, agent, 6)
+    await wait_until(lambda: len(events) == 11)
     assert [m["text"] for m in inbox] == [*(f"Alert {n}" for n in range(5)), "Back"]
     assert [m["message_id"] for m in inbox] == [*ids, sixth["message_id"]]
     assert all(m["history"] == "valid" for m in inbox)  # decrypted by the person's device
@@ -66,16 +69,74 @@ async def test_expire_after_zero_fails_at_once_as_before(
 ) -> None:
     agent = await spoken_agent(hass, emulator)
     await go_offline(emulator, agent)
-    error = await refused_call(hass, {"text": "now or never", "expire_after": 0})
-    assert error == "not_connected"
+    await refused(
+        hass, "send_message", {"text": "now or never", "expire_after": 0}, "not_connected"
+    )
     assert agent.runtime.status.queued_sends == 0
 
 
-async def refused_call(hass: HomeAssistant, data: dict[str, Any]) -> str | None:
-    from homeassistant.exceptions import HomeAssistantError
+async def test_an_expired_send_is_dropped_reported_and_never_sent_late(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    agent = await spoken_agent(hass, emulator)
+    events = async_capture_events(hass, EVENT_MESSAGE_STATUS)
+    await go_offline(emulator, agent)
+    stale = await call(hass, "send_message", {"text": "Stale", "expire_after": 0.5})
+    kept = await call(hass, "send_message", {"text": "Kept", "expire_after": 60})
+    # Dropped at its expiry while still offline, not only once the connection is back.
+    await wait_until(lambda: (stale["message_id"], "expired") in statuses(events), within=5)
+    assert agent.runtime.status.queued_sends == 1
 
-    try:
-        await call(hass, "send_message", data)
-    except HomeAssistantError as err:
-        return err.translation_key
-    return None
+    await emulator.faults(reset=True)
+    inbox = await emulator.wait_inbox(agent.conversation_id, 1, within=RECONNECT_WITHIN)
+    await wait_until(lambda: len(events) == 4)
+    assert [m["text"] for m in inbox] == ["Kept"]
+    assert statuses(events) == [
+        (stale["message_id"], "queued"),
+        (kept["message_id"], "queued"),
+        (stale["message_id"], "expired"),
+        (kept["message_id"], "sent"),
+    ]
+    history = await call(hass, "get_history", {})
+    sent = {r["message_id"]: r["status"] for r in history["replies"]}
+    assert sent[stale["message_id"]] == "expired"
+
+
+async def test_the_queue_is_bounded_and_can_be_cleared(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    agent = await spoken_agent(hass, emulator)
+    events = async_capture_events(hass, EVENT_MESSAGE_STATUS)
+    await go_offline(emulator, agent)
+    for number in range(MAX_QUEUED_SENDS):
+        await call(hass, "send_message", {"text": f"Reading {number}"})
+    error = await refused(hass, "send_message", {"text": "One too many"}, "queue_full")
+    assert str(MAX_QUEUED_SENDS) in (error.translation_placeholders or {})["detail"]
+    assert agent.runtime.status.queued_sends == MAX_QUEUED_SENDS
+    diagnostics = agent.runtime.agent.data.queued
+    assert len(diagnostics) == MAX_QUEUED_SENDS
+
+    assert await call(hass, "clear_queue", {}) == {"cleared": MAX_QUEUED_SENDS}
+    assert agent.runtime.status.queued_sends == 0
+    assert [e.data["status"] for e in events].count("cleared") == MAX_QUEUED_SENDS
+    await emulator.faults(reset=True)
+    await wait_until(
+        lambda: agent.runtime.status.state is ConnectionState.CONNECTED, within=RECONNECT_WITHIN
+    )
+    after = await call(hass, "send_message", {"text": "Only this"})
+    inbox = await received(emulator, agent, 1)
+    assert [m["message_id"] for m in inbox] == [after["message_id"]]
+
+
+async def test_the_queue_is_bounded_in_bytes(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
+    agent = await spoken_agent(hass, emulator)
+    await go_offline(emulator, agent)
+    big = {"text": "x" * MAX_TEXT_CHARS}  # the longest text allowed
+    queued = 0
+    while agent.runtime.agent.data.queued.total_bytes * (queued + 1) <= MAX_QUEUED_BYTES * queued:
+        await call(hass, "send_message", big)  # room for one more of the same size
+        queued += 1
+    error = await refused(hass, "send_message", big, "queue_full")
+    assert str(MAX_QUEUED_BYTES) in (error.translation_placeholders or {})["detail"]
+    assert queued == agent.runtime.status.queued_sends > 1
+    assert agent.runtime.agent.data.queued.total_bytes <= MAX_QUEUED_BYTES
