@@ -140,3 +140,22 @@ async def test_the_queue_is_bounded_in_bytes(hass: HomeAssistant, emulator: Emul
     assert str(MAX_QUEUED_BYTES) in (error.translation_placeholders or {})["detail"]
     assert queued == agent.runtime.status.queued_sends > 1
     assert agent.runtime.agent.data.queued.total_bytes <= MAX_QUEUED_BYTES
+
+
+async def test_ask_while_offline_waits_queued_for_its_own_timeout(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    agent = await spoken_agent(hass, emulator)
+    events = async_capture_events(hass, EVENT_MESSAGE_STATUS)
+    await go_offline(emulator, agent)
+    answer = await call(hass, "ask", {"kind": "confirm", "title": "Open?", "timeout": 1})
+    assert answer["status"] == "timeout"
+    # Its question expired with the wait: it never reaches the person afterwards.
+    await wait_until(lambda: (answer["message_id"], "expired") in statuses(events), within=5)
+    await emulator.faults(reset=True)
+    await wait_until(
+        lambda: agent.runtime.status.state is ConnectionState.CONNECTED, within=RECONNECT_WITHIN
+    )
+    after = await call(hass, "send_message", {"text": "Never mind"})
+    inbox = await received(emulator, agent, 1)
+    assert [m["message_id"] for m in inbox] == [after["message_id"]]

@@ -8,6 +8,8 @@ is an answer from anyone but the person asked, or from another conversation (see
 `Addressee`): someone else in a group, or a relay forging a sender, cannot answer for them.
 Nor does an answer from a device that is not trusted (trust.py), the person's own included.
 The person's answer is marked processed: it was consumed by the waiting script.
+Asked while the agent is offline, the question is queued (client/send_queue.py) with the
+ask's own `timeout` as its expiry: it goes out when the connection is back, or never.
 """
 
 import asyncio
@@ -167,7 +169,8 @@ async def async_ask(call: ServiceCall) -> ServiceResponse:
     try:
         agent = entry.runtime_data.agent
         with client_errors(entry, target["source_message_id"]):
-            reply = await agent.send_widget(widget, **target)
+            # Offline, the question waits queued no longer than the answer is awaited.
+            reply = await agent.send_widget(widget, **target, expire_after=timeout)
         source = target["source_message_id"]
         asked = agent.find_request(source) if source is not None else None
         addressee.append(
