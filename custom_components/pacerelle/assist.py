@@ -5,9 +5,11 @@ an LLM agent works the same way). Only the installation's owner, writing directl
 agent, is answered: other senders and group messages are left pending for automations or
 LLM tools. Each Pacerelle conversation keeps one Home Assistant conversation id (a fixed
 id, so the agent keeps its context across messages and restarts). Answers go back
-encrypted, as a reply to the request, which is then marked processed (an answer ready
-while the agent reconnects waits for the connection); a failure answers with a short
-apology and is logged. Requests are answered one at a time, in order.
+encrypted, as a reply to the request, which is then marked processed; a failure answers
+with a short apology and is logged. An answer ready while the agent reconnects is queued
+by the agent's outbox (client/send_queue.py) for ANSWER_EXPIRE_AFTER: one mechanism for
+every send made offline, rather than a wait of the bridge's own. Requests are answered one
+at a time, in order.
 
 Requests still pending from before a start are not answered: a command from hours ago
 ("unlock the door") must not run on its own when Home Assistant comes back. For the same
@@ -33,26 +35,25 @@ from typing import Any, Final
 from homeassistant.components import conversation
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import Context, Event, HomeAssistant, callback
-from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.translation import async_get_exception_message
 
-from .client.agent_core import ConnectionState
-from .client.errors import PacerelleConnectionError, PacerelleError
+from .client.errors import PacerelleError
 from .client.payloads import CHAT_MESSAGE
 from .const import CONF_OWNER_ID, DOMAIN
 from .options import AgentOptions
-from .runtime import EVENT_MESSAGE, PacerelleRuntime, status_signal
+from .runtime import EVENT_MESSAGE, PacerelleRuntime
 
 _LOGGER = logging.getLogger(__name__)
 
 ANSWERED_KINDS: Final = frozenset({"text", CHAT_MESSAGE})
 # A stuck agent must not hold the owner's later messages forever (answers come in order).
 ANSWER_TIMEOUT: Final = 120.0
-# How long an answer waits for a reconnection before it is given up (and logged).
-RECONNECT_WAIT: Final = 60.0
-CONVERSATION_ID_PREFIX: Final = "pacerelle-"
 # Older requests are not run by Assist: "open the garage" from an hour ago is not a command.
 MAX_REQUEST_AGE: Final = 300.0
+# How long an answer may wait queued for a reconnection: as long as a request may wait to
+# be run at all; later, it would answer a question nobody is looking at any more.
+ANSWER_EXPIRE_AFTER: Final = MAX_REQUEST_AGE
+CONVERSATION_ID_PREFIX: Final = "pacerelle-"
 
 
 class NoAnswerError(Exception):
@@ -142,19 +143,16 @@ class AssistBridge:
             answer = async_get_exception_message(DOMAIN, "assist_failed")
         agent = self._entry.runtime_data.agent
         try:
-            try:
-                await agent.send_text(answer, source_message_id=message_id)
-            except PacerelleConnectionError:
-                # A reconnection in progress: answer once the agent is back, not never.
-                await self._until_connected()
-                await agent.send_text(answer, source_message_id=message_id)
+            # Offline, the answer is queued (durably) and goes out once connected.
+            await agent.send_text(
+                answer, source_message_id=message_id, expire_after=ANSWER_EXPIRE_AFTER
+            )
             await agent.mark_processed(
                 message_id, note=f"Answered by {self._conversation_agent_id} (Assist bridge)"
             )
-        except (PacerelleError, TimeoutError) as err:
+        except PacerelleError as err:
             # Left pending: an automation, a tool or the owner can still see it.
-            reason = str(err) or f"not connected again within {RECONNECT_WAIT:.0f} s"
-            _LOGGER.warning("Assist bridge could not answer request %s: %s", message_id, reason)
+            _LOGGER.warning("Assist bridge could not answer request %s: %s", message_id, err)
 
     def _trust_placeholders(self, request: Mapping[str, Any]) -> dict[str, str]:
         trust = self._entry.runtime_data.trust
@@ -175,24 +173,6 @@ class AssistBridge:
             await self._entry.runtime_data.agent.send_text(text, source_message_id=message_id)
         except PacerelleError as err:
             _LOGGER.warning("Assist bridge could not answer request %s: %s", message_id, err)
-
-    async def _until_connected(self) -> None:
-        """Return once the agent is connected; TimeoutError after RECONNECT_WAIT."""
-        runtime = self._entry.runtime_data
-        connected = asyncio.Event()
-
-        @callback
-        def check() -> None:
-            if runtime.status.state is ConnectionState.CONNECTED:
-                connected.set()
-
-        unsubscribe = async_dispatcher_connect(self._hass, status_signal(runtime.entry_id), check)
-        try:
-            check()
-            async with asyncio.timeout(RECONNECT_WAIT):
-                await connected.wait()
-        finally:
-            unsubscribe()
 
     async def _ask(self, request: Mapping[str, Any]) -> str:
         conversation_id = str(request["conversation_id"])
