@@ -10,6 +10,7 @@ from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
 
 from custom_components.pacerelle.const import DOMAIN
+from custom_components.pacerelle.device_trigger import async_get_trigger_capabilities
 from tests.emulator_fixtures import EmulatorHandle
 from tests.runtime_harness import wait_until
 from tests.services_harness import human_writes, spoken_agent
@@ -84,3 +85,44 @@ async def test_triggers_run_automations(hass: HomeAssistant, emulator: EmulatorH
     assert [event.data for event in fired[1:]] == [
         {"type": "widget_answered", "message_id": answer["message_id"], "detail": "w-9"}
     ]
+
+
+async def test_from_a_trusted_device_only(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
+    agent = await spoken_agent(hass, emulator)  # the owner's device 1: trusted on first use
+    device_id = agent.device_id(hass)
+    config = {"domain": DOMAIN, "device_id": device_id}
+    capabilities = await async_get_trigger_capabilities(
+        hass, {**config, "platform": "device", "type": "message_received"}
+    )
+    # An automation made in the editor gets the filter on unless the user turns it off.
+    assert capabilities["extra_fields"]({}) == {"trusted_only": True}
+
+    fired = async_capture_events(hass, "pacerelle_test_fired")
+    assert await async_setup_component(
+        hass,
+        "automation",
+        {
+            "automation": {
+                "triggers": [
+                    {
+                        **config,
+                        "trigger": "device",
+                        "type": "message_received",
+                        "trusted_only": True,
+                    }
+                ],
+                "actions": [
+                    {
+                        "event": "pacerelle_test_fired",
+                        "event_data": {"text": "{{ trigger.event.data.text }}"},
+                    }
+                ],
+            }
+        },
+    )
+    await hass.async_block_till_done()
+    # A device the relay announces for the owner, unverified: it does not trigger.
+    await human_writes(emulator, agent, text="open the garage", device_id="2")
+    await human_writes(emulator, agent, text="close the garage")
+    await wait_until(lambda: len(fired) == 1)
+    assert [event.data["text"] for event in fired] == ["close the garage"]

@@ -3,6 +3,10 @@
 They are the `pacerelle_message` and `pacerelle_widget_response` events of the device's
 agent, offered in the automation editor; `trigger.event.data` holds the event's data
 (events.py). A widget answer is not also "a message is received": it has its own trigger.
+
+"From a trusted device only" (`trusted_only`) is offered on, as the default of every new
+automation: a device that Home Assistant does not trust (trust.py) then does not trigger
+it. Automations saved before the option existed lack it and keep firing for every device.
 """
 
 from typing import Any, Final
@@ -25,8 +29,13 @@ TRIGGER_EVENTS: Final = {
     TRIGGER_WIDGET_ANSWERED: EVENT_WIDGET_RESPONSE,
 }
 
+CONF_TRUSTED_ONLY: Final = "trusted_only"
+
 TRIGGER_SCHEMA: Final = DEVICE_TRIGGER_BASE_SCHEMA.extend(
-    {probatio.Required(CONF_TYPE): probatio.In(tuple(TRIGGER_EVENTS))}
+    {
+        probatio.Required(CONF_TYPE): probatio.In(tuple(TRIGGER_EVENTS)),
+        probatio.Optional(CONF_TRUSTED_ONLY, default=False): bool,
+    }
 )
 
 
@@ -53,6 +62,15 @@ async def async_get_triggers(hass: HomeAssistant, device_id: str) -> list[dict[s
     ]
 
 
+async def async_get_trigger_capabilities(
+    hass: HomeAssistant, config: ConfigType
+) -> dict[str, probatio.Schema]:
+    """The trust filter, on by default in the automation editor."""
+    return {
+        "extra_fields": probatio.Schema({probatio.Optional(CONF_TRUSTED_ONLY, default=True): bool})
+    }
+
+
 async def async_attach_trigger(
     hass: HomeAssistant,
     config: ConfigType,
@@ -62,11 +80,14 @@ async def async_attach_trigger(
     trigger_type: str = config[CONF_TYPE]
     device_id: str = config[CONF_DEVICE_ID]
     trigger_data = trigger_info["trigger_data"]
+    trusted_only: bool = config.get(CONF_TRUSTED_ONLY, False)
     job = HassJob(action, f"pacerelle device trigger {trigger_type}")
 
     @callback
     def matches(data: dict[str, Any]) -> bool:
         if trigger_type == TRIGGER_MESSAGE_RECEIVED and data.get("widget_response") is not None:
+            return False
+        if trusted_only and data.get("trusted") is not True:
             return False
         # Looked up per event: the device keeps working if its entry is set up again.
         return data.get(ATTR_ENTRY_ID) in _agent_entry_ids(hass, device_id)

@@ -162,8 +162,13 @@ def timestamp(value: float | None) -> str | None:
 
 
 def request_view(ref: AgentRef, request: Request) -> dict[str, Any]:
-    """A request as the model sees it: the event's schema (no attachment keys)."""
-    view = event_data(ref.runtime.entry_id, ref.agent_id, request)
+    """A request as the model sees it: the event's schema (no attachment keys), with the
+    sender device's trust as it stands now."""
+    trust = ref.runtime.trust
+    device = (
+        trust.book.get(request.sender_id, request.sender_device_id) if trust is not None else None
+    )
+    view = event_data(ref.runtime.entry_id, ref.agent_id, request, trust=device)
     del view["entry_id"]
     return view
 

@@ -9,8 +9,7 @@ with `trusted: false`), or block it (nothing is sent to it, its messages are dro
 from typing import Any, Final
 
 import probatio
-from homeassistant import data_entry_flow
-from homeassistant.components.repairs import RepairsFlow
+from homeassistant.components.repairs import RepairsFlow, RepairsFlowResult
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.helpers.selector import SelectSelector, SelectSelectorConfig
@@ -78,9 +77,7 @@ class TrustDeviceFlow(RepairsFlow):
         self._person_id = person_id
         self._device_id = device_id
 
-    async def async_step_init(
-        self, user_input: dict[str, Any] | None = None
-    ) -> data_entry_flow.FlowResult:
+    async def async_step_init(self, user_input: dict[str, Any] | None = None) -> RepairsFlowResult:
         trust = _trust(self.hass, self._entry_id)
         device = trust.book.get(self._person_id, self._device_id) if trust else None
         if trust is None or device is None:
