@@ -24,7 +24,9 @@ from typing import Any
 from .signal.identity import verification_code
 
 # A relay inventing devices must not grow the book without end: the least recently seen
-# records go first (a forgotten device is simply unverified again when it comes back).
+# undecided records go first (a forgotten device is simply unverified again when it comes
+# back); trusted and blocked ones only when nothing else is left, so a flood of invented
+# devices can neither erase a decision nor reopen the owner's trust on first use.
 MAX_TRUST_RECORDS = 1000
 
 
@@ -73,6 +75,11 @@ class DeviceTrust:
             TrustState(data["state"]),
             float(data.get("seen_at") or 0.0),
         )
+
+
+def _eviction_order(device: DeviceTrust) -> tuple[bool, float]:
+    decided = device.state in (TrustState.TRUSTED, TrustState.BLOCKED)
+    return (decided, device.seen_at)
 
 
 def device_name(person_id: str, device_id: str) -> str:
@@ -142,7 +149,7 @@ class TrustBook:
         devices = dict(self.devices)
         devices[device_name(device.person_id, device.device_id)] = device
         if len(devices) > MAX_TRUST_RECORDS:
-            oldest = sorted(devices, key=lambda name: devices[name].seen_at)
+            oldest = sorted(devices, key=lambda name: _eviction_order(devices[name]))
             for name in oldest[: len(devices) - MAX_TRUST_RECORDS]:
                 del devices[name]
         return TrustBook(devices)

@@ -1,0 +1,61 @@
+"""The trust rules in one place (client/trust.py), without Home Assistant."""
+
+from custom_components.pacerelle.client.trust import (
+    MAX_TRUST_RECORDS,
+    TrustBook,
+    TrustState,
+)
+
+OWNER = "usr_owner"
+KEY_A, KEY_B, KEY_C = (bytes([5]) + bytes([n]) * 32 for n in (1, 2, 3))
+
+
+def seen(book: TrustBook, person: str, device: str, key: bytes | None) -> TrustBook:
+    return book.observe(person, device, key, OWNER, 1.0)[0]
+
+
+def test_first_owner_device_then_others() -> None:
+    book = seen(TrustBook(), OWNER, "1", KEY_A)
+    assert book.get(OWNER, "1").state is TrustState.TRUSTED  # trust on first use
+    # A second device with the same key (shared identity) is trusted; a new key is not.
+    assert book.judge(OWNER, "2", KEY_A, OWNER).state is TrustState.TRUSTED
+    assert book.judge(OWNER, "3", KEY_B, OWNER).state is TrustState.UNVERIFIED
+    # Another person never gets trust on first use, not even with the owner's key.
+    assert book.judge("usr_guest", "1", KEY_A, OWNER).state is TrustState.UNVERIFIED
+    # Without a Signal session there is no key to trust.
+    assert book.judge(OWNER, "1", None, OWNER).state is TrustState.UNVERIFIED
+
+
+def test_no_second_trust_on_first_use() -> None:
+    book = seen(TrustBook(), OWNER, "1", KEY_A)
+    book = book.decided(OWNER, "1", TrustState.BLOCKED)
+    # The owner is known: a new device is unverified even with no device trusted any more.
+    assert book.judge(OWNER, "2", KEY_B, OWNER).state is TrustState.UNVERIFIED
+
+
+def test_changed_blocked_and_confirmed() -> None:
+    book = seen(TrustBook(), OWNER, "1", KEY_A)
+    book, changed = book.observe(OWNER, "1", KEY_B, OWNER, 2.0)
+    assert changed.state is TrustState.CHANGED
+    assert book.judge(OWNER, "1", KEY_C, OWNER).state is TrustState.CHANGED  # until confirmed
+    book = book.decided(OWNER, "1", TrustState.TRUSTED)
+    assert book.judge(OWNER, "1", KEY_B, OWNER).state is TrustState.TRUSTED
+    book = book.decided(OWNER, "1", TrustState.BLOCKED)
+    assert book.judge(OWNER, "1", KEY_C, OWNER).state is TrustState.BLOCKED
+
+
+def test_migration_and_round_trip() -> None:
+    book = TrustBook.seeded([(OWNER, "1", KEY_A), ("usr_guest", "1", KEY_B)], OWNER, 1.0)
+    assert book.get(OWNER, "1").state is TrustState.TRUSTED
+    assert book.get("usr_guest", "1").state is TrustState.UNVERIFIED
+    assert TrustBook.from_json(book.to_json()) == book
+
+
+def test_a_relay_inventing_devices_cannot_grow_the_book() -> None:
+    book = seen(TrustBook(), OWNER, "1", KEY_A)
+    for n in range(MAX_TRUST_RECORDS + 50):
+        book = book.observe("usr_x", str(n + 2), KEY_B, OWNER, 10.0 + n)[0]
+    assert len(book.devices) == MAX_TRUST_RECORDS
+    # The oldest record, but a decision: kept, so no invented device gets trust on first use.
+    assert book.get(OWNER, "1").state is TrustState.TRUSTED
+    assert book.judge(OWNER, "99999", KEY_C, OWNER).state is TrustState.UNVERIFIED
