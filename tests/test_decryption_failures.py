@@ -7,8 +7,10 @@ person's device starts a new session -> the issue clears, the count resets, mess
 both ways again.
 """
 
+import copy
 import shutil
 from pathlib import Path
+from typing import Any
 
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er
@@ -25,6 +27,8 @@ from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.diagnostics import async_get_config_entry_diagnostics
 from custom_components.pacerelle.events import EVENT_DECRYPTION_FAILED
 from custom_components.pacerelle.runtime_issues import decryption_stalled_id
+from custom_components.pacerelle.store import AgentStore
+from custom_components.pacerelle.store_generation import GENERATION_KEY, WITNESS_KEY
 from tests.emulator_fixtures import EmulatorHandle, Installed
 from tests.runtime_harness import add_entry, connected_entry, wait_until
 
@@ -107,7 +111,14 @@ async def test_restored_older_state_is_reported_and_a_new_session_heals_it(
     )
     assert sensor is not None
     secrets: list[str] = []
+    restored_id = f"store_restored_{entry.entry_id}"
+    assert issues.async_get_issue(DOMAIN, restored_id) is None
     async with connected_entry(hass, entry) as runtime:
+        # Prevention: seen at start-up, before any message failed (store_generation.py).
+        restored = issues.async_get_issue(DOMAIN, restored_id)
+        assert restored is not None
+        assert restored.translation_key == "store_restored"
+        assert not failed
         for n in range(STALLED_RUN):
             text = f"lost message {n}"
             secrets.append(text)
@@ -152,7 +163,33 @@ async def test_restored_older_state_is_reported_and_a_new_session_heals_it(
         await emulator.admin("POST", reset)
         await _exchange(hass, emulator, installed, entry)
         await wait_until(lambda: issues.async_get_issue(DOMAIN, issue_id) is None)
+        assert issues.async_get_issue(DOMAIN, restored_id) is None
         assert runtime.decryption_failures.total == 0
         await wait_until(lambda: (s := hass.states.get(sensor)) is not None and s.state == "0")
         await _exchange(hass, emulator, installed, entry)
         assert len(failed) == STALLED_RUN
+
+
+async def test_restarts_raise_nothing_and_a_full_restore_is_left_to_the_failures(
+    hass: HomeAssistant, emulator: EmulatorHandle, hass_storage: dict[str, Any]
+) -> None:
+    """The witness is in the same .storage: restoring both together is not seen at start."""
+    installed = await emulator.install()
+    entry = await add_entry(hass, emulator, installed)
+    store = Path(hass.config.path(".storage", DOMAIN))
+    backup = Path(hass.config.path("backup-of-storage"))
+    restored_id = f"store_restored_{entry.entry_id}"
+    issues = ir.async_get(hass)
+    async with connected_entry(hass, entry):
+        await _exchange(hass, emulator, installed, entry)
+    generation = (await AgentStore(hass, installed.agent_id).async_load())[GENERATION_KEY]
+    assert generation == 2  # one at start, one at stop
+    await _copy(hass, store, backup / "store")
+    witness = copy.deepcopy(hass_storage[WITNESS_KEY])  # HA's storage, in memory in tests
+    async with connected_entry(hass, entry):  # an ordinary restart
+        assert issues.async_get_issue(DOMAIN, restored_id) is None
+        await _exchange(hass, emulator, installed, entry)
+    await _copy(hass, backup / "store", store)  # a full restore: both files together
+    hass_storage[WITNESS_KEY] = witness
+    async with connected_entry(hass, entry):
+        assert issues.async_get_issue(DOMAIN, restored_id) is None

@@ -6,7 +6,8 @@ per person and device (client/decrypt_failures.py; the `decryption_failures` sen
 diagnostics show the counts). A run of failures from a device the agent had a session with
 raises a repair issue that says the agent's state is probably older than the conversation
 (a restored backup) and what the person must do in Pacerelle; the issue clears itself when
-that device starts a new session (a PreKey message that decrypts), and its count resets.
+that device starts a new session (a PreKey message that decrypts), and its count resets;
+so does the start-up warning of store_generation.py.
 """
 
 from collections.abc import Callable
@@ -17,7 +18,11 @@ from homeassistant.core import HomeAssistant, callback
 
 from .client.decrypt_failures import DecryptFailures, DecryptionOutcome
 from .events import EVENT_DECRYPTION_FAILED
-from .runtime_issues import clear_decryption_stalled, raise_decryption_stalled
+from .runtime_issues import (
+    clear_decryption_stalled,
+    clear_store_restored,
+    raise_decryption_stalled,
+)
 
 
 class DecryptionWatch:
@@ -57,6 +62,8 @@ class DecryptionWatch:
             )
         elif was_stalled and not counts.stalled:
             clear_decryption_stalled(self._hass, self._entry_id, device)
+        if outcome.new_session:  # a restored store's warning ends with a new session too
+            clear_store_restored(self._hass, self._entry_id)
         if outcome.failed or before is not None:
             self._status_changed()
 

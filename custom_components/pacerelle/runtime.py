@@ -49,6 +49,7 @@ from .options import AgentOptions
 from .repairs import async_watch_trust
 from .runtime_issues import clear_store_issue, raise_identity_changed, raise_store_issue
 from .store import AgentStore
+from .store_generation import async_advance, async_advance_at_stop
 from .trust import TrustManager
 
 _LOGGER = logging.getLogger(__name__)
@@ -186,6 +187,7 @@ async def async_setup_runtime(hass: HomeAssistant, entry: PacerelleConfigEntry) 
 
     async def stop(_event: Event | None = None) -> None:
         await agent.stop()
+        await async_advance_at_stop(hass, store, agent_id)
 
     entry.async_on_unload(hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, stop))
     entry.async_on_unload(stop)
@@ -219,6 +221,15 @@ async def _async_load(
         sections = await hass.async_add_executor_job(data.sections)
         document = {**document, **sections}
         await store.async_save(document)
+    # A store behind its witness was put back from an older copy (store_generation.py).
+    document = await async_advance(
+        hass,
+        store,
+        document,
+        agent_id=str(entry.data[CONF_AGENT_ID]),
+        entry_id=entry.entry_id,
+        agent_name=agent_name,
+    )
     return document, data
 
 

@@ -9,6 +9,7 @@ from .const import DOMAIN
 
 IDENTITY_CHANGED = "identity_changed"
 DECRYPTION_STALLED = "decryption_stalled"
+STORE_RESTORED = "store_restored"
 
 
 def store_issue_id(entry_id: str) -> str:
@@ -84,3 +85,21 @@ def raise_decryption_stalled(
 
 def clear_decryption_stalled(hass: HomeAssistant, entry_id: str, device: DeviceKey) -> None:
     ir.async_delete_issue(hass, DOMAIN, decryption_stalled_id(entry_id, device))
+
+
+def raise_store_restored(hass: HomeAssistant, entry_id: str, agent_name: str) -> None:
+    """The store is older than the last one Home Assistant wrote (store_generation.py)."""
+    ir.async_create_issue(
+        hass,
+        DOMAIN,
+        f"{STORE_RESTORED}_{entry_id}",
+        is_fixable=False,
+        is_persistent=True,  # until a new session or the user: a restart changes nothing
+        severity=ir.IssueSeverity.WARNING,
+        translation_key=STORE_RESTORED,
+        translation_placeholders={"agent_name": agent_name},
+    )
+
+
+def clear_store_restored(hass: HomeAssistant, entry_id: str) -> None:
+    ir.async_delete_issue(hass, DOMAIN, f"{STORE_RESTORED}_{entry_id}")
