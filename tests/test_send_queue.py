@@ -4,16 +4,23 @@ Through Home Assistant's actions and the running emulator: its gateway refuses u
 (`gateway_status`) and drops the agent's connection, so the agent really is offline.
 """
 
+import time
 from typing import Any
 
+import pytest
 from homeassistant.core import HomeAssistant
+from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import async_capture_events
 
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.client.send_queue import MAX_QUEUED_BYTES, MAX_QUEUED_SENDS
 from custom_components.pacerelle.client.sender import MAX_TEXT_CHARS
 from custom_components.pacerelle.events import EVENT_MESSAGE_STATUS
+from custom_components.pacerelle.llm_tools_send import LLM_EXPIRE_AFTER
 from tests.emulator_fixtures import EmulatorHandle
+from tests.llm_harness import call as llm_call
+from tests.llm_harness import human_says
+from tests.llm_harness import running_agent as llm_running_agent
 from tests.runtime_harness import wait_until
 from tests.services_harness import Agent, call, received, refused, spoken_agent
 
@@ -159,3 +166,22 @@ async def test_ask_while_offline_waits_queued_for_its_own_timeout(
     after = await call(hass, "send_message", {"text": "Never mind"})
     inbox = await received(emulator, agent, 1)
     assert [m["message_id"] for m in inbox] == [after["message_id"]]
+
+
+async def test_llm_tool_send_while_offline_is_queued_for_five_minutes(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    assert await async_setup_component(hass, "homeassistant", {})
+    installed, entry = await llm_running_agent(hass, emulator)
+    runtime = entry.runtime_data
+    asked = await human_says(emulator, runtime, installed.conversation_id, "Lights off?")
+    await emulator.faults(gateway_status=503, drop_connections="abort")
+    await wait_until(lambda: runtime.status.state is not ConnectionState.CONNECTED)
+    before = time.time()
+    sent = await llm_call(hass, "send_message", text="Done.", sourceMessageId=asked)
+    assert sent["status"] == "queued"
+    [queued] = runtime.agent.data.queued.sends
+    assert queued.expires_at - before == pytest.approx(LLM_EXPIRE_AFTER, abs=5)
+    await emulator.faults(reset=True)
+    [reply] = await emulator.wait_inbox(installed.conversation_id, 1, within=RECONNECT_WITHIN)
+    assert (reply["message_id"], reply["text"]) == (sent["message_id"], "Done.")

@@ -1,4 +1,10 @@
-"""Acting tools: send a reply or a widget, mark a request processed, save a checkpoint."""
+"""Acting tools: send a reply or a widget, mark a request processed, save a checkpoint.
+
+Sends made while the agent is offline are queued like any other (client/send_queue.py),
+but for LLM_EXPIRE_AFTER only: a model's reply belongs to a live exchange, and a reply
+arriving an hour later would answer a question nobody is looking at. The result's
+`status` (`queued` or `sent`) tells the model which happened.
+"""
 
 import json
 from collections.abc import Mapping
@@ -17,6 +23,11 @@ from .client.widgets import check_widget
 from .const import DOMAIN
 from .llm_tools import AgentRef, PacerelleTool, request_view, timestamp, tool_schema
 
+LLM_EXPIRE_AFTER: Final = 300.0
+QUEUED_NOTE: Final = (
+    " While the agent is offline the message is queued (status queued) and sent once it "
+    "reconnects, or dropped after five minutes."
+)
 SENDS: Final = llm.ToolAnnotations(
     read_only=False, destructive=False, idempotent=False, open_world=True
 )
@@ -63,7 +74,7 @@ class SendMessageTool(PacerelleTool):
     description = (
         "Sends an end-to-end encrypted reply. Give sourceMessageId (the request you answer) "
         "so it reaches the right conversation, device or group. Sending does not mark the "
-        "request processed."
+        "request processed." + QUEUED_NOTE
     )
     parameters = tool_schema(
         {
@@ -84,6 +95,7 @@ class SendMessageTool(PacerelleTool):
             conversation_id=args.get("conversationId"),
             to=args.get("to"),
             reply_to_message_id=args.get("replyToMessageId"),
+            expire_after=LLM_EXPIRE_AFTER,
         )
         return _sent(reply)
 
@@ -96,7 +108,7 @@ class SendWidgetTool(PacerelleTool):
         'payload (object or JSON text), for example {"type": "widget.standard", "v": 1, '
         '"id": "confirm-1", "kind": "confirm", "spec": {"title": "Publish?"}}. Kinds: '
         "confirm, choice, permission, form, progress, file-picker, datetime. The answer "
-        "arrives as a widget.response request (see get_pending_widget)."
+        "arrives as a widget.response request (see get_pending_widget)." + QUEUED_NOTE
     )
     parameters = tool_schema(
         {
@@ -123,6 +135,7 @@ class SendWidgetTool(PacerelleTool):
             source_message_id=args.get("sourceMessageId"),
             conversation_id=args.get("conversationId"),
             to=args.get("to"),
+            expire_after=LLM_EXPIRE_AFTER,
         )
         return {**_sent(reply), "widget_id": widget["id"]}
 

@@ -101,6 +101,8 @@ class Agent:
         if self._tasks:
             return
         self._stopping.clear()
+        # From now on a send made offline is queued (the connection loop is about to run).
+        self._core.set_state(ConnectionState.CONNECTING)
         self._tasks = [
             asyncio.create_task(self._run(), name="pacerelle-agent"),
             asyncio.create_task(self._inbox.run(), name="pacerelle-inbox"),

@@ -8,7 +8,8 @@ confirms a send.
 
 While the agent is offline a send is sealed the same way and queued durably instead
 (send_queue.py, send_flush.py): written in order on the next connection, before anything
-new; `expire_after=0` refuses it at once instead, as before the queue existed.
+new; `expire_after=0` refuses it at once instead, as before the queue existed, and so
+does a stopped or revoked agent.
 """
 
 import base64
@@ -21,7 +22,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from .agent_core import AgentCore
+from .agent_core import AgentCore, ConnectionState
 from .agent_data import AgentData, UncertainSend, device_key
 from .api import AgentApi
 from .crypto_jobs import groups_target, seal
@@ -41,6 +42,7 @@ MAX_TEXT_CHARS = 64 * 1024
 BLOB_IV_BYTES = 12
 REDACTED_NAME = "attachment"
 REDACTED_MIME = "application/octet-stream"
+NOT_RUNNING = frozenset({ConnectionState.STOPPED, ConnectionState.DISCONNECTED})
 
 
 # Where a send without a source message may go: (person, conversation, the device it would
@@ -135,7 +137,9 @@ class Sender:
         message_id = str(uuid.uuid4())
         async with core.lock:
             connected = core.connection is not None and not core.connection.closed
-            if not connected and expire_after <= 0:
+            # Queued only while the agent is trying to connect: a stopped or revoked one
+            # would hold the message until a restart or a re-authentication.
+            if not connected and (expire_after <= 0 or core.state in NOT_RUNNING):
                 raise PacerelleConnectionError("the agent is not connected")
             try:
                 sealed = await core.hooks.run_blocking(
