@@ -9,6 +9,7 @@ both ways again.
 
 import copy
 import shutil
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +19,13 @@ from homeassistant.helpers import issue_registry as ir
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
 
 from custom_components.pacerelle.client.decrypt_failures import (
+    MAX_DEVICES,
     STALLED_RUN,
     DecryptFailures,
     DecryptionOutcome,
     DeviceKey,
 )
+from custom_components.pacerelle.client.signal.errors import SignalErrorKind
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.diagnostics import async_get_config_entry_diagnostics
 from custom_components.pacerelle.events import EVENT_DECRYPTION_FAILED
@@ -63,6 +66,15 @@ def test_failures_of_a_device_never_met_do_not_stall() -> None:
     for at in range(STALLED_RUN * 2):
         counts = failures.record(DecryptionOutcome(DEVICE, at, "no_session"))
     assert (counts.total, counts.stalled) == (STALLED_RUN * 2, False)
+
+
+def test_devices_invented_by_a_relay_stay_bounded() -> None:
+    failures = DecryptFailures()
+    for n in range(MAX_DEVICES * 2):
+        device = DeviceKey("human-1", "conversation-1", str(n + 1))
+        failures.record(DecryptionOutcome(device, n, "invalid_message"))
+    assert len(failures.devices) == MAX_DEVICES
+    assert min(int(key.device_id) for key in failures.devices) == MAX_DEVICES + 1  # the newest
 
 
 async def _copy(hass: HomeAssistant, source: Path, target: Path) -> None:
@@ -126,6 +138,10 @@ async def test_restored_older_state_is_reported_and_a_new_session_heals_it(
             await wait_until(lambda n=n: len(failed) == n + 1)
         event = failed[-1].data
         assert set(event) == EVENT_FIELDS
+        # Short fields only: ids, an error kind (an enum, never the relay's text), a time.
+        assert all(isinstance(value, str) and len(value) < 100 for value in event.values())
+        assert event["reason"] in {kind.value for kind in SignalErrorKind}
+        assert datetime.fromisoformat(event["at"]).tzinfo is not None
         assert (event["sender_id"], event["sender_device_id"], event["conversation_id"]) == (
             installed.owner_id,
             "1",
