@@ -247,3 +247,25 @@ async def forged_text(emulator: EmulatorHandle, installed: Any, sender: str, tex
     }
     await emulator.faults(inject_frames=[json.dumps(frame)])
     return f"{sender}-1"
+
+
+async def test_nothing_answers_a_blocked_device(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    installed, entry = await running_agent(hass, emulator)
+    runtime: PacerelleRuntime = entry.runtime_data
+    assert runtime.trust is not None
+    conversation, owner = installed.conversation_id, installed.owner_id
+    await emulator.send(conversation, text="hello")
+    stranger = await emulator.send(conversation, text="hello", device_id="2")
+    await held(runtime, stranger)
+    await runtime.trust.async_decide(owner, "2", TrustState.BLOCKED)
+    # Even a reply to its own request (an LLM tool or a script naming it) is refused.
+    with pytest.raises(ServiceValidationError, match="sends nothing to a blocked device"):
+        await hass.services.async_call(
+            DOMAIN,
+            "send_message",
+            {"text": "the door code is 1234", "source_message_id": stranger},
+            blocking=True,
+        )
+    assert await emulator.inbox(conversation) == []

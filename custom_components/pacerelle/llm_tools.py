@@ -46,6 +46,7 @@ _SEND_REASONS = {
     "too_long",
     "note_too_long",
     "no_trusted_device",
+    "blocked_device",
 }
 
 

@@ -49,6 +49,7 @@ _SEND_REFUSALS: Final = {
     "too_long": "text_too_long",
     "bad_attachment": "attachment_unreadable",
     "no_trusted_device": "no_trusted_device",
+    "blocked_device": "blocked_device",
     "queue_full": "queue_full",
 }
 

@@ -103,12 +103,17 @@ class TrustManager:
         return decided
 
     def device_policy(
-        self, person_id: str, conversation_id: str, proposed: str | None
+        self, person_id: str, conversation_id: str, proposed: str | None, answer: bool
     ) -> str | None:
-        """The device a send without a source goes to: the proposed one if it is trusted,
-        else the person's most recently seen trusted device; SendError if none is. With
-        no session to the proposed device either, the send fails as before (nobody wrote)."""
+        """Where a send goes. An answer to a device's own request goes to it, unless it is
+        blocked (SendError). Without a source: the proposed device if it is trusted, else
+        the person's most recently seen trusted device; SendError if none is. With no
+        session to the proposed device either, the send fails as before (nobody wrote)."""
         known = self.book.get(person_id, proposed) if proposed is not None else None
+        if answer:
+            if known is not None and known.state is TrustState.BLOCKED:
+                raise SendError("blocked_device", f"{person_id} device {proposed}")
+            return proposed
         if known is not None and known.trusted:
             return known.device_id
         trusted = self.book.trusted_devices(person_id)

@@ -45,9 +45,10 @@ REDACTED_MIME = "application/octet-stream"
 NOT_RUNNING = frozenset({ConnectionState.STOPPED, ConnectionState.DISCONNECTED})
 
 
-# Where a send without a source message may go: (person, conversation, the device it would
-# use or None) -> the device to use; raises SendError when none may (client/trust.py).
-type DevicePolicy = Callable[[str, str, str | None], str | None]
+# Where a send may go: (person, conversation, the device it would use or None, whether it
+# answers that device's own request) -> the device to use; raises SendError when none may
+# (see the integration's trust.py).
+type DevicePolicy = Callable[[str, str, str | None, bool], str | None]
 
 
 class SendError(PacerelleError):
@@ -100,6 +101,11 @@ class Sender:
                 raise SendError("unknown_request", source_message_id)
             if request.is_group:
                 return Target(request.conversation_id, request.to, None)
+            if self.device_policy is not None:
+                # An answer goes to the device that wrote, unless the user blocked it.
+                self.device_policy(
+                    request.sender_id, request.conversation_id, request.sender_device_id, True
+                )
             return Target(request.conversation_id, request.sender_id, request.sender_device_id)
         config = self._core.config
         conversation = conversation_id or config.conversation_id
@@ -111,7 +117,7 @@ class Sender:
         )
         if self.device_policy is not None:
             # No request to answer: only a device the user trusts may receive it.
-            device = self.device_policy(recipient, conversation, device)
+            device = self.device_policy(recipient, conversation, device, False)
         return Target(conversation, recipient, device)
 
     async def send(
