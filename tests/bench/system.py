@@ -7,6 +7,9 @@
   requests in flight), first send to the 1,000th event; then 1,000 queued while the agent
   is kept offline (gateway fault), from the first of their events to the last: the
   integration's own pace (the backoff before its reconnection is shown apart).
+- outbox: 100 sends made through `pacerelle.send_message` while the agent is kept offline
+  (queued, client/send_queue.py), then the gateway let in: from the agent's reconnection
+  (the emulator sees it connected, polled every 20 ms) to the 100th in the person's inbox.
 - reconnect: the relay drops the connection (a clean close, then a dead TCP link without
   a close frame), then the emulator is killed and restarted; until the agent is online
   again (polled every 20 ms). The three come one after the other, and the runtime's
@@ -38,6 +41,7 @@ MIB = 1024 * 1024
 TARGET_P95_MS = 50.0
 TARGET_BURST_S = 20.0
 TARGET_PER_AGENT_MIB = 10.0
+OUTBOX = 100
 
 
 @dataclass
@@ -47,6 +51,9 @@ class Figures:
     burst_send_seconds: float = 0.0
     queued_wait_seconds: float = 0.0
     queued_burst_seconds: float = 0.0
+    outbox_reconnect_seconds: float = 0.0
+    outbox_flush_seconds: float = 0.0
+    outbox_queue_seconds: float = 0.0
     reconnects: dict[str, float] = field(default_factory=dict)
     rss: dict[str, int] = field(default_factory=dict)
 
@@ -80,6 +87,12 @@ async def _measure(directory: Path) -> Figures:
         figures.queued_wait_seconds, figures.queued_burst_seconds = await _queued_burst(
             system, agent
         )
+        await system.wait_online(agent)
+        (
+            figures.outbox_queue_seconds,
+            figures.outbox_reconnect_seconds,
+            figures.outbox_flush_seconds,
+        ) = await _outbox(system, agent)
     return figures
 
 
@@ -143,6 +156,32 @@ async def _queued_burst(system: System, agent: Agent) -> tuple[float, float]:
         return first - start, time.perf_counter() - first
 
 
+async def _outbox(system: System, agent: Agent) -> tuple[float, float, float]:
+    """OUTBOX sends queued while offline, then let out: (seconds the OUTBOX action calls
+    took, seconds from letting the gateway in to the reconnection, seconds from the
+    reconnection to the last one delivered)."""
+    before = len(await system.emulator.inbox(agent.conversation_id))
+    await system.emulator.faults(gateway_status=503, drop_connections=True)
+    await system.wait_offline(agent)
+    queueing = time.perf_counter()
+    for number in range(OUTBOX):
+        data = {"config_entry_id": agent.entry_id, "text": f"queued {number}"}
+        await system.hass.call_service("pacerelle", "send_message", data)
+    start = time.perf_counter()
+    queued = start - queueing
+    await system.emulator.faults(reset=True)
+    await system.wait_online(agent, within=BURST_TIMEOUT)
+    connected = time.perf_counter()
+    inbox = await system.emulator.wait_inbox(
+        agent.conversation_id, before + OUTBOX, within=BURST_TIMEOUT
+    )
+    delivered = time.perf_counter()
+    texts = [message["text"] for message in inbox[before:]]
+    if texts != [f"queued {number}" for number in range(OUTBOX)]:
+        raise RuntimeError("queued messages arrived out of order, doubled or lost")
+    return queued, connected - start, delivered - connected
+
+
 async def _events(events: asyncio.Queue[dict[str, Any]], count: int) -> None:
     async with asyncio.timeout(BURST_TIMEOUT):
         for _ in range(count):
@@ -187,6 +226,11 @@ def _report(figures: Figures) -> list[str]:
         f"burst of {BURST} queued while offline: first to last event "
         f"{figures.queued_burst_seconds:.1f} s ({BURST / figures.queued_burst_seconds:.0f} "
         f"messages/s), after {figures.queued_wait_seconds:.1f} s of reconnection backoff",
+        f"outbox: {OUTBOX} sends queued while offline "
+        f"({figures.outbox_queue_seconds * 1000 / OUTBOX:.1f} ms per action call), "
+        f"reconnection to the last delivered {figures.outbox_flush_seconds * 1000:.0f} ms "
+        f"(both polled every 20 ms; after {figures.outbox_reconnect_seconds:.1f} s of "
+        "reconnection backoff)",
     ]
     lines += [
         f"reconnect, {name}: {seconds * 1000:.0f} ms (drop {number} in a row)"
