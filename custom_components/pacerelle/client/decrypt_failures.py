@@ -6,6 +6,11 @@ private halves only the lost state had) until that device starts a new session. 
 can be noise (a relay replaying an old message); a run of STALLED_RUN failures in a row
 from a device we had a session with is the sign of a stalled conversation.
 
+A hostile relay can forge such a run (garbage "from" a known device) and so raise the
+repair issue; it could as well drop the person's messages, so this gives it nothing more
+than a misleading notice, whose words name a restore only as the usual cause. The devices
+it can invent are bounded (MAX_DEVICES).
+
 Only the outcome of Signal decryption of direct (1:1) messages is recorded: the kind of
 the engine's error (`SignalErrorKind`, a stable string), never the ciphertext or plaintext.
 A message that decrypts ends the run, but only one that starts a new session (a PreKey
