@@ -28,3 +28,15 @@ async def test_deleting_the_entry_deletes_the_store(
     # Another agent's store is not touched.
     assert await AgentStore(hass, other.installed.agent_id).async_exists()
     assert await hass.config_entries.async_unload(other.entry.entry_id)
+
+
+async def test_deleting_the_entry_forgets_its_trust_decisions(
+    hass: HomeAssistant, emulator: EmulatorHandle, hass_storage: dict[str, object]
+) -> None:
+    setup = await setup_agent(hass, emulator)
+    key = f"{DOMAIN}.trust.{setup.entry.entry_id}"
+    await hass.async_block_till_done()
+    assert key in hass_storage
+    assert await hass.config_entries.async_remove(setup.entry.entry_id)
+    await hass.async_block_till_done()
+    assert key not in hass_storage

@@ -16,6 +16,7 @@ from .migration import async_migrate_entry
 from .runtime import PacerelleConfigEntry, async_setup_runtime
 from .services import async_setup_services
 from .store import AgentStore
+from .trust import async_remove_trust
 
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
 
@@ -49,8 +50,10 @@ async def async_unload_entry(hass: HomeAssistant, entry: PacerelleConfigEntry) -
 
 
 async def async_remove_entry(hass: HomeAssistant, entry: PacerelleConfigEntry) -> None:
-    """Delete the agent's encrypted store: its identity, keys and token go with the entry."""
+    """Delete the agent's encrypted store: its identity, keys and token go with the entry,
+    and so do the trust decisions about the people it talked to."""
     await AgentStore(hass, entry.data[CONF_AGENT_ID]).async_remove()
+    await async_remove_trust(hass, entry.entry_id)
 
 
 async def _async_require_native_crypto(hass: HomeAssistant) -> None:

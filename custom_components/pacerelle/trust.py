@@ -151,3 +151,8 @@ def _sessions(agent: Agent) -> list[tuple[str, str, bytes]]:
         person = unquote(body.removeprefix(SESSION_PREFIX).split(":", 1)[0])
         found.append((person, device, record.trusted_identity))
     return found
+
+
+async def async_remove_trust(hass: HomeAssistant, entry_id: str) -> None:
+    """Forget an entry's trust decisions (the entry is being deleted)."""
+    await TrustManager(hass, entry_id, "").async_remove()
