@@ -8,8 +8,13 @@ from typing import Any
 
 import pytest
 from homeassistant.components.conversation import HOME_ASSISTANT_AGENT
+from homeassistant.components.device_automation import (
+    DeviceAutomationType,
+    async_get_device_automations,
+)
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import ServiceValidationError
+from homeassistant.helpers import device_registry as dr
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import async_capture_events
@@ -269,3 +274,39 @@ async def test_nothing_answers_a_blocked_device(
             blocking=True,
         )
     assert await emulator.inbox(conversation) == []
+
+
+async def test_the_device_page_offers_trust_and_block(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    installed, entry = await running_agent(hass, emulator)
+    runtime: PacerelleRuntime = entry.runtime_data
+    assert runtime.trust is not None
+    conversation, owner = installed.conversation_id, installed.owner_id
+    await emulator.send(conversation, text="hello")
+    message = await emulator.send(conversation, text="hello from a new phone", device_id="2")
+    await held(runtime, message)
+    [agent_device] = dr.async_entries_for_config_entry(dr.async_get(hass), entry.entry_id)
+    found = await async_get_device_automations(hass, DeviceAutomationType.ACTION, [agent_device.id])
+    ours = sorted(a["type"] for a in found[agent_device.id] if a["domain"] == DOMAIN)
+    assert ours == ["block_device", "trust_device"]
+
+    assert await async_setup_component(
+        hass,
+        "automation",
+        {
+            "automation": {
+                "triggers": [{"trigger": "event", "event_type": "test_trust_it"}],
+                "actions": [
+                    {
+                        "domain": DOMAIN,
+                        "device_id": agent_device.id,
+                        "type": "trust_device",
+                        "sender_device_id": "2",
+                    }
+                ],
+            }
+        },
+    )
+    hass.bus.async_fire("test_trust_it")
+    await wait_until(lambda: runtime.trust.book.get(owner, "2").trusted)

@@ -39,7 +39,7 @@ TRIGGER_SCHEMA: Final = DEVICE_TRIGGER_BASE_SCHEMA.extend(
 )
 
 
-def _agent_entry_ids(hass: HomeAssistant, device_id: str) -> set[str]:
+def agent_entry_ids(hass: HomeAssistant, device_id: str) -> set[str]:
     """The Pacerelle config entries behind a device (none for any other device)."""
     device = dr.async_get(hass).async_get(device_id)
     if device is None:
@@ -49,7 +49,7 @@ def _agent_entry_ids(hass: HomeAssistant, device_id: str) -> set[str]:
 
 
 async def async_get_triggers(hass: HomeAssistant, device_id: str) -> list[dict[str, Any]]:
-    if not _agent_entry_ids(hass, device_id):
+    if not agent_entry_ids(hass, device_id):
         return []
     return [
         {
@@ -90,7 +90,7 @@ async def async_attach_trigger(
         if trusted_only and data.get("trusted") is not True:
             return False
         # Looked up per event: the device keeps working if its entry is set up again.
-        return data.get(ATTR_ENTRY_ID) in _agent_entry_ids(hass, device_id)
+        return data.get(ATTR_ENTRY_ID) in agent_entry_ids(hass, device_id)
 
     @callback
     def fire(event: Event[dict[str, Any]]) -> None:

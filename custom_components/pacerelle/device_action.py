@@ -1,0 +1,55 @@
+"""Device actions of an agent: trust or block a device of someone who writes to it.
+
+The device page's way to the trust decision (the repair flow and the actions
+`pacerelle.trust_device`/`block_device` are the others): each runs the action of the same
+name for the agent of this device. The verification code to compare is in the repair.
+"""
+
+from typing import Any, Final
+
+import probatio
+from homeassistant.const import CONF_DEVICE_ID, CONF_DOMAIN, CONF_TYPE
+from homeassistant.core import Context, HomeAssistant
+from homeassistant.helpers import config_validation as cv
+from homeassistant.helpers.typing import ConfigType, TemplateVarsType
+
+from .const import DOMAIN
+from .device_trigger import agent_entry_ids
+from .services_trust import ATTR_PERSON_ID, ATTR_SENDER_DEVICE_ID
+
+ACTION_TYPES: Final = ("trust_device", "block_device")
+_FIELDS: Final = {
+    probatio.Required(ATTR_SENDER_DEVICE_ID): cv.string,
+    probatio.Optional(ATTR_PERSON_ID): cv.string,
+}
+
+ACTION_SCHEMA: Final = cv.DEVICE_ACTION_BASE_SCHEMA.extend(
+    {probatio.Required(CONF_TYPE): probatio.In(ACTION_TYPES), **_FIELDS}
+)
+
+
+async def async_get_actions(hass: HomeAssistant, device_id: str) -> list[dict[str, Any]]:
+    if not agent_entry_ids(hass, device_id):
+        return []
+    return [
+        {CONF_DEVICE_ID: device_id, CONF_DOMAIN: DOMAIN, CONF_TYPE: action_type}
+        for action_type in ACTION_TYPES
+    ]
+
+
+async def async_get_action_capabilities(
+    hass: HomeAssistant, config: ConfigType
+) -> dict[str, probatio.Schema]:
+    return {"extra_fields": probatio.Schema(_FIELDS)}
+
+
+async def async_call_action_from_config(
+    hass: HomeAssistant, config: ConfigType, variables: TemplateVarsType, context: Context | None
+) -> None:
+    data = {
+        CONF_DEVICE_ID: config[CONF_DEVICE_ID],
+        ATTR_SENDER_DEVICE_ID: config[ATTR_SENDER_DEVICE_ID],
+    }
+    if ATTR_PERSON_ID in config:
+        data[ATTR_PERSON_ID] = config[ATTR_PERSON_ID]
+    await hass.services.async_call(DOMAIN, config[CONF_TYPE], data, blocking=True, context=context)
