@@ -23,6 +23,7 @@ from tests.llm_harness import human_says
 from tests.llm_harness import running_agent as llm_running_agent
 from tests.runtime_harness import wait_until
 from tests.services_harness import Agent, call, received, refused, spoken_agent
+from tests.test_readme_examples import example
 
 RECONNECT_WITHIN = 30.0  # the agent's backoff after a refused upgrade is at most this
 
@@ -185,3 +186,17 @@ async def test_llm_tool_send_while_offline_is_queued_for_five_minutes(
     await emulator.faults(reset=True)
     [reply] = await emulator.wait_inbox(installed.conversation_id, 1, within=RECONNECT_WITHIN)
     assert (reply["message_id"], reply["text"]) == (sent["message_id"], "Done.")
+
+
+async def test_readme_alert_example_reaches_the_person_after_an_outage(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    agent = await spoken_agent(hass, emulator)
+    config = example("Alert me even if the connection is down")
+    assert await async_setup_component(hass, "automation", {"automation": [config]})
+    await go_offline(emulator, agent)
+    hass.states.async_set("binary_sensor.kitchen_leak", "on")
+    await wait_until(lambda: agent.runtime.status.queued_sends == 1)
+    await emulator.faults(reset=True)
+    [alert] = await emulator.wait_inbox(agent.conversation_id, 1, within=RECONNECT_WITHIN)
+    assert alert["text"] == "Water leak in the kitchen!"
