@@ -14,10 +14,11 @@ from typing import Any
 
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.const import EVENT_HOMEASSISTANT_STOP
-from homeassistant.core import Event, HomeAssistant, callback
+from homeassistant.core import CALLBACK_TYPE, Event, HomeAssistant, callback
 from homeassistant.exceptions import ConfigEntryAuthFailed, ConfigEntryError, ConfigEntryNotReady
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from homeassistant.helpers.dispatcher import async_dispatcher_send
+from homeassistant.helpers.start import async_at_started
 
 from .client.agent import Agent, AgentStatus
 from .client.agent_connect import request_runtime_token
@@ -183,7 +184,7 @@ async def async_setup_runtime(hass: HomeAssistant, entry: PacerelleConfigEntry) 
     agent = Agent(session, config, hooks, tokens, data, extra)
     await trust.async_load(agent)
     async_watch_trust(hass, entry.entry_id, agent_name, trust)
-    agent.start()
+    entry.async_on_unload(_async_start_once_started(hass, agent))
 
     async def stop(_event: Event | None = None) -> None:
         await agent.stop()
@@ -192,6 +193,22 @@ async def async_setup_runtime(hass: HomeAssistant, entry: PacerelleConfigEntry) 
     entry.async_on_unload(hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, stop))
     entry.async_on_unload(stop)
     return PacerelleRuntime(agent, entry.entry_id, trust=trust, decryption_failures=failures)
+
+
+@callback
+def _async_start_once_started(hass: HomeAssistant, agent: Agent) -> CALLBACK_TYPE:
+    """Connect once Home Assistant has started (at once on a reload); undoes the wait.
+
+    Automations arm their triggers only once Home Assistant has started: messages taken from
+    the relay before then would fire events that nothing listens to. The relay keeps them
+    until the agent connects.
+    """
+
+    @callback
+    def start(_hass: HomeAssistant) -> None:
+        agent.start()
+
+    return async_at_started(hass, start)
 
 
 async def _async_load(
