@@ -4,6 +4,7 @@ from typing import Any
 
 from aiohttp import web
 
+from . import groups
 from .agent_connect import decide
 from .config import DEFAULT_USER_ID
 from .context import Emulator, emulator_of
@@ -62,13 +63,23 @@ async def deny(request: web.Request) -> web.Response:
 async def send(request: web.Request) -> web.Response:
     emulator = emulator_of(request)
     body = await read_json_object(request)
-    message_id = await emulator.humans.send(request.match_info["conversation_id"], body)
+    conversation_id = request.match_info["conversation_id"]
+    group = groups.group_of(emulator, conversation_id)
+    if group is not None:
+        # `user_id` says which member writes (the group's owner by default).
+        message_id = await groups.send(emulator, group, body)
+    else:
+        message_id = await emulator.humans.send(conversation_id, body)
     return web.json_response({"message_id": message_id})
 
 
 async def inbox(request: web.Request) -> web.Response:
     emulator = emulator_of(request)
     conversation_id = request.match_info["conversation_id"]
+    group = groups.group_of(emulator, conversation_id)
+    if group is not None:
+        query = request.query
+        return web.json_response(groups.inbox(group, query.get("user_id"), query.get("device_id")))
     emulator.humans.installation(conversation_id)
     entries = emulator.state.conversation_log(conversation_id).inbox
     device_id = request.query.get("device_id")

@@ -12,6 +12,7 @@ from .agent_api import authenticate_agent
 from .agent_connect import iso_time
 from .context import Emulator, emulator_of
 from .gateway_frames import FrameError, check_ack, check_agent_message
+from .groups import check_agent_group_message, deliver_from_agent, group_of
 from .http_util import ApiError, json_error
 from .state import Installation, Json
 
@@ -151,6 +152,9 @@ async def _handle_text(
     try:
         if kind == "ACK_READ":
             _acknowledge(emulator, installation, frame)
+        elif kind == "MSG" and (group := group_of(emulator, str(frame.get("conversation_id")))):
+            envelope = check_agent_group_message(group, installation, frame)
+            deliver_from_agent(emulator, group, envelope)
         elif kind == "MSG":
             envelope = check_agent_message(installation, frame)
             await emulator.humans.deliver_from_agent(installation, envelope)

@@ -93,21 +93,29 @@ class HumanDevice:
             "verification_code": verification_code_b64(self.identity_key_b64()),
         }
 
-    def encrypt_for(self, emulator: Emulator, agent_id: str, plaintext: bytes) -> bytes:
+    def encrypt_for(
+        self, emulator: Emulator, agent_id: str, plaintext: bytes, group_id: str | None = None
+    ) -> bytes:
+        """Signal-encrypt for the agent. The agent keys sessions by person, conversation and
+        device, so a group (`group_id`) has sessions of its own, apart from the direct one."""
         keys = emulator.state.keys_for(agent_id)
         published = keys.bundle["identity_key"] if keys.bundle else None
-        current = self.record.session_identities.get(agent_id)
+        scope = agent_id if group_id is None else f"{agent_id}@{group_id}"
+        suffix = "" if group_id is None else f"@{group_id}"
+        current = self.record.session_identities.get(scope)
         if published is not None and published != current:
             bundle = _take_bundle(keys)
             try:
-                self.peer.process_prekey_bundle(agent_peer_name(agent_id, published), bundle)
+                self.peer.process_prekey_bundle(
+                    agent_peer_name(agent_id, published) + suffix, bundle
+                )
             except ReferencePeerError as err:
                 raise ApiError(409, f"the agent's prekey bundle was refused: {err}") from err
-            self.record.session_identities[agent_id] = current = published
+            self.record.session_identities[scope] = current = published
             emulator.record("session_started", agent_id=agent_id, device_id=self.record.device_id)
         if current is None:
             raise ApiError(409, "the agent has not published its prekey bundle yet")
-        framed = self.peer.encrypt(agent_peer_name(agent_id, current), plaintext)
+        framed = self.peer.encrypt(agent_peer_name(agent_id, current) + suffix, plaintext)
         self.save()
         return framed
 

@@ -113,6 +113,24 @@ class ConversationLog(Record):
 
 
 @dataclass
+class GroupRecord(Record):
+    """A group conversation: its members, the agents in it, and every sender key made.
+
+    Each key is `{sender_id, key_id, epoch, raw_key_b64, holders: [user ids]}`: the members
+    who held it (the members of the group when it was made)."""
+
+    conversation_id: str
+    name: str
+    owner_id: str
+    members: list[str]
+    agent_ids: list[str]
+    epoch: int = 0
+    keys: list[Json] = field(default_factory=list)
+    sent: list[Json] = field(default_factory=list)
+    inbox: list[Json] = field(default_factory=list)
+
+
+@dataclass
 class EmulatorState:
     """The whole server state. Mutated only on the event loop, so no locks are needed."""
 
@@ -125,6 +143,7 @@ class EmulatorState:
     blobs: dict[str, BlobRecord] = field(default_factory=dict)
     devices: dict[str, DeviceRecord] = field(default_factory=dict)
     conversations: dict[str, ConversationLog] = field(default_factory=dict)
+    groups: dict[str, GroupRecord] = field(default_factory=dict)
     # Messages for each agent that it has not acknowledged with ACK_READ, in arrival order.
     queues: dict[str, list[Json]] = field(default_factory=dict)
     group_keys: list[Json] = field(default_factory=list)
@@ -196,4 +215,5 @@ _TABLES: dict[str, type[Record]] = {
     "blobs": BlobRecord,
     "devices": DeviceRecord,
     "conversations": ConversationLog,
+    "groups": GroupRecord,
 }

@@ -1,0 +1,90 @@
+"""A family group end to end: three members with two devices each, the emulator and HA.
+
+Members' sender keys reach the agent as the SDK expects (Signal envelopes on
+`/agent/group-keys`); their group messages fire `pacerelle_message` with `group: true` and
+the right sender; the agent's reply to a group message is sealed once for the group and
+opens on all six devices.
+"""
+
+import asyncio
+from typing import Any
+
+from homeassistant.core import HomeAssistant
+
+from tests.emulator_fixtures import EmulatorHandle
+from tests.runtime_harness import wait_until
+from tests.services_harness import Agent, call, start_agent
+
+DEVICES = ("1", "2")
+
+
+async def family_group(emulator: EmulatorHandle, agent: Agent) -> tuple[str, list[str]]:
+    """A group of the owner and two more people, each with two phones; (id, members)."""
+    members = [agent.installed.owner_id, "usr_ana", "usr_ben"]
+    for member in members:
+        for device_id in DEVICES:
+            await emulator.admin("POST", f"/users/{member}/devices", {"device_id": device_id})
+    created = await emulator.admin(
+        "POST",
+        "/groups",
+        {"name": "Family", "members": members, "agent_ids": [agent.installed.agent_id]},
+    )
+    return str(created["conversation_id"]), members
+
+
+async def member_writes(
+    emulator: EmulatorHandle, agent: Agent, group_id: str, **body: Any
+) -> dict[str, Any]:
+    before = len(agent.events)
+    sent = await emulator.admin("POST", f"/conversations/{group_id}/send", body)
+    await wait_until(lambda: len(agent.events) > before)
+    data: dict[str, Any] = agent.events[-1].data
+    assert data["message_id"] == sent["message_id"]
+    return data
+
+
+async def group_inbox(emulator: EmulatorHandle, group_id: str, count: int) -> list[Any]:
+    entries: list[Any] = []
+
+    async def enough() -> bool:
+        nonlocal entries
+        entries = await emulator.admin("GET", f"/conversations/{group_id}/inbox")
+        return len(entries) >= count
+
+    async with asyncio.timeout(10):
+        while not await enough():  # noqa: ASYNC110 - polls the emulator over HTTP
+            await asyncio.sleep(0.02)
+    return entries
+
+
+async def test_members_write_and_the_reply_opens_on_all_six_devices(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    agent = await start_agent(hass, emulator)
+    group_id, members = await family_group(emulator, agent)
+
+    events = [
+        await member_writes(
+            emulator, agent, group_id, text=f"hi from {member}", user_id=member, device_id="2"
+        )
+        for member in members
+    ]
+    for member, event in zip(members, events, strict=True):
+        assert event["group"] is True
+        assert event["conversation_id"] == group_id
+        assert (event["sender_id"], event["sender_device_id"]) == (member, "2")
+        assert event["text"] == f"hi from {member}"
+
+    await call(
+        hass,
+        "send_message",
+        {"text": "Dinner is ready", "source_message_id": events[1]["message_id"]},
+    )
+    entries = await group_inbox(emulator, group_id, len(members) * len(DEVICES))
+    assert sorted((e["user_id"], e["device_id"]) for e in entries) == sorted(
+        (member, device_id) for member in members for device_id in DEVICES
+    )
+    for entry in entries:
+        assert entry["text"] == "Dinner is ready", entry
+        assert entry["to"] == f"group:{group_id}"
+        assert entry["reply_to_message_id"] == events[1]["message_id"]
