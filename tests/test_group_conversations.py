@@ -88,3 +88,27 @@ async def test_members_write_and_the_reply_opens_on_all_six_devices(
         assert entry["text"] == "Dinner is ready", entry
         assert entry["to"] == f"group:{group_id}"
         assert entry["reply_to_message_id"] == events[1]["message_id"]
+
+
+async def test_a_removed_member_receives_nothing_afterwards(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    agent = await start_agent(hass, emulator)
+    group_id, members = await family_group(emulator, agent)
+    asked = await member_writes(emulator, agent, group_id, text="Lights?", user_id="usr_ana")
+    changed = await emulator.admin("POST", f"/groups/{group_id}/members", {"remove": ["usr_ben"]})
+    assert (changed["members"], changed["epoch"]) == ([members[0], "usr_ana"], 2)
+
+    # The agent answers the question asked before the change, with nothing new from the
+    # group since: it must still seal with a key of the new epoch (the SDK fetches the
+    # group's keys before every group send), which the member who left never held.
+    await call(hass, "send_message", {"text": "Off", "source_message_id": asked["message_id"]})
+    entries = await group_inbox(emulator, group_id, 2 * len(DEVICES))
+    assert sorted((e["user_id"], e["device_id"]) for e in entries) == sorted(
+        (member, device_id) for member in members[:2] for device_id in DEVICES
+    )
+    assert {(e["text"], e["epoch"]) for e in entries} == {("Off", 2)}
+    group = emulator.emulator.state.groups[group_id]
+    held_by_ben = {key["epoch"] for key in group.keys if "usr_ben" in key["holders"]}
+    assert held_by_ben == {1}
+    assert await emulator.admin("GET", f"/conversations/{group_id}/inbox?user_id=usr_ben") == []

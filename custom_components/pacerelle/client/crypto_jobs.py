@@ -191,11 +191,19 @@ def seal(
     device_id: str | None,
     plaintext: str,
     encrypted: bool,
+    group_envelopes: Sequence[Mapping[str, Any]] = (),
 ) -> Sealed:
-    """The payload of an outgoing MSG (and its history record) and the data to save."""
+    """The payload of an outgoing MSG (and its history record) and the data to save.
+
+    A group message is sealed with the newest key, after learning `group_envelopes` (the
+    group's keys fetched just before, as the SDK does): members rotate their keys when
+    someone leaves, and a key the agent learns only from the next incoming message would
+    leave the one who left able to read what the agent says meanwhile.
+    """
     if not encrypted:
         return Sealed(data, plaintext.encode(), None)
     if to == groups_target(conversation_id):
+        data = _learn_group_keys(data, conversation_id, group_envelopes)
         key = data.conversations.latest_group_key(conversation_id)
         if key is None:
             raise MissingGroupKeyError(f"no group key for {conversation_id}")

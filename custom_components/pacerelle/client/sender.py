@@ -120,6 +120,20 @@ class Sender:
             device = self.device_policy(recipient, conversation, device, False)
         return Target(conversation, recipient, device)
 
+    async def _group_envelopes(self, target: Target) -> Sequence[Mapping[str, Any]]:
+        """The group's key envelopes, fetched before each group send (see crypto_jobs.seal).
+
+        Offline (the fetch fails), the send goes on with the keys already held, so that it
+        can be queued; the relay itself no longer delivers to a member who left.
+        """
+        if not self._core.config.encrypted or target.to != groups_target(target.conversation_id):
+            return ()
+        try:
+            return await self._api.group_keys(target.conversation_id)
+        except PacerelleError as err:
+            _LOGGER.warning("Could not fetch group keys before sending: %s", err)
+            return ()
+
     async def send(
         self,
         plaintext: str,
@@ -141,6 +155,7 @@ class Sender:
         core = self._core
         config = core.config
         message_id = str(uuid.uuid4())
+        envelopes = await self._group_envelopes(target)
         async with core.lock:
             connected = core.connection is not None and not core.connection.closed
             # Queued only while the agent is trying to connect: a stopped or revoked one
@@ -158,6 +173,7 @@ class Sender:
                         device_id=target.device_id,
                         plaintext=plaintext,
                         encrypted=config.encrypted,
+                        group_envelopes=envelopes,
                     )
                 )
             except SignalError as err:
