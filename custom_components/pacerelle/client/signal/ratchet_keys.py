@@ -6,30 +6,17 @@ steps with HMAC(key, 0x02) and yields a message key seed with HMAC(key, 0x01); t
 (that salt is what makes the ratchet triple).
 """
 
-import hmac
 from dataclasses import dataclass
-from hashlib import sha256
 
 from .consts import IV_LENGTH, KEY_LENGTH
+from .hmac_sha256 import hkdf_sha256, hmac_sha256
 
 ROOT_INFO = b"WhisperRatchet"
 MESSAGE_KEYS_INFO = b"WhisperMessageKeys"
 _MESSAGE_KEY_SEED = b"\x01"
 _CHAIN_KEY_SEED = b"\x02"
-_HASH_LENGTH = 32
 
-
-def hkdf_sha256(salt: bytes | None, ikm: bytes, info: bytes, length: int) -> bytes:
-    """RFC 5869 HKDF-SHA256 (no salt means 32 zero bytes)."""
-    prk = hmac.digest(salt or bytes(_HASH_LENGTH), ikm, sha256)
-    output = b""
-    block = b""
-    counter = 1
-    while len(output) < length:
-        block = hmac.digest(prk, block + info + bytes([counter]), sha256)
-        output += block
-        counter += 1
-    return output[:length]
+__all__ = ["ChainKey", "MessageKeys", "RootKey", "derive_message_keys", "hkdf_sha256"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,11 +49,11 @@ class ChainKey:
 
     def next(self) -> ChainKey:
         """The chain key of the following message."""
-        return ChainKey(hmac.digest(self.key, _CHAIN_KEY_SEED, sha256), self.index + 1)
+        return ChainKey(hmac_sha256(self.key, _CHAIN_KEY_SEED), self.index + 1)
 
     def message_seed(self) -> bytes:
         """The seed of this message's keys (kept as-is for skipped messages, as libsignal)."""
-        return hmac.digest(self.key, _MESSAGE_KEY_SEED, sha256)
+        return hmac_sha256(self.key, _MESSAGE_KEY_SEED)
 
 
 @dataclass(frozen=True, slots=True)

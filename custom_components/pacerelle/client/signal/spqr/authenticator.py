@@ -52,4 +52,4 @@ class Authenticator:
             )
 
     def _mac(self, label: bytes, epoch: int, data: bytes) -> bytes:
-        return hmac.digest(self.mac_key, label + kdf.u64_be(epoch) + data, kdf.HASH_NAME)
+        return kdf.mac_sha256(self.mac_key, label + kdf.u64_be(epoch) + data)

@@ -1,11 +1,12 @@
 """HKDF-SHA256 as spqr's kdf.rs uses it, and the labels that make its outputs distinct."""
 
-import hmac
+from ..hmac_sha256 import MAX_HKDF_OUTPUT, hmac_sha256
+from ..hmac_sha256 import hkdf_sha256 as _hkdf_sha256
 
 HASH_NAME = "sha256"
 HASH_SIZE = 32
 ZERO_SALT = bytes(HASH_SIZE)
-MAX_OUTPUT = 255 * HASH_SIZE
+MAX_OUTPUT = MAX_HKDF_OUTPUT
 
 # Labels exactly as spqr spells them (note the two spaces in CHAIN_START).
 CHAIN_START = b"Signal PQ Ratchet V1 Chain  Start"
@@ -18,16 +19,13 @@ SCKA_KEY = b"Signal_PQCKA_V1_MLKEM768:SCKA Key"
 
 
 def hkdf_sha256(salt: bytes, ikm: bytes, info: bytes, length: int) -> bytes:
-    """RFC 5869 HKDF with SHA-256 (the chains call it thousands of times: stdlib HMAC is fast)."""
-    if not 0 < length <= MAX_OUTPUT:
-        raise ValueError(f"HKDF output length {length} out of range")
-    prk = hmac.digest(salt, ikm, HASH_NAME)
-    blocks: list[bytes] = []
-    block = b""
-    for counter in range(1, -(-length // HASH_SIZE) + 1):
-        block = hmac.digest(prk, block + info + bytes((counter,)), HASH_NAME)
-        blocks.append(block)
-    return b"".join(blocks)[:length]
+    """RFC 5869 HKDF with SHA-256 (the chains call it thousands of times: native HMAC)."""
+    return _hkdf_sha256(salt, ikm, info, length)
+
+
+def mac_sha256(key: bytes, data: bytes) -> bytes:
+    """HMAC-SHA256, as spqr's authenticator computes its MACs."""
+    return hmac_sha256(key, data)
 
 
 def u64_be(value: int) -> bytes:

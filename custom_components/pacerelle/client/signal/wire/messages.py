@@ -7,7 +7,6 @@ the sender's identity key, the receiver's identity key and everything before the
 
 import hmac
 from dataclasses import dataclass, field
-from hashlib import sha256
 
 from ..consts import (
     CIPHERTEXT_MESSAGE_VERSION,
@@ -21,6 +20,7 @@ from ..consts import (
     PUBLIC_KEY_LENGTH,
 )
 from ..errors import SignalError, SignalErrorKind
+from ..hmac_sha256 import hmac_sha256
 from .protobuf import bytes_field, encode_bytes, encode_uint32, parse, uint32_field
 
 VERSION_BYTE = (CIPHERTEXT_MESSAGE_VERSION << 4) | CIPHERTEXT_MESSAGE_VERSION
@@ -81,7 +81,7 @@ def compute_mac(
     """The 8-byte MAC of a SignalMessage: identities bind the message to this pair of users."""
     if len(mac_key) != KEY_LENGTH:
         raise SignalError(SignalErrorKind.INVALID_STATE, "MAC key must be 32 bytes")
-    digest = hmac.new(mac_key, sender_identity + receiver_identity + body, sha256).digest()
+    digest = hmac_sha256(mac_key, sender_identity + receiver_identity + body)
     return digest[:MAC_LENGTH]
 
 

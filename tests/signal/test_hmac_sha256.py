@@ -1,0 +1,43 @@
+"""The engine's HMAC/HKDF primitives give the bytes of the standard library and RFC 5869."""
+
+import hmac
+import os
+
+import pytest
+
+from custom_components.pacerelle.client.signal import hmac_sha256 as primitives
+
+
+@pytest.mark.parametrize("key_length", [0, 1, 32, 63, 64, 65, 200])
+def test_hmac_matches_the_standard_library(key_length: int) -> None:
+    for message_length in (0, 1, 55, 64, 1000):
+        key, message = os.urandom(key_length), os.urandom(message_length)
+        expected = hmac.digest(key, message, "sha256")
+        assert primitives.hmac_sha256(key, message) == expected
+        assert primitives._openssl_hmac_sha256(key, message) == expected
+
+
+def test_hkdf_rfc5869_case_1() -> None:
+    okm = primitives.hkdf_sha256(
+        bytes.fromhex("000102030405060708090a0b0c"),
+        bytes(22 * [0x0B]),
+        bytes.fromhex("f0f1f2f3f4f5f6f7f8f9"),
+        42,
+    )
+    assert okm.hex() == (
+        "3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865"
+    )
+
+
+def test_hkdf_without_salt_is_rfc5869_case_3() -> None:
+    okm = primitives.hkdf_sha256(None, bytes(22 * [0x0B]), b"", 42)
+    assert okm.hex() == (
+        "8da4e775a563c18f715f802a063c5a31b8a11f5c5ee1879ec3454e5f3c738d2d9d201395faa4b61a96c8"
+    )
+    assert primitives.hkdf_sha256(b"", bytes(22 * [0x0B]), b"", 42) == okm
+
+
+@pytest.mark.parametrize("length", [0, primitives.MAX_HKDF_OUTPUT + 1])
+def test_hkdf_refuses_lengths_out_of_range(length: int) -> None:
+    with pytest.raises(ValueError, match="out of range"):
+        primitives.hkdf_sha256(None, b"ikm", b"", length)
