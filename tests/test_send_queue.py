@@ -50,6 +50,7 @@ async def test_offline_sends_are_delivered_in_order_once_each(
         assert result["status"] == "queued"
         ids.append(result["message_id"])
     assert agent.runtime.status.queued_sends == 5
+    assert (await call(hass, "get_status", {}))["queued_sends"] == 5
     assert statuses(events) == [(message_id, "queued") for message_id in ids]
     assert await emulator.inbox(agent.conversation_id) == []
 

@@ -26,8 +26,8 @@ class GetStatusTool(PacerelleTool):
     title = "Pacerelle status"
     description = (
         "Connection state (connecting, connected, reconnecting, disconnected or stopped), "
-        "the number of pending requests, and uncertain_sends: replies whose delivery "
-        "could not be confirmed."
+        "the number of pending requests, queued_sends: replies waiting for the connection, "
+        "and uncertain_sends: replies whose delivery could not be confirmed."
     )
     parameters = tool_schema({})
     annotations = READ_ONLY
@@ -39,6 +39,7 @@ class GetStatusTool(PacerelleTool):
             "agent": {"id": ref.agent_id, "name": ref.name},
             "connection": status.state.value,
             "pending": status.pending,
+            "queued_sends": status.queued_sends,
             "uncertain_sends": [
                 {
                     "message_id": send.message_id,

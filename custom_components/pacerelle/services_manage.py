@@ -118,6 +118,7 @@ async def async_get_status(call: ServiceCall) -> ServiceResponse:
         "state": status.state.value,
         "pending": status.pending,
         "uncertain_sends": status.uncertain_sends,
+        "queued_sends": status.queued_sends,
         "verification_code": status.verification_code,
         "last_message_at": _iso(status.last_message_at),
         "pending_requests": [
