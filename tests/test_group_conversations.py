@@ -6,7 +6,6 @@ the right sender; the agent's reply to a group message is sealed once for the gr
 opens on all six devices.
 """
 
-import asyncio
 from typing import Any
 
 from homeassistant.core import HomeAssistant
@@ -43,20 +42,6 @@ async def member_writes(
     return data
 
 
-async def group_inbox(emulator: EmulatorHandle, group_id: str, count: int) -> list[Any]:
-    entries: list[Any] = []
-
-    async def enough() -> bool:
-        nonlocal entries
-        entries = await emulator.admin("GET", f"/conversations/{group_id}/inbox")
-        return len(entries) >= count
-
-    async with asyncio.timeout(10):
-        while not await enough():  # noqa: ASYNC110 - polls the emulator over HTTP
-            await asyncio.sleep(0.02)
-    return entries
-
-
 async def test_members_write_and_the_reply_opens_on_all_six_devices(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
@@ -80,7 +65,7 @@ async def test_members_write_and_the_reply_opens_on_all_six_devices(
         "send_message",
         {"text": "Dinner is ready", "source_message_id": events[1]["message_id"]},
     )
-    entries = await group_inbox(emulator, group_id, len(members) * len(DEVICES))
+    entries = await emulator.wait_inbox(group_id, len(members) * len(DEVICES))
     assert sorted((e["user_id"], e["device_id"]) for e in entries) == sorted(
         (member, device_id) for member in members for device_id in DEVICES
     )
@@ -103,7 +88,7 @@ async def test_a_removed_member_receives_nothing_afterwards(
     # group since: it must still seal with a key of the new epoch (the SDK fetches the
     # group's keys before every group send), which the member who left never held.
     await call(hass, "send_message", {"text": "Off", "source_message_id": asked["message_id"]})
-    entries = await group_inbox(emulator, group_id, 2 * len(DEVICES))
+    entries = await emulator.wait_inbox(group_id, 2 * len(DEVICES))
     assert sorted((e["user_id"], e["device_id"]) for e in entries) == sorted(
         (member, device_id) for member in members[:2] for device_id in DEVICES
     )

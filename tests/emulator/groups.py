@@ -36,6 +36,10 @@ MAX_GROUPS = 64
 MAX_MEMBERS = 32
 MAX_GROUP_AGENTS = 8
 MAX_NAME_CHARS = 100
+# Sender keys of older epochs are dropped, for the agent's envelopes too: the agent's list
+# of envelopes stays bounded (the integration takes at most 256), and only a message still
+# queued from two changes of members ago is lost.
+KEPT_EPOCHS = 2
 ALGORITHM = "AES-256-GCM"
 PREFIX = "/_emulator/groups"
 
@@ -106,6 +110,13 @@ def _distribute(emulator: Emulator, group: GroupRecord, key: Json) -> None:
 def rotate(emulator: Emulator, group: GroupRecord) -> None:
     """A new epoch: a fresh sender key for each member, held by the members of now."""
     group.epoch += 1
+    oldest = group.epoch - KEPT_EPOCHS + 1
+    group.keys = [key for key in group.keys if key["epoch"] >= oldest]
+    emulator.state.group_keys = [
+        item
+        for item in emulator.state.group_keys
+        if item.get("conversation_id") != group.conversation_id or item["epoch"] >= oldest
+    ]
     for member in group.members:
         key: Json = {
             "sender_id": member,
