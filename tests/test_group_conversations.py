@@ -97,3 +97,44 @@ async def test_a_removed_member_receives_nothing_afterwards(
     held_by_ben = {key["epoch"] for key in group.keys if "usr_ben" in key["holders"]}
     assert held_by_ben == {1}
     assert await emulator.admin("GET", f"/conversations/{group_id}/inbox?user_id=usr_ben") == []
+
+
+async def test_ask_in_a_group_is_settled_by_the_member_who_asked(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    agent = await start_agent(hass, emulator)
+    group_id, members = await family_group(emulator, agent)
+    asked = await member_writes(
+        emulator, agent, group_id, text="Open the garage", user_id="usr_ana"
+    )
+    # Group members are unverified at first (trust.py): Ana's phone is confirmed by the user.
+    trusted = await call(hass, "trust_device", {"person_id": "usr_ana", "sender_device_id": "1"})
+    assert trusted["trust_state"] == "trusted"
+    question = hass.async_create_task(
+        call(
+            hass,
+            "ask",
+            {
+                "kind": "confirm",
+                "title": "Open the garage?",
+                "source_message_id": asked["message_id"],
+                "timeout": 10,
+            },
+        )
+    )
+    entries = await emulator.wait_inbox(group_id, len(members) * len(DEVICES))
+    assert {e["kind"] for e in entries} == {"widget.standard"}
+    widget_id = entries[0]["payload"]["id"]
+    # Another member's answer does not settle Ana's question; hers does.
+    for user_id, value in (("usr_ben", False), ("usr_ana", True)):
+        await emulator.admin(
+            "POST",
+            f"/conversations/{group_id}/send",
+            {"widget_response": {"ref": widget_id, "value": value}, "user_id": user_id},
+        )
+    result = await question
+    assert (result["status"], result["value"], result["sender_id"]) == (
+        "answered",
+        True,
+        "usr_ana",
+    )
