@@ -13,6 +13,7 @@ from pytest_homeassistant_custom_component.common import async_capture_events
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.const import DOMAIN
+from custom_components.pacerelle.repairs import issue_id as trust_issue_id
 from custom_components.pacerelle.runtime import EVENT_MESSAGE, status_signal
 from custom_components.pacerelle.store import AgentStore
 from tests.emulator_fixtures import EmulatorHandle
@@ -150,26 +151,29 @@ async def test_unencrypted_debugging_option_and_status_signal(
         assert (entry_in_inbox["encrypted"], entry_in_inbox["text"]) == (False, "plain reply")
 
 
-async def test_identity_change_notice_is_a_repair_issue(
+async def test_an_identity_change_is_one_repair_the_fixable_trust_issue(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
+    """One change, one repair: the trust issue with its fix flow, no second notice of it."""
     installed = await emulator.install()
     entry = await add_entry(hass, emulator, installed)
     async with connected_entry(hass, entry) as runtime:
         await emulator.send(installed.conversation_id, text="hi")
         await wait_until(lambda: runtime.status.pending == 1)
         reset = f"/conversations/{installed.conversation_id}/devices/1/reset"
-        await emulator.admin("POST", reset)
-        issue_id = f"identity_changed_{entry.entry_id}_{installed.owner_id}"
+        await emulator.admin("POST", reset)  # the relay's IDENTITY_CHANGED notice, then:
+        await emulator.send(installed.conversation_id, text="hi again, new key")
         registry = ir.async_get(hass)
-        await wait_until(lambda: registry.async_get_issue(DOMAIN, issue_id) is not None)
-        issue = registry.async_get_issue(DOMAIN, issue_id)
+        trust_issue = trust_issue_id(entry.entry_id, installed.owner_id, "1")
+        await wait_until(lambda: registry.async_get_issue(DOMAIN, trust_issue) is not None)
+        await hass.async_block_till_done()
+        ours = [key for key in registry.issues if key[0] == DOMAIN]
+        assert ours == [(DOMAIN, trust_issue)]
+        issue = registry.async_get_issue(DOMAIN, trust_issue)
         assert issue is not None
-        assert issue.severity is ir.IssueSeverity.WARNING
-        assert issue.translation_placeholders == {
-            "agent_name": "Home",
-            "peer_id": installed.owner_id,
-        }
+        assert issue.is_fixable
+        assert issue.translation_placeholders is not None
+        assert issue.translation_placeholders["state"] == "changed"
 
 
 async def test_home_assistant_stop_closes_the_agent(

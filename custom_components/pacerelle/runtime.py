@@ -48,7 +48,7 @@ from .events import (
 )
 from .options import AgentOptions
 from .repairs import async_watch_trust
-from .runtime_issues import clear_store_issue, raise_identity_changed, raise_store_issue
+from .runtime_issues import clear_store_issue, raise_store_issue
 from .store import AgentStore
 from .store_generation import async_advance, async_advance_at_stop
 from .trust import TrustManager
@@ -135,10 +135,6 @@ async def async_setup_runtime(hass: HomeAssistant, entry: PacerelleConfigEntry) 
     )
 
     @callback
-    def identity_changed(peer_id: str) -> None:
-        raise_identity_changed(hass, entry.entry_id, agent_name, peer_id)
-
-    @callback
     def status_changed() -> None:
         async_dispatcher_send(hass, status_signal(entry.entry_id))
 
@@ -172,7 +168,6 @@ async def async_setup_runtime(hass: HomeAssistant, entry: PacerelleConfigEntry) 
         run_blocking=run_blocking,
         deliver=events.deliver,
         prepare=events.prepare,
-        identity_changed=identity_changed,
         status_changed=status_changed,
         revoked=revoked,
         send_status=send_status,

@@ -1,4 +1,10 @@
-"""Repair issues the runtime raises: an unreadable store, a peer's changed identity."""
+"""Repair issues the runtime raises: an unreadable store, a restored store, stalled decryption.
+
+A peer's changed identity key has no issue of its own here: trust.py judges the message that
+presents it and repairs.py raises the one fixable trust issue for that device (one change,
+one repair). The relay's bare IDENTITY_CHANGED notice only logs: the key it announces is
+judged when a message presents it.
+"""
 
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
@@ -7,7 +13,6 @@ from .client.decrypt_failures import DeviceKey
 from .client.encrypted_file import StoreProblem
 from .const import DOMAIN
 
-IDENTITY_CHANGED = "identity_changed"
 DECRYPTION_STALLED = "decryption_stalled"
 STORE_RESTORED = "store_restored"
 
@@ -33,22 +38,6 @@ def raise_store_issue(
 
 def clear_store_issue(hass: HomeAssistant, entry_id: str) -> None:
     ir.async_delete_issue(hass, DOMAIN, store_issue_id(entry_id))
-
-
-def raise_identity_changed(
-    hass: HomeAssistant, entry_id: str, agent_name: str, peer_id: str
-) -> None:
-    """A peer's identity key changed: the user should compare the safety number."""
-    ir.async_create_issue(
-        hass,
-        DOMAIN,
-        f"{IDENTITY_CHANGED}_{entry_id}_{peer_id}",
-        is_fixable=False,
-        is_persistent=False,
-        severity=ir.IssueSeverity.WARNING,
-        translation_key=IDENTITY_CHANGED,
-        translation_placeholders={"agent_name": agent_name, "peer_id": peer_id},
-    )
 
 
 def decryption_stalled_id(entry_id: str, device: DeviceKey) -> str:
