@@ -138,3 +138,18 @@ async def test_ask_in_a_group_is_settled_by_the_member_who_asked(
         True,
         "usr_ana",
     )
+
+
+async def test_the_agent_writes_first_to_a_group_by_its_conversation_id(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    agent = await start_agent(hass, emulator)
+    group_id, members = await family_group(emulator, agent)
+    # Nobody has written in the group yet: the keys come from /agent/group-keys alone.
+    await call(
+        hass,
+        "send_message",
+        {"text": "The washing is done", "conversation_id": group_id, "to": f"group:{group_id}"},
+    )
+    entries = await emulator.wait_inbox(group_id, len(members) * len(DEVICES))
+    assert {(e["text"], e["epoch"]) for e in entries} == {("The washing is done", 1)}
