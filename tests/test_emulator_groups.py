@@ -7,14 +7,16 @@ the relay's rules for groups (who writes, to whom) and key rotation are checked 
 
 import base64
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from tests.emulator import EmulatorConfig
 from tests.emulator.groups import KEPT_EPOCHS, MAX_MEMBERS
 from tests.emulator.reference_agent import ReferenceAgent
-from tests.emulator_fixtures import AdminError, EmulatorHandle, Installed
+from tests.emulator_fixtures import AdminError, EmulatorHandle, Installed, running_emulator
 
 Json = dict[str, Any]
 
@@ -220,3 +222,28 @@ async def test_member_changes_rotate_keys_and_old_epochs_are_dropped(
     listed = await emulator.admin("GET", "/groups")
     assert [(g["name"], g["members"]) for g in listed] == [("Family", ["usr_demo", "usr_ana"])]
     await agent.close()
+
+
+async def test_groups_and_their_sessions_survive_a_restart(
+    tmp_path: Path, socket_enabled: None
+) -> None:
+    config = EmulatorConfig(state_file=tmp_path / "pacerelle.json")
+    async with running_emulator(config) as first:
+        installed, agent, group_id = await _online_group(first, ["usr_demo", "usr_ana"])
+        keys = _open_keys(agent, await _keys(first, agent, group_id))
+        await agent.ws.close()  # type: ignore[union-attr]
+
+    async with running_emulator(config) as second:
+        agent.session, agent.base_url = second.session, second.base_url
+        agent.token = await second.runtime_token(installed.installation_token)
+        await agent.connect()
+        # The members' devices go on with their group sessions: the new epoch's envelopes
+        # open with the sessions the agent already holds.
+        await second.admin("POST", f"/groups/{group_id}/members", {"add": ["usr_ben"]})
+        envelopes = [item for item in await _keys(second, agent, group_id) if item["epoch"] == 2]
+        keys |= _open_keys(agent, envelopes)
+        await second.admin(
+            "POST", f"/conversations/{group_id}/send", {"text": "still here", "user_id": "usr_ana"}
+        )
+        assert _open_message(keys, await agent.frame()) == "still here"
+        await agent.close()
