@@ -7,7 +7,7 @@ MAX_MESSAGE_KEYS), because SPQR's key for that message is only known when it arr
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from . import curve
 from .consts import KEY_LENGTH, MAX_FORWARD_JUMPS, MAX_MESSAGE_KEYS, MAX_RECEIVER_CHAINS
@@ -54,8 +54,10 @@ class RatchetState:
 
     def advance_sender(self) -> RatchetState:
         """The state after we sent a message on the current sending chain."""
+        # Built directly: dataclasses.replace costs more than the HMAC of the step.
         chain = self.sender_chain
-        return replace(self, sender_chain=replace(chain, chain_key=chain.chain_key.next()))
+        sender = SenderChain(chain.ratchet_private, chain.ratchet_public, chain.chain_key.next())
+        return RatchetState(self.root_key, sender, self.receiver_chains, self.previous_counter)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +115,7 @@ def receive_key(
         for at, kept in enumerate(chain.skipped):
             if kept.counter == counter:
                 remaining = chain.skipped[:at] + chain.skipped[at + 1 :]
-                new_chain = replace(chain, skipped=remaining)
+                new_chain = ReceiverChain(chain.ratchet_key, chain_key, remaining)
                 return ReceivedKey(_with_chain(state, position, new_chain), kept.seed, counter)
         raise SignalError(
             SignalErrorKind.DUPLICATE_MESSAGE,
@@ -138,5 +140,5 @@ def receive_key(
 
 
 def _with_chain(state: RatchetState, position: int, chain: ReceiverChain) -> RatchetState:
-    chains = state.receiver_chains
-    return replace(state, receiver_chains=(*chains[:position], chain, *chains[position + 1 :]))
+    chains = (*state.receiver_chains[:position], chain, *state.receiver_chains[position + 1 :])
+    return RatchetState(state.root_key, state.sender_chain, chains, state.previous_counter)

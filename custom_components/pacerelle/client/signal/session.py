@@ -58,6 +58,8 @@ DEVICE_SEPARATOR = ":device:"
 
 
 def _escape(part: str) -> str:
+    if "%" not in part and ":" not in part:  # every id seen so far: no copies
+        return part
     return part.replace("%", "%25").replace(":", "%3A")
 
 
@@ -90,6 +92,19 @@ class SessionState:
     local_registration_id: int
     remote_registration_id: int
     version: int = CIPHERTEXT_MESSAGE_VERSION
+
+    def with_ratchets(self, ratchet: RatchetState, pq_state: spqr.SpqrState) -> SessionState:
+        """This session after a message: built directly, as it runs on every message."""
+        return SessionState(
+            self.local_identity,
+            self.remote_identity,
+            self.alice_base_key,
+            ratchet,
+            pq_state,
+            self.local_registration_id,
+            self.remote_registration_id,
+            self.version,
+        )
 
 
 def initialize_bob_session(
@@ -135,7 +150,7 @@ def _state_decrypt(
         random=random,
         max_forward_jumps=max_forward_jumps,
     )
-    return replace(state, ratchet=ratchet, pq_state=pq_state), plaintext
+    return state.with_ratchets(ratchet, pq_state), plaintext
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,7 +209,7 @@ class SessionRecord:
                     raise
                 errors.append(error)
             else:
-                return replace(self, current=state), plaintext
+                return SessionRecord(self.trusted_identity, state, self.previous), plaintext
         if not from_prekey_message:
             for index, previous in enumerate(self.previous):
                 try:
@@ -237,4 +252,5 @@ class SessionRecord:
             remote_identity=current.remote_identity,
             random=random,
         )
-        return replace(self, current=replace(current, ratchet=ratchet, pq_state=pq_state)), message
+        updated = current.with_ratchets(ratchet, pq_state)
+        return SessionRecord(self.trusted_identity, updated, self.previous), message

@@ -61,8 +61,12 @@ class AgentSignalState:
         sessions[name] = record
         last_used = dict(self.last_used)
         last_used[name] = time.time() if now is None else now
-        return replace(
-            self, sessions=MappingProxyType(sessions), last_used=MappingProxyType(last_used)
+        # Built directly (every message passes here): dataclasses.replace is slower.
+        return AgentSignalState(
+            self.prekeys,
+            MappingProxyType(sessions),
+            self.base_keys_seen,
+            MappingProxyType(last_used),
         )
 
     def without_sessions(self, names: Iterable[str]) -> AgentSignalState:

@@ -51,7 +51,7 @@ class ChainDirection:
             raise _error("Chain not available")
         ctr = self.ctr + 1
         chain_key, key = _step(self.next, ctr)
-        return replace(self, ctr=ctr, next=chain_key), ctr, key
+        return ChainDirection(ctr, chain_key, self.skipped), ctr, key
 
     def key(self, at: int, params: ChainParams) -> tuple[ChainDirection, bytes]:
         """The receiving key at index `at`, deriving and keeping any skipped on the way."""
@@ -156,9 +156,10 @@ class Chain:
                 replace(link, send=replace(link.send, next=b"")) if i < position else link
                 for i, link in enumerate(links[dropped:])
             )
-        send, index, key = links[position].send.next_key()
-        links = (*links[:position], replace(links[position], send=send), *links[position + 1 :])
-        return replace(self, send_epoch=epoch, links=links), index, key
+        link = links[position]
+        send, index, key = link.send.next_key()
+        links = (*links[:position], ChainEpoch(send, link.recv), *links[position + 1 :])
+        return self._with(epoch, links), index, key
 
     def recv_key(self, epoch: int, index: int, max_jump: int | None = None) -> tuple[Chain, bytes]:
         """The receiving key of message `index` in `epoch` (jumping at most `max_jump`)."""
@@ -166,10 +167,16 @@ class Chain:
         params = self.params
         if max_jump is not None and max_jump < params.max_jump:
             params = replace(params, max_jump=max_jump)
-        recv, key = self.links[position].recv.key(index, params)
-        links = list(self.links)
-        links[position] = replace(links[position], recv=recv)
-        return replace(self, links=tuple(links)), key
+        link = self.links[position]
+        recv, key = link.recv.key(index, params)
+        links = (*self.links[:position], ChainEpoch(link.send, recv), *self.links[position + 1 :])
+        return self._with(self.send_epoch, links), key
+
+    def _with(self, send_epoch: int, links: tuple[ChainEpoch, ...]) -> Chain:
+        """This chain with new links; built directly, as it runs on every message."""
+        return Chain(
+            self.direction, self.current_epoch, send_epoch, links, self.next_root, self.params
+        )
 
     def _position(self, epoch: int) -> int:
         back = self.current_epoch - epoch
