@@ -53,6 +53,8 @@ def _decode_error(detail: str) -> SignalError:
 
 def encode_varint(value: int) -> bytes:
     """LEB128, as protobuf writes an unsigned varint."""
+    if 0 <= value < 0x80:  # epochs and chunk indexes mostly fit in one byte
+        return bytes((value,))
     out = bytearray()
     while value >= 0x80:
         out.append(0x80 | (value & 0x7F))

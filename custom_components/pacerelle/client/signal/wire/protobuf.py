@@ -112,6 +112,8 @@ def parse(data: bytes, schema: Mapping[int, Field]) -> dict[int, int | bytes]:
 
 def write_varint(value: int) -> bytes:
     """The varint encoding of a non-negative integer below 2**64."""
+    if value < 0x80:  # field keys, lengths and counters of a message: mostly one byte
+        return bytes((value,))
     out = bytearray()
     while value >= 0x80:
         out.append((value & 0x7F) | 0x80)
