@@ -8,11 +8,15 @@ opens on all six devices.
 
 from typing import Any
 
+import pytest
+from homeassistant.components.conversation import HOME_ASSISTANT_AGENT
 from homeassistant.core import HomeAssistant
 
+from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from tests.emulator_fixtures import EmulatorHandle
 from tests.runtime_harness import wait_until
 from tests.services_harness import Agent, call, start_agent
+from tests.test_assist_bridge import KITCHEN, kitchen_light  # noqa: F401 - a fixture
 
 DEVICES = ("1", "2")
 
@@ -153,3 +157,20 @@ async def test_the_agent_writes_first_to_a_group_by_its_conversation_id(
     )
     entries = await emulator.wait_inbox(group_id, len(members) * len(DEVICES))
     assert {(e["text"], e["epoch"]) for e in entries} == {("The washing is done", 1)}
+
+
+@pytest.mark.usefixtures("kitchen_light")
+async def test_assist_leaves_the_group_alone_by_default(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    agent = await start_agent(hass, emulator, options={CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT})
+    group_id, _ = await family_group(emulator, agent)
+    in_group = await member_writes(emulator, agent, group_id, text="turn on the kitchen light")
+    assert (in_group["sender_id"], in_group["group"]) == (agent.installed.owner_id, True)
+    # The same person, directly: Assist answers that one, after the group message.
+    await emulator.send(agent.conversation_id, text="what time is it")
+    await emulator.wait_inbox(agent.conversation_id, 1, within=20)
+    assert hass.states.get(KITCHEN).state == "off"
+    assert await emulator.admin("GET", f"/conversations/{group_id}/inbox") == []
+    pending = [r.message_id for r in agent.runtime.agent.pending_requests()]
+    assert pending == [in_group["message_id"]]
