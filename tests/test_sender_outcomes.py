@@ -1,0 +1,85 @@
+"""Sender outcomes against the emulator: a reply to a request already handled, a send the
+relay refuses (marked failed), explicit group targets, attachments whose descriptor or key
+is wrong (refused as bad_attachment, nothing returned)."""
+
+import base64
+import os
+
+import pytest
+
+from custom_components.pacerelle.client.crypto_jobs import groups_target
+from custom_components.pacerelle.client.history import FAILED
+from custom_components.pacerelle.client.sender import SendError, public_descriptor
+from tests.client_agent_harness import Recorder, connected_agent, wait_for
+from tests.emulator_fixtures import EmulatorHandle
+
+
+async def test_a_reply_to_a_request_already_handled_still_finds_it(
+    emulator: EmulatorHandle,
+) -> None:
+    installed = await emulator.install()
+    recorder = Recorder()
+    async with connected_agent(emulator, installed, recorder) as agent:
+        message_id = await emulator.send(installed.conversation_id, text="lights?")
+        await wait_for(lambda: len(recorder.delivered) == 1)
+        await agent.mark_processed(message_id)
+        assert agent.pending_requests() == []
+        found = agent.find_request(message_id)  # from history now
+        assert found is not None
+        assert found.text == "lights?"
+        reply = await agent.send_text("done", source_message_id=message_id)
+        (entry,) = await emulator.wait_inbox(installed.conversation_id, 1)
+        assert (entry["message_id"], entry["text"]) == (reply.message_id, "done")
+        with pytest.raises(SendError) as caught:
+            await agent.send_text("to nobody", source_message_id="m-unknown")
+        assert caught.value.reason == "unknown_request"
+
+
+async def test_a_send_the_relay_refuses_is_marked_failed(emulator: EmulatorHandle) -> None:
+    """The relay answers ERROR naming our message: its history entry becomes failed."""
+    installed = await emulator.install()
+    recorder = Recorder()
+    async with connected_agent(emulator, installed, recorder, encrypted=False) as agent:
+        reply = await agent.send_text("hello stranger", to="u-not-in-this-conversation")
+        await wait_for(
+            lambda: any(
+                r.message_id == reply.message_id and r.status == FAILED
+                for r in agent.history().replies
+            )
+        )
+        assert await emulator.inbox(installed.conversation_id) == []
+
+
+async def test_an_explicit_group_target_has_no_device(emulator: EmulatorHandle) -> None:
+    installed = await emulator.install()
+    recorder = Recorder()
+    async with connected_agent(emulator, installed, recorder) as agent:
+        group = groups_target("c-group")
+        target = agent._sender.resolve(None, "c-group", group, "7")
+        assert (target.conversation_id, target.to, target.device_id) == ("c-group", group, None)
+
+
+async def test_attachments_with_a_bad_descriptor_or_key_are_refused(
+    emulator: EmulatorHandle,
+) -> None:
+    installed = await emulator.install()
+    recorder = Recorder()
+    async with connected_agent(emulator, installed, recorder) as agent:
+        content = os.urandom(1000)
+        secret = await agent.upload_attachment(content, name="a.bin", mime="application/x")
+        assert await agent.download_attachment(secret) == content
+        public = public_descriptor(secret)
+        assert (public["name"], public["mime"]) == ("attachment", "application/octet-stream")
+        assert "key_b64" not in public
+        for broken in (
+            {k: v for k, v in secret.items() if k != "key_b64"},
+            secret | {"iv_b64": "not base64!"},
+            {k: v for k, v in secret.items() if k != "blob_id"},
+        ):
+            with pytest.raises(SendError, match="no key, IV or blob id") as caught:
+                await agent.download_attachment(broken)
+            assert caught.value.reason == "bad_attachment"
+        wrong_key = secret | {"key_b64": base64.b64encode(bytes(32)).decode()}
+        with pytest.raises(SendError, match="does not decrypt") as caught:
+            await agent.download_attachment(wrong_key)
+        assert caught.value.reason == "bad_attachment"
