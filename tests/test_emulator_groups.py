@@ -137,6 +137,16 @@ async def test_member_message_and_agent_reply_through_the_sdk_flow(
     assert [e["device_id"] for e in only_ana_2] == ["2"]
     status = await emulator.admin("GET", f"/agents/{installed.agent_id}")
     assert status["queued"] == []  # the ACK_READ to the member settled it
+    # The chat page's view, as Ana on her first phone: what she sent, what it received.
+    view = await emulator.admin(
+        "GET", f"/conversations/{group_id}/timeline?user_id=usr_ana&device_id=1"
+    )
+    assert view["group"]["name"] == "Family"
+    assert [(i["direction"], i["text"]) for i in view["items"]] == [
+        ("out", "Hi all"),
+        ("in", "Hello family"),
+    ]
+    assert [d["device_id"] for d in view["devices"]] == ["1", "2"]
     await agent.close()
 
 

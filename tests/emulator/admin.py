@@ -6,7 +6,7 @@ from aiohttp import web
 
 from . import groups
 from .agent_connect import decide
-from .config import DEFAULT_USER_ID
+from .config import DEFAULT_DEVICE_ID, DEFAULT_USER_ID
 from .context import Emulator, emulator_of
 from .gateway import CLOSE_REVOKED, CLOSE_TOKEN_EXPIRED
 from .http_util import ApiError, new_secret, read_json_object, require_str
@@ -92,6 +92,11 @@ async def timeline(request: web.Request) -> web.Response:
     """Sent and received messages in time order, for the chat page."""
     emulator = emulator_of(request)
     conversation_id = request.match_info["conversation_id"]
+    group = groups.group_of(emulator, conversation_id)
+    if group is not None:
+        user_id = request.query.get("user_id") or group.owner_id
+        device_id = request.query.get("device_id") or DEFAULT_DEVICE_ID
+        return web.json_response(groups.timeline(emulator, group, user_id, device_id))
     installation = emulator.humans.installation(conversation_id)
     log = emulator.state.conversation_log(conversation_id)
     items: list[dict[str, Any]] = [

@@ -31,6 +31,7 @@ from .gateway_frames import FrameError
 from .http_util import ApiError, new_id, read_json_object, require_str
 from .human_payloads import build_plaintext, describe_plaintext
 from .state import GroupRecord, Installation, Json
+from .verification import verification_code_b64
 
 MAX_GROUPS = 64
 MAX_MEMBERS = 32
@@ -350,6 +351,42 @@ def inbox(group: GroupRecord, user_id: str | None, device_id: str | None) -> lis
         if (user_id is None or entry["user_id"] == user_id)
         and (device_id is None or entry["device_id"] == device_id)
     ]
+
+
+def timeline(emulator: Emulator, group: GroupRecord, user_id: str, device_id: str) -> Json:
+    """The chat page's view of a group as one member on one device: what they sent, and
+    what that device received, in time order (the shape of a direct timeline, plus `group`)."""
+    items: list[Json] = [
+        *(
+            {"direction": "out", "encrypted": True, **e}
+            for e in group.sent
+            if e["user_id"] == user_id
+        ),
+        *(
+            {"direction": "in", "at": e["received_at"], "encrypted": True, **e}
+            for e in inbox(group, user_id, device_id)
+        ),
+    ]
+    items.sort(key=lambda item: item["at"])
+    bundle = emulator.state.keys_for(group.agent_ids[0]).bundle
+    return {
+        "group": {
+            "conversation_id": group.conversation_id,
+            "name": group.name,
+            "members": group.members,
+            "epoch": group.epoch,
+        },
+        "installation": {
+            "agent_name": group.name,
+            "conversation_id": group.conversation_id,
+            "revoked": False,
+        },
+        "agent_verification_code": verification_code_b64(
+            bundle.get("identity_key") if bundle else None
+        ),
+        "devices": [device.describe() for device in emulator.humans.devices_of(user_id)],
+        "items": items,
+    }
 
 
 def routes() -> list[web.AbstractRouteDef]:

@@ -83,9 +83,10 @@ async function answerRequest(requestId, approve) {
 }
 
 async function refreshSide() {
-  const [requests, agents] = await Promise.all([api("GET", "/requests"), api("GET", "/installations")]);
+  const [requests, agents, groups] = await Promise.all(
+    [api("GET", "/requests"), api("GET", "/installations"), api("GET", "/groups")]);
   const pending = requests.filter((item) => item.status === "pending" && !item.expired);
-  const signature = JSON.stringify([current, pending, agents]);
+  const signature = JSON.stringify([current, pending, agents, groups]);
   if (signature === lastSide) return;
   lastSide = signature;
   $("requests").replaceChildren(...(pending.length ? pending.map((item) => el("li", {},
@@ -103,6 +104,11 @@ async function refreshSide() {
     item.verification_code ? el("div", { class: "muted code", title: "The agent's verification code" },
       "Code " + item.verification_code) : null,
   )) : [el("li", { class: "muted" }, "No agent yet.")]));
+  $("groups").replaceChildren(...(groups.length ? groups.map((item) => el("li",
+    { class: item.conversation_id === current ? "selected" : null },
+    el("a", { href: "#", onclick: (event) => { event.preventDefault(); select(item.conversation_id); } }, item.name),
+    el("div", { class: "muted" }, item.members.join(", ") + " · epoch " + item.epoch),
+  )) : [el("li", { class: "muted" }, "No group (POST /_emulator/groups).")]));
 }
 
 async function revoke(agentId) {
@@ -120,7 +126,9 @@ function select(conversationId) {
 
 async function send(body) {
   try {
-    await api("POST", `/conversations/${current}/send`, { device_id: $("device").value || "1", ...body });
+    // `user_id` picks the member who writes in a group; a direct conversation ignores it.
+    await api("POST", `/conversations/${current}/send`,
+      { device_id: $("device").value || "1", user_id: $("user").value || undefined, ...body });
     refreshChat();
   } catch (error) { report(error); }
 }
@@ -277,14 +285,16 @@ function bubbleFor(item, patches, answers, widgets) {
 
 async function refreshChat() {
   if (!current) return;
-  const data = await api("GET", `/conversations/${current}/timeline`);
+  const as = new URLSearchParams({ user_id: $("user").value || "", device_id: $("device").value || "1" });
+  const data = await api("GET", `/conversations/${current}/timeline?${as}`);
   const signature = JSON.stringify([data.items.map((item) => item.message_id), data.agent_verification_code,
-    data.devices, $("device").value]);
+    data.devices, $("device").value, $("user").value]);
   if (signature === lastRendered) return;
   lastRendered = signature;
   renderCodes(data);
   $("chat-title").textContent = `${data.installation.agent_name} — ${data.installation.conversation_id}`
-    + (data.installation.revoked ? " (revoked)" : "");
+    + (data.installation.revoked ? " (revoked)" : "")
+    + (data.group ? ` · group of ${data.group.members.join(", ")}, as ${$("user").value}` : "");
   const patches = {};
   const answers = new Map();
   const widgets = {};
