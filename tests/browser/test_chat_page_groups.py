@@ -1,0 +1,74 @@
+"""The chat page plays several members of a group, with the reference agent behind it.
+
+The person picks the group, sets User to another member and writes; the agent reads it
+with that member's sender key and answers the group; the answer shows for each member the
+page switches to, and each sees only what they sent themselves.
+"""
+
+import pytest
+from playwright.async_api import Browser, expect
+
+from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, Screenshots
+from tests.browser.test_chat_page import PageProblems
+from tests.emulator_fixtures import EmulatorHandle
+from tests.test_emulator_groups import _keys, _open_keys, _open_message, _seal
+
+pytestmark = pytest.mark.browser
+
+
+async def test_a_person_plays_two_members_of_a_group(
+    browser: Browser, emulator: EmulatorHandle
+) -> None:
+    shots = Screenshots(ARTIFACTS / "chat_page_groups")
+    installed = await emulator.install()
+    agent = await emulator.agent(installed)
+    await agent.connect()
+    created = await emulator.admin(
+        "POST",
+        "/groups",
+        {"name": "Family", "members": ["usr_demo", "usr_ana"], "agent_ids": [installed.agent_id]},
+    )
+    group_id = created["conversation_id"]
+    context = await browser.new_context(viewport={"width": 1200, "height": 800})
+    context.set_default_timeout(STEP_TIMEOUT_MS)
+    expect.set_options(timeout=STEP_TIMEOUT_MS)
+    page = await context.new_page()
+    problems = PageProblems(page)
+    try:
+        await page.goto(emulator.base_url + "/")
+        listed = page.locator("#groups li", has_text="Family")
+        await expect(listed).to_contain_text("usr_demo, usr_ana")
+        await listed.get_by_role("link", name="Family").click()
+        await page.locator("#user").fill("usr_ana")
+        await expect(page.locator("#chat-title")).to_contain_text("as usr_ana")
+        await page.locator("#text").fill("Who took the car?")
+        await page.get_by_role("button", name="Send").click()
+        envelope = await agent.frame()
+        assert (envelope["from"], envelope["to"]) == ("usr_ana", f"group:{group_id}")
+        keys = _open_keys(agent, await _keys(emulator, agent, group_id))
+        assert _open_message(keys, envelope) == "Who took the car?"
+        await agent.ack(envelope)
+        assert agent.ws is not None
+        await agent.ws.send_json(
+            {
+                "type": "MSG",
+                "id": "m-answer",
+                "conversation_id": group_id,
+                "to": f"group:{group_id}",
+                "payload_b64": _seal(keys, group_id, "Ben did, at nine"),
+                "encrypted": True,
+            }
+        )
+        await expect(page.locator(".bubble.in", has_text="Ben did, at nine")).to_be_visible()
+        await expect(page.locator(".bubble.out", has_text="Who took the car?")).to_be_visible()
+        await shots.take(page, "as-ana")
+
+        await page.locator("#user").fill("usr_demo")
+        await expect(page.locator("#chat-title")).to_contain_text("as usr_demo")
+        await expect(page.locator(".bubble.in", has_text="Ben did, at nine")).to_be_visible()
+        await expect(page.locator(".bubble.out")).to_have_count(0)
+        await shots.take(page, "as-owner")
+        assert problems.seen == []
+    finally:
+        await context.close()
+        await agent.close()
