@@ -11,12 +11,14 @@ from typing import Any
 import pytest
 from homeassistant.components.conversation import HOME_ASSISTANT_AGENT
 from homeassistant.core import HomeAssistant
+from homeassistant.setup import async_setup_component
 
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from tests.emulator_fixtures import EmulatorHandle
 from tests.runtime_harness import wait_until
 from tests.services_harness import Agent, call, start_agent
 from tests.test_assist_bridge import KITCHEN, kitchen_light  # noqa: F401 - a fixture
+from tests.test_readme_examples import example
 
 DEVICES = ("1", "2")
 
@@ -174,3 +176,20 @@ async def test_assist_leaves_the_group_alone_by_default(
     assert await emulator.admin("GET", f"/conversations/{group_id}/inbox") == []
     pending = [r.message_id for r in agent.runtime.agent.pending_requests()]
     assert pending == [in_group["message_id"]]
+
+
+async def test_readme_family_group_example(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
+    agent = await start_agent(hass, emulator)
+    group_id, members = await family_group(emulator, agent)
+    hass.states.async_set("person.ana", "home", {"friendly_name": "Ana"})
+    hass.states.async_set("person.ben", "not_home", {"friendly_name": "Ben"})
+    assert await async_setup_component(
+        hass, "automation", {"automation": [example("Family group")]}
+    )
+    await hass.async_block_till_done()
+    await emulator.admin(
+        "POST", f"/conversations/{group_id}/send", {"text": "Who is home?", "user_id": "usr_ben"}
+    )
+    entries = await emulator.wait_inbox(group_id, len(members) * len(DEVICES))
+    assert {e["text"] for e in entries} == {"At home: Ana."}
+    await wait_until(lambda: agent.runtime.status.pending == 0)
