@@ -31,4 +31,7 @@ def parse_frame(frame: bytes) -> PreKeySignalMessage | SignalMessage:
 
 def frame_signal_message(message: SignalMessage) -> bytes:
     """The frame carrying one of our SignalMessages."""
-    return bytes([FrameType.SIGNAL_MESSAGE]) + message.serialized
+    return _SIGNAL_MESSAGE_PREFIX + message.serialized
+
+
+_SIGNAL_MESSAGE_PREFIX = bytes((FrameType.SIGNAL_MESSAGE,))

@@ -122,6 +122,11 @@ def write_varint(value: int) -> bytes:
     return bytes(out)
 
 
+def field_key(number: int, wire_type: WireType) -> bytes:
+    """The encoded key (number and wire type) that starts a field."""
+    return write_varint(number << 3 | wire_type)
+
+
 def encode_uint32(number: int, value: int) -> bytes:
     """One uint32 field, key then varint."""
     return write_varint(number << 3 | WireType.VARINT) + write_varint(value)
