@@ -95,7 +95,9 @@ class Ct1Sampled:
 
     def send_ct1_chunk(self) -> tuple[Ct1Sampled, Chunk]:
         encoder, chunk = chunking.next_chunk(self.sending_ct1)
-        return replace(self, sending_ct1=encoder), chunk
+        return Ct1Sampled(
+            self.epoch, self.auth, self.hdr, self.es, self.ct1, encoder, self.receiving_ek
+        ), chunk
 
     def recv_ek_chunk(
         self, chunk: Chunk, ct1_ack: bool
@@ -127,7 +129,9 @@ class EkReceivedCt1Sampled:
 
     def send_ct1_chunk(self) -> tuple[EkReceivedCt1Sampled, Chunk]:
         encoder, chunk = chunking.next_chunk(self.sending_ct1)
-        return replace(self, sending_ct1=encoder), chunk
+        return EkReceivedCt1Sampled(
+            self.epoch, self.auth, self.es, self.ek, self.ct1, encoder
+        ), chunk
 
     def recv_ct1_ack(self) -> Ct2Sampled:
         return _send_ct2(self.epoch, self.auth, self.ek, self.es, self.ct1)
@@ -163,7 +167,7 @@ class Ct2Sampled:
 
     def send_ct2_chunk(self) -> tuple[Ct2Sampled, Chunk]:
         encoder, chunk = chunking.next_chunk(self.sending_ct2)
-        return replace(self, sending_ct2=encoder), chunk
+        return Ct2Sampled(self.epoch, self.auth, encoder), chunk
 
 
 type SendCtState = (

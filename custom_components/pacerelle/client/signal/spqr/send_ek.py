@@ -47,7 +47,7 @@ class KeysSampled:
 
     def send_hdr_chunk(self) -> tuple[KeysSampled, Chunk]:
         encoder, chunk = chunking.next_chunk(self.sending_hdr)
-        return replace(self, sending_hdr=encoder), chunk
+        return KeysSampled(self.epoch, self.auth, self.ek, self.dk, encoder), chunk
 
     def recv_ct1_chunk(self, chunk: Chunk) -> HeaderSent:
         receiving_ct1 = chunking.add_chunk(chunking.start_receiving(kem.CIPHERTEXT1_SIZE), chunk)
@@ -67,7 +67,7 @@ class HeaderSent:
 
     def send_ek_chunk(self) -> tuple[HeaderSent, Chunk]:
         encoder, chunk = chunking.next_chunk(self.sending_ek)
-        return replace(self, sending_ek=encoder), chunk
+        return HeaderSent(self.epoch, self.auth, self.dk, encoder, self.receiving_ct1), chunk
 
     def recv_ct1_chunk(self, chunk: Chunk) -> HeaderSent | Ct1Received:
         decoder = chunking.add_chunk(self.receiving_ct1, chunk)
@@ -89,7 +89,7 @@ class Ct1Received:
 
     def send_ek_chunk(self) -> tuple[Ct1Received, Chunk]:
         encoder, chunk = chunking.next_chunk(self.sending_ek)
-        return replace(self, sending_ek=encoder), chunk
+        return Ct1Received(self.epoch, self.auth, self.dk, self.ct1, encoder), chunk
 
     def recv_ct2_chunk(self, chunk: Chunk) -> EkSentCt1Received:
         decoder = chunking.start_receiving(kem.CIPHERTEXT2_SIZE + MAC_SIZE)
