@@ -5,10 +5,12 @@ member's group message with the key, and its group reply reaches every member's 
 the relay's rules for groups (who writes, to whom) and key rotation are checked too.
 """
 
+import asyncio
 import base64
 import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -16,7 +18,14 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from tests.emulator import EmulatorConfig
 from tests.emulator.groups import KEPT_EPOCHS, MAX_MEMBERS
 from tests.emulator.reference_agent import ReferenceAgent
-from tests.emulator_fixtures import AdminError, EmulatorHandle, Installed, running_emulator
+from tests.emulator_fixtures import (
+    REDIRECT_URI,
+    AdminError,
+    EmulatorHandle,
+    Installed,
+    running_emulator,
+)
+from tests.test_emulator_sdk import EchoAgent, _load_sdk, _stop
 
 Json = dict[str, Any]
 
@@ -257,3 +266,55 @@ async def test_groups_and_their_sessions_survive_a_restart(
         )
         assert _open_message(keys, await agent.frame()) == "still here"
         await agent.close()
+
+
+async def test_pacerelles_own_sdk_reads_and_answers_the_group(
+    emulator: EmulatorHandle, tmp_path: Path
+) -> None:
+    """The SDK, unchanged: it fetches the members' sender keys, opens a member's group
+    message with them and answers the group, which every member's devices can read."""
+    sdk = _load_sdk()
+    client_id = await emulator.register_client()
+    start = await asyncio.to_thread(
+        sdk.begin_agent_connect,
+        connect_key=await emulator.connect_key(),
+        client_id=client_id,
+        redirect_uri=REDIRECT_URI,
+        agent_name="SDK echo",
+        agent_description="Answers with what it got.",
+        base_url=emulator.base_url,
+    )
+    approved = await emulator.admin("POST", f"/requests/{start.request_id}/approve")
+    installation = await asyncio.to_thread(
+        sdk.exchange_agent_connect_code,
+        code=parse_qs(urlsplit(approved["redirect_url"]).query)["code"][0],
+        code_verifier=start.code_verifier,
+        client_id=client_id,
+        redirect_uri=REDIRECT_URI,
+        base_url=emulator.base_url,
+    )
+    runtime = await asyncio.to_thread(
+        sdk.request_agent_runtime_token,
+        installation_token=installation.installation_token,
+        base_url=emulator.base_url,
+    )
+    agent = EchoAgent(sdk, emulator.base_url, runtime, tmp_path)
+    agent.thread.start()
+    try:
+        await emulator.wait_agent(runtime.agent_id, lambda status: status["connected"])
+        members = ["usr_demo", "usr_ana", "usr_ben"]
+        for member in members:
+            await emulator.admin("POST", f"/users/{member}/devices", {"device_id": "1"})
+        body = {"name": "Family", "members": members, "agent_ids": [runtime.agent_id]}
+        created = await emulator.admin("POST", "/groups", body)
+        group_id = created["conversation_id"]
+        await emulator.admin(
+            "POST", f"/conversations/{group_id}/send", {"text": "hi", "user_id": "usr_ben"}
+        )
+        entries = await emulator.wait_inbox(group_id, len(members))
+        assert sorted((e["user_id"], e["text"]) for e in entries) == [
+            (member, "echo: hi") for member in sorted(members)
+        ]
+        await emulator.wait_agent(runtime.agent_id, lambda status: not status["queued"])
+    finally:
+        await _stop(emulator, agent, runtime.agent_id)
