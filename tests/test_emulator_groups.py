@@ -315,6 +315,16 @@ async def test_pacerelles_own_sdk_reads_and_answers_the_group(
         assert sorted((e["user_id"], e["text"]) for e in entries) == [
             (member, "echo: hi") for member in sorted(members)
         ]
+        # Ben leaves: the SDK's next answer uses the new epoch, and Ben gets nothing.
+        await emulator.admin("POST", f"/groups/{group_id}/members", {"remove": ["usr_ben"]})
+        await emulator.admin(
+            "POST", f"/conversations/{group_id}/send", {"text": "bye", "user_id": "usr_ana"}
+        )
+        later = (await emulator.wait_inbox(group_id, len(members) + 2))[len(members) :]
+        assert sorted((e["user_id"], e["text"], e["epoch"]) for e in later) == [
+            ("usr_ana", "echo: bye", 2),
+            ("usr_demo", "echo: bye", 2),
+        ]
         await emulator.wait_agent(runtime.agent_id, lambda status: not status["queued"])
     finally:
         await _stop(emulator, agent, runtime.agent_id)
