@@ -1,0 +1,197 @@
+"""The trust repair in the real frontend (issue 13): code shown, trust chosen, ask answered.
+
+A real `hass` with Pacerelle added through the frontend (as test_add_integration does), the
+emulator in this process. The owner writes from device 1 (trusted on first use); a second
+"owner device" with an identity key of its own (as the relay could forge) writes. In
+Chromium, Settings -> Repairs shows one repair for it, with the verification code the
+emulator's chat page shows for that device; the person chooses "Trust it". Then
+`pacerelle.ask`, called through Home Assistant's REST API, is answered from device 2 and
+counts. Screenshots: tests/artifacts/browser/trust_repair/<run>/; the repair dialog and the
+agent's device page are also README's images.
+"""
+
+import asyncio
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from playwright.async_api import Browser, Page, expect
+
+from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, Screenshots
+from tests.browser.home_assistant import running_home_assistant
+from tests.browser.test_add_integration import (
+    _onboard,
+    _open_pacerelle_flow,
+    _paste_key_and_approve,
+)
+from tests.emulator_fixtures import EmulatorHandle, running_emulator
+
+pytestmark = pytest.mark.browser
+
+DOCS_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
+ISSUES_WITHIN = 20.0
+ANSWER_WITHIN = 20.0
+TRUST_LABEL = "Trust it (the codes are the same)"
+
+
+async def _frontend_call(page: Page, message: dict[str, Any]) -> Any:
+    """A WebSocket command over the frontend's own connection."""
+    return await page.evaluate(
+        "message => document.querySelector('home-assistant').hass.connection"
+        ".sendMessagePromise(message)",
+        message,
+    )
+
+
+async def _pacerelle_issues(page: Page) -> list[str]:
+    issues = (await _frontend_call(page, {"type": "repairs/list_issues"}))["issues"]
+    return [item["issue_id"] for item in issues if item["domain"] == "pacerelle"]
+
+
+async def _wait_issues(page: Page, count: int) -> list[str]:
+    async with asyncio.timeout(ISSUES_WITHIN):
+        while True:
+            issues = await _pacerelle_issues(page)
+            if len(issues) >= count:
+                return issues
+            await asyncio.sleep(0.25)
+
+
+async def _add_integration(
+    page: Page, base_url: str, emulator: EmulatorHandle, shots: Screenshots
+) -> None:
+    await _onboard(page, base_url, shots)
+    await _open_pacerelle_flow(page, base_url, shots)
+    await _paste_key_and_approve(page, emulator, shots)
+    await page.get_by_role("button", name=re.compile(r"^(Skip and finish|Finish)$")).click()
+
+
+async def _trust_in_repairs(page: Page, base_url: str, code: str, shots: Screenshots) -> None:
+    await page.goto(f"{base_url}/config/repairs")
+    await page.get_by_text(re.compile("wants to talk to")).first.click()
+    # The code the person compares with the one their Pacerelle app shows.
+    await expect(page.get_by_text(code)).to_be_visible()
+    await shots.take(page, "repair-dialog")
+    await page.get_by_text(TRUST_LABEL, exact=True).click()
+    await shots.take(page, "repair-trust-chosen")
+    await page.get_by_role("button", name="Submit").click()
+    await expect(page.get_by_text(code)).to_have_count(0)
+    await shots.take(page, "repair-done")
+
+
+async def _agent_device_page(page: Page, base_url: str, shots: Screenshots) -> None:
+    devices = await _frontend_call(page, {"type": "config/device_registry/list"})
+    [agent] = [
+        device
+        for device in devices
+        if any(identifier[0] == "pacerelle" for identifier in device["identifiers"])
+    ]
+    await page.goto(f"{base_url}/config/devices/device/{agent['id']}")
+    await expect(page.get_by_text("Sensors", exact=True)).to_be_visible()
+    await shots.take(page, "device-page")
+    # The trust and block actions the device offers to automations and scripts.
+    actions = await _frontend_call(
+        page, {"type": "device_automation/action/list", "device_id": agent["id"]}
+    )
+    assert {action["type"] for action in actions if action["domain"] == "pacerelle"} >= {
+        "trust_device",
+        "block_device",
+    }
+
+
+async def test_trust_repair_in_the_frontend_then_the_device_answers(
+    browser: Browser, tmp_path: Path, socket_enabled: None
+) -> None:
+    shots = Screenshots(ARTIFACTS / "trust_repair")
+    async with (
+        running_emulator() as emulator,
+        running_home_assistant(tmp_path / "config") as base_url,
+    ):
+        context = await browser.new_context(viewport={"width": 1200, "height": 900})
+        context.set_default_timeout(STEP_TIMEOUT_MS)
+        expect.set_options(timeout=STEP_TIMEOUT_MS)
+        page = await context.new_page()
+        try:
+            await _add_integration(page, base_url, emulator, shots)
+            [installation] = await emulator.admin("GET", "/installations")
+            agent_id, owner = installation["agent_id"], installation["owner_id"]
+            conversation = installation["conversation_id"]
+            await emulator.wait_agent(agent_id, lambda status: status["connected"])
+
+            # Device 1 first (trusted on first use), then a device with a key of its own.
+            await emulator.send(conversation, text="hello from my phone")
+            await emulator.send(conversation, text="hello from a new device", device_id="2")
+            issues = await _wait_issues(page, 1)
+            await asyncio.sleep(0.5)  # a second issue (device 1, or a duplicate) would show now
+            assert await _pacerelle_issues(page) == issues
+            [issue] = issues
+            assert issue.endswith(f"_{owner}_2")
+            devices = await emulator.admin("GET", f"/users/{owner}/devices")
+            code = next(str(d["verification_code"]) for d in devices if d["device_id"] == "2")
+
+            await _trust_in_repairs(page, base_url, code, shots)
+            assert await _pacerelle_issues(page) == []
+
+            token = await page.evaluate("JSON.parse(localStorage.hassTokens).access_token")
+            async with aiohttp.ClientSession() as session:
+                asked = asyncio.create_task(_ask(session, base_url, token))
+                question = await _question_on_device(emulator, conversation)
+                await emulator.send(
+                    conversation,
+                    device_id="2",
+                    widget_response={"ref": question["id"], "value": True},
+                )
+                answer = await asyncio.wait_for(asked, ANSWER_WITHIN)
+            assert (answer["status"], answer["value"], answer["sender_device_id"]) == (
+                "answered",
+                True,
+                "2",
+            )
+
+            await _agent_device_page(page, base_url, shots)
+        except Exception:
+            await shots.take(page, "failure")
+            raise
+        finally:
+            await context.close()
+    _publish(shots)
+
+
+async def _ask(session: aiohttp.ClientSession, base_url: str, token: str) -> dict[str, Any]:
+    """pacerelle.ask through the REST API, as a script elsewhere would call it."""
+    async with session.post(
+        f"{base_url}/api/services/pacerelle/ask?return_response",
+        json={"kind": "confirm", "title": "Open the garage?", "timeout": 30},
+        headers={"Authorization": f"Bearer {token}"},
+    ) as response:
+        assert response.status == 200, await response.text()
+        body: dict[str, Any] = await response.json()
+    answer: dict[str, Any] = body["service_response"]
+    return answer
+
+
+async def _question_on_device(emulator: EmulatorHandle, conversation: str) -> dict[str, Any]:
+    async with asyncio.timeout(ANSWER_WITHIN):
+        while True:
+            widgets = [
+                item
+                for item in await emulator.inbox(conversation)
+                if item.get("kind") == "widget.standard"
+            ]
+            if widgets:
+                payload: dict[str, Any] = widgets[-1]["payload"]
+                return payload
+            await asyncio.sleep(0.2)
+
+
+def _publish(shots: Screenshots) -> None:
+    """README's images of the trust repair, from this run."""
+    for name, image in (
+        ("repair-dialog", "trust-1-repair-dialog.png"),
+        ("device-page", "trust-2-device-page.png"),
+    ):
+        [shot] = shots.directory.glob(f"*-{name}.png")
+        shutil.copyfile(shot, DOCS_IMAGES / image)
