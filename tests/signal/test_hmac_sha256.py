@@ -1,4 +1,5 @@
-"""The engine's HMAC/HKDF primitives give the bytes of the standard library and RFC 5869."""
+"""The engine's HMAC/HKDF primitives give the bytes of the standard library and RFC 5869,
+and the derivations written out for speed give those of the generic HKDF."""
 
 import hmac
 import os
@@ -6,6 +7,8 @@ import os
 import pytest
 
 from custom_components.pacerelle.client.signal import hmac_sha256 as primitives
+from custom_components.pacerelle.client.signal import ratchet_keys
+from custom_components.pacerelle.client.signal.spqr import chain, kdf
 
 
 @pytest.mark.parametrize("key_length", [0, 1, 32, 63, 64, 65, 200])
@@ -41,3 +44,24 @@ def test_hkdf_without_salt_is_rfc5869_case_3() -> None:
 def test_hkdf_refuses_lengths_out_of_range(length: int) -> None:
     with pytest.raises(ValueError, match="out of range"):
         primitives.hkdf_sha256(None, b"ikm", b"", length)
+
+
+@pytest.mark.parametrize("pq_key", [None, b"", b"\x07" * 32])
+def test_message_keys_are_the_generic_hkdf(pq_key: bytes | None) -> None:
+    seed = os.urandom(32)
+    okm = primitives.hkdf_sha256(pq_key, seed, ratchet_keys.MESSAGE_KEYS_INFO, 80)
+    keys = ratchet_keys.derive_message_keys(seed, 9, pq_key)
+    assert (keys.cipher_key, keys.mac_key, keys.iv, keys.counter) == (
+        okm[:32],
+        okm[32:64],
+        okm[64:],
+        9,
+    )
+
+
+@pytest.mark.parametrize("ctr", [1, 2, 255, 256, 2**32 - 1])
+def test_spqr_chain_step_is_the_generic_hkdf(ctr: int) -> None:
+    chain_key = os.urandom(32)
+    info = ctr.to_bytes(4, "big") + kdf.CHAIN_NEXT
+    okm = primitives.hkdf_sha256(kdf.ZERO_SALT, chain_key, info, 64)
+    assert chain._step(chain_key, ctr) == (okm[:32], okm[32:])

@@ -15,6 +15,10 @@ ROOT_INFO = b"WhisperRatchet"
 MESSAGE_KEYS_INFO = b"WhisperMessageKeys"
 _MESSAGE_KEY_SEED = b"\x01"
 _CHAIN_KEY_SEED = b"\x02"
+_ZERO_SALT = bytes(KEY_LENGTH)
+_MESSAGE_KEYS_INFO_1 = MESSAGE_KEYS_INFO + b"\x01"
+_MESSAGE_KEYS_INFO_2 = MESSAGE_KEYS_INFO + b"\x02"
+_MESSAGE_KEYS_INFO_3 = MESSAGE_KEYS_INFO + b"\x03"
 
 __all__ = ["ChainKey", "MessageKeys", "RootKey", "derive_message_keys", "hkdf_sha256"]
 
@@ -30,14 +34,16 @@ class MessageKeys:
 
 
 def derive_message_keys(seed: bytes, counter: int, pq_key: bytes | None) -> MessageKeys:
-    """The message keys of a seed, mixed with SPQR's key for this message when there is one."""
-    okm = hkdf_sha256(pq_key, seed, MESSAGE_KEYS_INFO, 2 * KEY_LENGTH + IV_LENGTH)
-    return MessageKeys(
-        cipher_key=okm[:KEY_LENGTH],
-        mac_key=okm[KEY_LENGTH : 2 * KEY_LENGTH],
-        iv=okm[2 * KEY_LENGTH :],
-        counter=counter,
-    )
+    """The message keys of a seed, mixed with SPQR's key for this message when there is one.
+
+    HKDF(pq_key, seed, MESSAGE_KEYS_INFO, 80 bytes) written out (every message runs it): the
+    expand blocks are the cipher key, the MAC key, and the IV in the first half of the third.
+    """
+    prk = hmac_sha256(pq_key or _ZERO_SALT, seed)
+    cipher_key = hmac_sha256(prk, _MESSAGE_KEYS_INFO_1)
+    mac_key = hmac_sha256(prk, cipher_key + _MESSAGE_KEYS_INFO_2)
+    iv = hmac_sha256(prk, mac_key + _MESSAGE_KEYS_INFO_3)[:IV_LENGTH]
+    return MessageKeys(cipher_key, mac_key, iv, counter)
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from ..errors import SignalError, SignalErrorKind
+from ..hmac_sha256 import hmac_sha256
 from . import kdf
 from .params import UINT32_MAX, ChainParams, Direction
 
@@ -23,11 +24,15 @@ def _error(detail: str) -> SignalError:
 
 
 def _step(next_key: bytes, ctr: int) -> tuple[bytes, bytes]:
-    """Derive key number `ctr` and the chain key after it."""
-    out = kdf.hkdf_sha256(
-        kdf.ZERO_SALT, next_key, ctr.to_bytes(4, "big") + kdf.CHAIN_NEXT, 2 * KEY_SIZE
-    )
-    return out[:KEY_SIZE], out[KEY_SIZE:]
+    """Derive key number `ctr` and the chain key after it.
+
+    HKDF(salt 0, next_key, ctr || CHAIN_NEXT, 64 bytes) written out (every message runs it):
+    the two expand blocks are exactly the two halves.
+    """
+    prk = hmac_sha256(kdf.ZERO_SALT, next_key)
+    info = ctr.to_bytes(4, "big") + kdf.CHAIN_NEXT
+    first = hmac_sha256(prk, info + b"\x01")
+    return first, hmac_sha256(prk, first + info + b"\x02")
 
 
 @dataclass(frozen=True, slots=True)

@@ -113,6 +113,10 @@ class PolyEncoder:
     def chunk_at(self, index: int) -> Chunk:
         """The chunk with this index; does not move the counter."""
         _check_index(index)
+        columns = self._columns
+        # The message itself (the first chunks sent): the last column is the shortest one.
+        if index < len(columns[-1]):
+            return Chunk(index, _CHUNK_STRUCT.pack(*[column[index] for column in columns]))
         values = [0] * NUM_POLYS
         # Polynomials with the same number of points share their Lagrange basis at index.
         basis_by_count: dict[int, list[int]] = {}
