@@ -48,7 +48,7 @@ class Relay:
             return web.Response(status=self.status)
         ws = web.WebSocketResponse(autoping=False)
         await ws.prepare(request)
-        self.transport = request.transport  # type: ignore[assignment]
+        self.transport = request.transport
         assert self.script is not None
         await self.script(ws)
         self.done.set()
