@@ -5,6 +5,7 @@ document the first one saved (what a new process would load).
 """
 
 import asyncio
+from typing import Any
 
 from custom_components.pacerelle.client.agent import Agent
 from custom_components.pacerelle.client.agent_core import ConnectionState
@@ -12,6 +13,9 @@ from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.history import UNCERTAIN
 from tests.client_agent_harness import Recorder, connected_agent, make_agent, wait_for
 from tests.emulator_fixtures import EmulatorHandle, Installed
+
+MARKER_TRIES = 3
+MARKER_WAIT = 5.0  # past the confirmation window: a marker not there by then was lost
 
 
 async def spoken(emulator: EmulatorHandle, installed: Installed, agent: Agent) -> None:
@@ -91,3 +95,48 @@ async def test_a_send_caught_mid_write_by_a_crash_is_uncertain_never_resent(
         assert restarted.status.uncertain_sends >= 3
     finally:
         await restarted.stop()
+
+
+async def test_a_connection_lost_while_the_queue_is_written_loses_and_doubles_nothing(
+    emulator: EmulatorHandle,
+) -> None:
+    installed = await emulator.install()
+    async with connected_agent(emulator, installed, Recorder()) as agent:
+        await spoken(emulator, installed, agent)
+        await offline(emulator, agent)
+        ids = [(await agent.send_text(f"Reading {n}")).message_id for n in range(60)]
+        await emulator.faults(reset=True)
+        # Cut the link as soon as the agent is back: somewhere in the middle of the batch.
+        await wait_for(lambda: agent.status.state is ConnectionState.CONNECTED)
+        await emulator.faults(drop_connections="abort")
+        await wait_for(lambda: len(agent.data.queued) == 0, within=20)
+        # A marker written after anything still queued; one written on the dying link
+        # is itself uncertain, so the next goes on the new one.
+        for _ in range(MARKER_TRIES):
+            await wait_for(lambda: agent.status.state is ConnectionState.CONNECTED)
+            marker = await agent.send_text("Done")
+            try:
+                inbox = await delivered_up_to(
+                    emulator, installed.conversation_id, marker.message_id
+                )
+                break
+            except TimeoutError:
+                continue
+    delivered = [m["message_id"] for m in inbox if m["text"] != "Done"]
+    uncertain = {s.message_id for s in agent.data.uncertain}
+    assert len(delivered) == len(set(delivered)), "a message arrived twice"
+    assert delivered == [i for i in ids if i in set(delivered)], "out of order"
+    # Each one arrived, or is reported uncertain (written as the link died): none vanished.
+    assert set(ids) <= set(delivered) | uncertain
+
+
+async def delivered_up_to(
+    emulator: EmulatorHandle, conversation_id: str, message_id: str
+) -> list[dict[str, Any]]:
+    """The person's inbox once `message_id` is in it."""
+    async with asyncio.timeout(MARKER_WAIT):
+        while True:
+            inbox = await emulator.inbox(conversation_id)
+            if any(m["message_id"] == message_id for m in inbox):
+                return inbox
+            await asyncio.sleep(0.02)

@@ -209,6 +209,13 @@ class Sender:
             await core.commit(replace(data, history=data.history.with_reply(reply)))
             try:
                 serial = await core.write(frame)
+            except PacerelleConnectionError:
+                if expire_after <= 0 or core.state in NOT_RUNNING:
+                    await self._set_status({message_id}, FAILED)
+                    raise
+                # The connection ended under us and the frame was refused (outbox.py):
+                # it waits for the next connection like any send made offline.
+                return await self._requeue(reply, frame, expire_after)
             except PacerelleError:
                 await self._set_status({message_id}, FAILED)
                 raise
@@ -217,7 +224,24 @@ class Sender:
             core.hooks.send_status(message_id, target.conversation_id, SENT)
         return reply
 
-    async def _queue(self, data: AgentData, reply: Reply, frame: str, expire_after: float) -> Reply:
+    async def _requeue(self, reply: Reply, frame: str, expire_after: float) -> Reply:
+        """Queue a send already recorded in history whose write was refused (lock held)."""
+        data = self._core.data
+        try:
+            return await self._queue(data, reply, frame, expire_after, recorded=True)
+        except SendError:
+            await self._set_status({reply.message_id}, FAILED)
+            raise
+
+    async def _queue(
+        self,
+        data: AgentData,
+        reply: Reply,
+        frame: str,
+        expire_after: float,
+        *,
+        recorded: bool = False,
+    ) -> Reply:
         """Keep a sealed send for the next connection (lock held); flush if connected now."""
         core = self._core
         now = core.now()
@@ -227,9 +251,12 @@ class Sender:
         except QueueFullError as err:
             raise SendError("queue_full", err.limit) from err
         reply = replace(reply, status=QUEUED)
-        await core.commit(
-            replace(data, history=data.history.with_reply(reply), queued=data.queued.added(send))
+        history = (
+            data.history.with_reply_status({reply.message_id}, QUEUED)
+            if recorded
+            else data.history.with_reply(reply)
         )
+        await core.commit(replace(data, history=history, queued=data.queued.added(send)))
         self.queue.report([send], QUEUED)
         self.queue.changed()
         await self.queue.flush()
