@@ -12,7 +12,7 @@ from custom_components.pacerelle.client import groups
 from custom_components.pacerelle.client.crypto_jobs import groups_target
 from custom_components.pacerelle.client.gateway_frames import InboundMessage
 from custom_components.pacerelle.client.inbox import Request
-from tests.client_agent_harness import Recorder, connected_agent
+from tests.client_agent_harness import Recorder, connected_agent, make_agent
 from tests.emulator_fixtures import EmulatorHandle
 
 
@@ -114,3 +114,18 @@ async def test_group_messages_whose_key_cannot_be_had(
         assert "g-1" not in inbox.rejected
         assert "g-1" not in inbox.received
         assert "g-2" in inbox.rejected
+
+
+async def test_a_message_handled_while_disconnected_is_handed_over_once(
+    emulator: EmulatorHandle,
+) -> None:
+    """No connection for the ACK_READ: the request is still handed over, the missing
+    acknowledgement raises nothing, and the relay's redelivery is not handed over again."""
+    installed = await emulator.install()
+    recorder = Recorder()
+    agent = make_agent(emulator, installed, recorder, encrypted=False)  # never connected
+    message = _message("m-1", b"while offline")
+    await agent._inbox.process([message])
+    assert [r.text for r in recorder.delivered] == ["while offline"]
+    await agent._inbox.process([message])
+    assert [r.text for r in recorder.delivered] == ["while offline"]
