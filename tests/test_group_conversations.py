@@ -173,7 +173,8 @@ async def test_assist_leaves_the_group_alone_by_default(
     await emulator.send(agent.conversation_id, text="what time is it")
     await emulator.wait_inbox(agent.conversation_id, 1, within=20)
     light = hass.states.get(KITCHEN)
-    assert light is not None and light.state == "off"
+    assert light is not None
+    assert light.state == "off"
     assert await emulator.admin("GET", f"/conversations/{group_id}/inbox") == []
     pending = [r.message_id for r in agent.runtime.agent.pending_requests()]
     assert pending == [in_group["message_id"]]
