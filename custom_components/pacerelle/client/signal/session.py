@@ -8,6 +8,7 @@ then on the previous ones, and a previous state that decrypts becomes current ag
 We are always the responder (Bob): our sessions never carry a pending PreKey message.
 """
 
+import functools
 from dataclasses import dataclass, replace
 
 from . import spqr
@@ -45,8 +46,7 @@ class PeerAddress:
         ":" percent-escaped in the ids: ids without them (all seen so far) keep the SDK's
         name, while ("a:b", "c") and ("a", "b:c") no longer meet in "human:a:b:c:...".
         """
-        user, conversation = _escape(self.user_id), _escape(self.conversation_id)
-        return f"human:{user}:{conversation}:device:{self.device_id}"
+        return _storage_name(self.user_id, self.conversation_id, self.device_id)
 
     @property
     def peer_name(self) -> str:
@@ -55,6 +55,14 @@ class PeerAddress:
 
 
 DEVICE_SEPARATOR = ":device:"
+STORAGE_NAME_CACHE_SIZE = 1024
+"""Names kept ready: each message looks its peer's name up twice (read, then write back)."""
+
+
+@functools.lru_cache(maxsize=STORAGE_NAME_CACHE_SIZE, typed=True)
+def _storage_name(user_id: str, conversation_id: str, device_id: int) -> str:
+    user, conversation = _escape(user_id), _escape(conversation_id)
+    return f"human:{user}:{conversation}:device:{device_id}"
 
 
 def _escape(part: str) -> str:

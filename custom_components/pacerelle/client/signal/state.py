@@ -57,9 +57,9 @@ class AgentSignalState:
     ) -> AgentSignalState:
         """This state with the peer's record replaced, and marked as used `now`."""
         name = peer.storage_name
-        sessions = dict(self.sessions)
+        sessions = _copied(self.sessions)
         sessions[name] = record
-        last_used = dict(self.last_used)
+        last_used = _copied(self.last_used)
         last_used[name] = time.time() if now is None else now
         # Built directly (every message passes here): dataclasses.replace is slower.
         return AgentSignalState(
@@ -173,6 +173,14 @@ class AgentSignalState:
             )
         except (KeyError, TypeError, ValueError) as error:
             raise SignalError(SignalErrorKind.INVALID_STATE, f"agent state: {error!r}") from error
+
+
+def _copied[V](mapping: Mapping[str, V]) -> dict[str, V]:
+    """A dict copy; a read-only view (what we hold) copies its dict directly, 3x faster."""
+    if isinstance(mapping, MappingProxyType):
+        copied: dict[str, V] = mapping.copy()
+        return copied
+    return dict(mapping)
 
 
 def _records_from_json(sessions: Any) -> dict[str, SessionRecord]:

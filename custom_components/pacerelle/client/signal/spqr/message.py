@@ -37,6 +37,10 @@ CHUNKED_TYPES = frozenset(
     {PayloadType.HDR, PayloadType.EK, PayloadType.EK_CT1_ACK, PayloadType.CT1, PayloadType.CT2}
 )
 
+# Encoding runs for every message: one-byte parts prepared once, joined in one expression.
+_PAYLOAD_BYTES = {payload: bytes((payload,)) for payload in PayloadType}
+_V1_BYTE = bytes((Version.V1,))
+
 
 @dataclass(frozen=True, slots=True)
 class BraidMessage:
@@ -76,16 +80,13 @@ def decode_varint(data: bytes, at: int) -> tuple[int, int]:
 
 def encode_message(message: BraidMessage, index: int) -> bytes:
     """Serialize a message carrying the sending key's `index`."""
-    out = bytearray((Version.V1,))
-    out += encode_varint(message.epoch)
-    out += encode_varint(index)
-    out.append(message.payload)
-    if message.payload in CHUNKED_TYPES:
-        if message.chunk is None:
-            raise ValueError(f"{message.payload.name} message without a chunk")
-        out += encode_varint(message.chunk.index)
-        out += message.chunk.data
-    return bytes(out)
+    payload, chunk = message.payload, message.chunk
+    head = _V1_BYTE + encode_varint(message.epoch) + encode_varint(index)
+    if payload not in CHUNKED_TYPES:
+        return head + _PAYLOAD_BYTES[payload]
+    if chunk is None:
+        raise ValueError(f"{payload.name} message without a chunk")
+    return head + _PAYLOAD_BYTES[payload] + encode_varint(chunk.index) + chunk.data
 
 
 def decode_message(data: bytes) -> tuple[BraidMessage, int]:
