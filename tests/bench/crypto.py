@@ -47,8 +47,9 @@ CONSTANT_TIME = {
     "ping-pong": f"yes {SPQR_NOTE}",
 }
 NOTES = (
-    "constant-time: X25519 and XEdDSA (libsodium), ML-KEM-1024 Kyber prekeys, AES, HMAC and "
-    "HKDF (OpenSSL) run natively;",
+    "constant-time: X25519 and XEdDSA (libsodium), ML-KEM-1024 Kyber prekeys and AES (OpenSSL), "
+    "HMAC and HKDF",
+    "    (CPython's HACL*, else OpenSSL) run natively;",
     f"{SPQR_NOTE} except SPQR's split ML-KEM-768 encapsulation at an epoch step (Python, with "
     "fresh randomness used once,",
     "    no long-term secret); Kyber prekeys from stores older than the native code "
