@@ -18,11 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from homeassistant.core import HomeAssistant
+from homeassistant.util.hass_dict import HassKey
 
 from .client.encrypted_file import EncryptedFile, StoreError, StoreProblem
 from .client.signal.session import PeerAddress, legacy_addresses
 
 _LOGGER = logging.getLogger(__name__)
+_LOCKS: HassKey[dict[str, asyncio.Lock]] = HassKey("pacerelle_store_locks")
 
 STORE_DIRECTORY = ("pacerelle",)
 STORE_VERSION = 2
@@ -127,7 +129,9 @@ class AgentStore:
         self._hass = hass
         directory = Path(hass.config.path(".storage", *STORE_DIRECTORY))
         self._file = EncryptedFile(directory, agent_id)
-        self._lock = asyncio.Lock()
+        # One lock per agent, whatever the instance (config flow, runtime, stop): a load
+        # removes leftover temporary files, which must never be a save's file in flight.
+        self._lock = hass.data.setdefault(_LOCKS, {}).setdefault(agent_id, asyncio.Lock())
 
     async def async_exists(self) -> bool:
         return await self._hass.async_add_executor_job(self._file.exists)

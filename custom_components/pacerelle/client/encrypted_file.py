@@ -157,9 +157,9 @@ class EncryptedFile:
             name = entry.name
             if not name.startswith(prefix) or not _TEMPORARY_SUFFIX.fullmatch(name[len(prefix) :]):
                 continue
-            if not stat.S_ISREG(entry.stat(follow_symlinks=False).st_mode):
-                continue
             try:
+                if not stat.S_ISREG(entry.stat(follow_symlinks=False).st_mode):
+                    continue
                 os.unlink(entry.path)
             except FileNotFoundError:
                 continue
