@@ -1,0 +1,56 @@
+"""The generation at stop: a store that no longer reads is left alone, with a warning."""
+
+import logging
+from pathlib import Path
+
+import pytest
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers.storage import Store
+
+from custom_components.pacerelle.const import DOMAIN
+from custom_components.pacerelle.store import AgentStore
+from custom_components.pacerelle.store_generation import (
+    GENERATION_KEY,
+    WITNESS_KEY,
+    WITNESS_VERSION,
+    async_advance_at_stop,
+)
+
+
+async def test_an_unreadable_store_at_stop_is_not_advanced(
+    hass: HomeAssistant, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = AgentStore(hass, "agt_stop")
+    await store.async_create({GENERATION_KEY: 4})
+    witness: Store[dict[str, int]] = Store(hass, WITNESS_VERSION, WITNESS_KEY)
+    await witness.async_save({"agt_stop": 4})
+    data_path = Path(hass.config.path(".storage", DOMAIN, "agt_stop.enc"))
+
+    def corrupt() -> bytes:
+        data_path.write_bytes(b"not a store at all")
+        return data_path.read_bytes()
+
+    damaged = await hass.async_add_executor_job(corrupt)
+    with caplog.at_level(logging.WARNING):
+        await async_advance_at_stop(hass, store, "agt_stop")
+
+    assert "Could not advance the store's generation at stop" in caplog.text
+    assert "is not a Pacerelle store" in caplog.text
+    # Neither the store nor its witness moved: the next start sees the same damage.
+    assert await hass.async_add_executor_job(data_path.read_bytes) == damaged
+    assert await Store(hass, WITNESS_VERSION, WITNESS_KEY).async_load() == {"agt_stop": 4}
+
+
+async def test_a_readable_store_at_stop_advances_past_its_witness(hass: HomeAssistant) -> None:
+    store = AgentStore(hass, "agt_stop")
+    await store.async_create({GENERATION_KEY: 2})
+    witness: Store[dict[str, int]] = Store(hass, WITNESS_VERSION, WITNESS_KEY)
+    await witness.async_save({"agt_stop": 5, "agt_other": 1})
+
+    await async_advance_at_stop(hass, store, "agt_stop")
+
+    assert (await store.async_load())[GENERATION_KEY] == 6
+    assert await Store(hass, WITNESS_VERSION, WITNESS_KEY).async_load() == {
+        "agt_stop": 6,
+        "agt_other": 1,
+    }
