@@ -87,7 +87,7 @@ async def _measure(directory: Path) -> Figures:
         figures.queued_wait_seconds, figures.queued_burst_seconds = await _queued_burst(
             system, agent
         )
-        await system.wait_online(agent)
+        await system.wait_online(agent, within=BURST_TIMEOUT)  # after a burst of 1,000
         (
             figures.outbox_queue_seconds,
             figures.outbox_reconnect_seconds,
