@@ -164,6 +164,8 @@ def _open_file(emulator: Emulator, item: Any) -> Json:
     if not isinstance(item, dict):
         return {"error": "not an object"}
     result: Json = {key: item.get(key) for key in ("id", "name", "mime", "size")}
+    # Media fields as the app reads them: a voice note's duration, a picture's size.
+    result.update({name: item[name] for name in _MEDIA_FIELDS if type(item.get(name)) is int})
     data = emulator.storage.get_blob(str(item.get("blob_id")))
     if data is None:
         return {**result, "error": "unknown blob"}

@@ -141,6 +141,43 @@ class ReferenceAgent:
         await self.ws.send_json(frame)
         return message_id
 
+    async def upload_file(self, data: bytes, name: str, mime: str, **media: int) -> Json:
+        """Encrypt and upload a file as the SDK's `send_media` does; returns its secret
+        attachment (`media`: `width`, `height`, `duration_ms`)."""
+        key, iv = AESGCM.generate_key(bit_length=256), os.urandom(12)
+        url = self.base_url + "/agent/blobs"
+        headers = {**self._auth, "Content-Type": "application/octet-stream"}
+        sealed = AESGCM(key).encrypt(iv, data, None)
+        async with self.session.post(url, data=sealed, headers=headers) as response:
+            response.raise_for_status()
+            blob = await response.json()
+        return {
+            "id": str(uuid.uuid4()),
+            "blob_id": blob["id"],
+            "key_b64": _b64(key),
+            "iv_b64": _b64(iv),
+            "name": name,
+            "mime": mime,
+            "size": len(data),
+            **media,
+        }
+
+    async def reply_files(self, envelope: Json, text: str, files: list[Json]) -> str:
+        """Answer with a `chat.message` carrying `files` (from `upload_file`); the envelope
+        shows only their redacted public part, as the SDK sends it."""
+        public = [
+            {
+                "id": item["id"],
+                "name": "attachment",
+                "mime": "application/octet-stream",
+                "size": item["size"],
+                "blob_id": item["blob_id"],
+            }
+            for item in files
+        ]
+        payload = {"kind": "chat.message", "text": text, "attachments": files}
+        return await self.reply(envelope, json.dumps(payload), attachments=public)
+
     def _history_record(self, frame: Json, text: str, key: Json) -> Json:
         aad = (
             f"pacerelle:conversation-history:v1:{frame['conversation_id']}:{frame['id']}:"
