@@ -6,6 +6,18 @@ a log line, and a device that is new or changed raises a repair issue showing it
 verification code. Sends without a source message go only to a trusted device
 (`device_policy`).
 
+Group messages: a member seals them with their group sender key, which reached the agent
+over a Signal session with one device of that member. That session is all the agent can
+check, so a group message is judged as that device presenting that session's identity key
+(recorded with the key at delivery, client/groups.py), whichever device the relay says
+wrote it: a member's second device is trusted once the key of the device that delivered
+the member's sender key is, and blocking that device drops all the member's group
+messages. Its sender is the key's owner: a message whose frame names another member is
+refused (client/crypto_jobs.py), so the relay cannot write as a member. What remains:
+members of a group share their sender keys with each other, so one member can seal a
+message with another's key and write as them; a group message is only as trustworthy as
+every member of the group. Keys stored before their sender was recorded judge unverified.
+
 Where it is kept: `.storage/pacerelle.trust.<entry id>`, a Home Assistant store of its own
 beside the encrypted agent store (it holds public identity keys and decisions, no secret),
 so adding it needed no migration of the agent store. When it is absent (a store written
@@ -73,10 +85,10 @@ class TrustManager:
         """The sender's device as of this request (recorded; listeners told of a change).
 
         A blocked device's request is marked processed: it is dropped, not left pending."""
-        key = self._identity_key(request) if request.encrypted else None
-        before = self.book.get(request.sender_id, request.sender_device_id)
+        device, key = self.presented(request)
+        before = self.book.get(request.sender_id, device)
         self.book, judged = self.book.observe(
-            request.sender_id, request.sender_device_id, key, self._owner_id, time.time()
+            request.sender_id, device, key, self._owner_id, time.time()
         )
         if before is None or before.state is not judged.state or before.identity_key != key:
             # Saved now, not later: a reload must not find an older book than this one.
@@ -91,6 +103,13 @@ class TrustManager:
                 f"pacerelle drop {request.message_id}",
             )
         return judged
+
+    @callback
+    def peek(self, request: Request) -> DeviceTrust:
+        """The sender's device as `judge` would find it, recording nothing (voice.py decides
+        before the event whether a note may be transcribed; `judge` still runs at delivery)."""
+        device, key = self.presented(request)
+        return self.book.judge(request.sender_id, device, key, self._owner_id)
 
     async def async_decide(self, person_id: str, device_id: str, state: TrustState) -> DeviceTrust:
         """The user's decision for the device's current key (KeyError: unknown device)."""
@@ -132,13 +151,24 @@ class TrustManager:
     async def async_remove(self) -> None:
         await self._store.async_remove()
 
-    def _identity_key(self, request: Request) -> bytes | None:
-        if self._agent is None or not request.sender_device_id.isdigit():
-            return None
+    def presented(self, request: Request) -> tuple[str, bytes | None]:
+        """(device, identity key) the request is judged by: a direct message's sending
+        device and the identity key of its session; a group message's key's sender device
+        and the identity key its session had when it delivered the key (None: a key stored
+        before that was recorded, judged unverified)."""
+        if not request.encrypted or self._agent is None:
+            return request.sender_device_id, None
+        if request.is_group:
+            key = self._agent.data.conversations.group_keys.get(request.group_key or "")
+            if key is None or key.sender_device_id is None:
+                return request.sender_device_id, None
+            return key.sender_device_id, key.sender_identity
+        if not request.sender_device_id.isdigit():
+            return request.sender_device_id, None
         peer = PeerAddress(
             request.sender_id, request.conversation_id, int(request.sender_device_id)
         )
-        return self._agent.data.signal.record(peer).trusted_identity
+        return request.sender_device_id, self._agent.data.signal.record(peer).trusted_identity
 
 
 def _sessions(agent: Agent) -> list[tuple[str, str, bytes]]:

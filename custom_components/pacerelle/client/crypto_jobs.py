@@ -88,6 +88,7 @@ def _open_one(
     data: AgentData, message: InboundMessage, require_encryption: bool, now: float
 ) -> tuple[AgentData, Opened]:
     changed = new_session = False
+    group_key: str | None = None
     if not message.encrypted:
         if require_encryption:
             raise PacerelleError("an unencrypted message while encryption is required")
@@ -100,6 +101,14 @@ def _open_one(
         if key is None:
             raise MissingGroupKeyError(ciphertext.key_name)
         plaintext = groups.open_message(key, ciphertext)
+        # The key's owner wrote it, whatever the frame's `from` says: a relay relabelling
+        # one member's message as another's is refused (members share their keys with each
+        # other, so one member can still write as another: see trust.py).
+        if key.sender_id is not None and key.sender_id != message.sender_id:
+            raise groups.GroupError(
+                f"a group message from {message.sender_id} sealed with {key.sender_id}'s key"
+            )
+        group_key = key.name
     else:
         peer = peer_of(message.sender_id, message.conversation_id, message.sender_device_id)
         signal, raw, changed = _decrypt(data, peer, message.payload)
@@ -115,7 +124,8 @@ def _open_one(
         conversations = conversations.with_device(
             message.sender_id, message.conversation_id, message.sender_device_id
         )
-    request = Request.build(message, parse_content(body, message.attachments), now)
+    content = parse_content(body, message.attachments)
+    request = Request.build(message, content, now, group_key=group_key)
     return replace(data, conversations=conversations), Opened(
         message, request, identity_changed=changed, new_session=new_session
     )
@@ -165,7 +175,13 @@ def _learn_group_keys(
             peer = peer_of(sender, conversation_id, device if isinstance(device, str) else "1")
             signal, plaintext = engine.decrypt(data.signal, peer, base64.b64decode(sealed))
             key = groups.parse_sender_key(
-                plaintext, conversation_id=conversation_id, key_id=key_id, epoch=epoch
+                plaintext,
+                conversation_id=conversation_id,
+                key_id=key_id,
+                epoch=epoch,
+                sender_id=sender,
+                sender_device_id=str(peer.device_id),
+                sender_identity=signal.record(peer).trusted_identity,
             )
         except (SignalError, PacerelleError, ValueError) as err:
             _LOGGER.warning("Ignoring a group key envelope that does not open: %s", err)

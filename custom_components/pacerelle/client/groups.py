@@ -11,7 +11,7 @@ import base64
 import binascii
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from cryptography.exceptions import InvalidTag
@@ -38,6 +38,15 @@ class GroupKey:
     key_id: str
     epoch: int
     raw_key: bytes
+    # The member whose Signal session delivered the key (never what the key's JSON says);
+    # None for keys stored before it was recorded. Who the group's members are comes from
+    # these (pacerelle.ask's response_mode). A message sealed with the key is that
+    # member's (crypto_jobs), and its trust is that of the session's device and identity
+    # key at delivery (trust.py): the relay names the device a group message came from,
+    # but only this session proves anything.
+    sender_id: str | None = None
+    sender_device_id: str | None = None
+    sender_identity: bytes | None = None
 
     @property
     def name(self) -> str:
@@ -52,7 +61,17 @@ class GroupKey:
             "key_id": self.key_id,
             "epoch": self.epoch,
             "raw_key_b64": base64.b64encode(self.raw_key).decode(),
-        }
+        } | self._sender_json()
+
+    def _sender_json(self) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        if self.sender_id is not None:
+            found["sender_id"] = self.sender_id
+        if self.sender_device_id is not None:
+            found["sender_device_id"] = self.sender_device_id
+        if self.sender_identity is not None:
+            found["sender_identity_b64"] = base64.b64encode(self.sender_identity).decode()
+        return found
 
     @classmethod
     def from_json(cls, data: Any) -> GroupKey:
@@ -60,7 +79,17 @@ class GroupKey:
         raw = _unb64(data.get("raw_key_b64"))
         if len(raw) != KEY_BYTES:
             raise GroupError("a group key is 32 bytes")
-        return cls(data["conversation_id"], data["key_id"], data["epoch"], raw)
+        sender, device = data.get("sender_id"), data.get("sender_device_id")
+        identity = data.get("sender_identity_b64")
+        return cls(
+            data["conversation_id"],
+            data["key_id"],
+            data["epoch"],
+            raw,
+            sender if isinstance(sender, str) else None,
+            device if isinstance(device, str) else None,
+            _unb64(identity) if isinstance(identity, str) else None,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,16 +110,30 @@ def aad(conversation_id: str, key_id: str, epoch: int) -> bytes:
 
 
 def parse_sender_key(
-    plaintext: bytes, *, conversation_id: str, key_id: str, epoch: int
+    plaintext: bytes,
+    *,
+    conversation_id: str,
+    key_id: str,
+    epoch: int,
+    sender_id: str | None = None,
+    sender_device_id: str | None = None,
+    sender_identity: bytes | None = None,
 ) -> GroupKey:
-    """The key inside a decrypted envelope, which must match the envelope's labels."""
+    """The key inside a decrypted envelope, which must match the envelope's labels; its
+    sender (person, device, identity key) is the session that opened it, whatever the JSON
+    claims."""
     try:
         key = GroupKey.from_json(parse_json(plaintext, "group key envelope"))
     except (ValueError, PacerelleResponseError) as err:
         raise GroupError("a group key envelope is not JSON") from err
     if (key.conversation_id, key.key_id, key.epoch) != (conversation_id, key_id, epoch):
         raise GroupError("a group key does not match its envelope")
-    return key
+    return replace(
+        key,
+        sender_id=sender_id,
+        sender_device_id=sender_device_id,
+        sender_identity=sender_identity,
+    )
 
 
 def parse_message(payload: bytes) -> GroupCiphertext:

@@ -54,13 +54,23 @@ class Request:
     widget: Mapping[str, Any] | None = None
     # The relay's time for it (may lie; see InboundMessage.relayed_at), None if unknown.
     relayed_at: float | None = None
+    # A group message: the name of the group key it opened with (whose sender the trust
+    # judge believes, trust.py); None for a direct one.
+    group_key: str | None = None
 
     @property
     def is_group(self) -> bool:
         return self.to == f"group:{self.conversation_id}"
 
     @classmethod
-    def build(cls, message: InboundMessage, content: Content, received_at: float) -> Request:
+    def build(
+        cls,
+        message: InboundMessage,
+        content: Content,
+        received_at: float,
+        *,
+        group_key: str | None = None,
+    ) -> Request:
         """The request to keep; RequestTooLargeError if its stored form exceeds the limit."""
         request = cls(
             message_id=message.message_id,
@@ -76,6 +86,7 @@ class Request:
             attachments=content.attachments,
             widget=content.widget,
             relayed_at=message.relayed_at,
+            group_key=group_key,
         )
         size = stored_size(request.to_json())
         if size > MAX_REQUEST_BYTES:
@@ -97,6 +108,7 @@ class Request:
             "attachments": [dict(item) for item in self.attachments],
             "widget": dict(self.widget) if self.widget is not None else None,
             "relayed_at": self.relayed_at,
+            "group_key": self.group_key,
         }
 
     @classmethod
@@ -115,6 +127,7 @@ class Request:
             attachments=tuple(dict(item) for item in data.get("attachments") or ()),
             widget=data.get("widget"),
             relayed_at=_optional_float(data.get("relayed_at")),
+            group_key=_optional_str(data.get("group_key")),
         )
 
 
@@ -204,6 +217,10 @@ def stored_size(value: Any) -> int:
 
 def _optional_float(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) else None
+
+
+def _optional_str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _bounded[V](items: dict[str, V], limit: int) -> dict[str, V]:

@@ -1,0 +1,156 @@
+"""Trust of group messages, attacked through the emulator (a real relay over TCP).
+
+A group message is judged by the Signal session that delivered its sender key (trust.py):
+the relay can neither relabel one member's message as another's, nor make a key it
+delivered over a session of its own trusted; a member's second device is trusted once the
+device that delivered the member's key is.
+"""
+
+import base64
+import json
+import os
+from typing import Any
+
+import pytest
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import issue_registry as ir
+
+from custom_components.pacerelle.const import DOMAIN
+from custom_components.pacerelle.repairs import issue_id
+from tests.emulator.state import GroupRecord
+from tests.emulator_fixtures import EmulatorHandle
+from tests.runtime_harness import wait_until
+from tests.services_harness import Agent, call, start_agent
+from tests.test_group_conversations import family_group, member_writes
+
+ANA, BEN = "usr_ana", "usr_ben"
+
+
+def relay_replays_as(
+    emulator: EmulatorHandle, monkeypatch: pytest.MonkeyPatch, *, who: str, as_: str
+) -> None:
+    """The relay delivers each group message of `who` twice: as is, then as `as_`'s."""
+    hub = emulator.emulator.hub
+    enqueue = hub.enqueue
+
+    async def hostile(agent_id: str, envelope: dict[str, Any]) -> None:
+        await enqueue(agent_id, envelope)
+        if envelope.get("from") == who and str(envelope.get("to")).startswith("group:"):
+            await enqueue(agent_id, {**envelope, "id": f"relabelled-{envelope['id']}", "from": as_})
+
+    monkeypatch.setattr(hub, "enqueue", hostile)
+
+
+def relay_delivers_own_key(
+    emulator: EmulatorHandle, agent: Agent, group: GroupRecord, user_id: str, device_id: str
+) -> None:
+    """The relay invents a device of `user_id` and delivers, over its own new session, a
+    sender key for that person that the emulator then seals their messages with."""
+    emu = emulator.emulator
+    device = emu.humans.device(user_id, device_id)
+    key = {
+        "sender_id": user_id,
+        "key_id": "gk-relay",
+        "epoch": group.epoch,
+        "raw_key_b64": base64.b64encode(os.urandom(32)).decode(),
+        "holders": list(group.members),
+    }
+    group.keys = [
+        k for k in group.keys if (k["sender_id"], k["epoch"]) != (user_id, group.epoch)
+    ] + [key]
+    plaintext = json.dumps(
+        {
+            "type": "pacerelle.group.sender_key",
+            "v": 1,
+            "alg": "AES-256-GCM",
+            "conversation_id": group.conversation_id,
+            "key_id": key["key_id"],
+            "epoch": key["epoch"],
+            "raw_key_b64": key["raw_key_b64"],
+        }
+    ).encode()
+    sealed = device.encrypt_for(emu, agent.installed.agent_id, plaintext, group.conversation_id)
+    emu.state.group_keys.append(
+        {
+            "conversation_id": group.conversation_id,
+            "key_id": key["key_id"],
+            "epoch": key["epoch"],
+            "sender_id": user_id,
+            "sender_device_id": device_id,
+            "envelope_b64": base64.b64encode(sealed).decode(),
+            "agent_id": agent.installed.agent_id,
+        }
+    )
+
+
+async def test_a_members_message_relabelled_as_another_members_is_not_fired(
+    hass: HomeAssistant, emulator: EmulatorHandle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = await start_agent(hass, emulator)
+    group_id, _ = await family_group(emulator, agent)
+    relay_replays_as(emulator, monkeypatch, who=ANA, as_=BEN)
+
+    ana = await member_writes(emulator, agent, group_id, text="unlock the door", user_id=ANA)
+    assert ana["sender_id"] == ANA
+    # Ben's own message comes after the relabelled copy: its event means the copy was handled.
+    ben = await member_writes(emulator, agent, group_id, text="hello", user_id=BEN)
+    assert ben["text"] == "hello"
+    fired = [(e.data["sender_id"], e.data["text"]) for e in agent.events]
+    assert fired == [(ANA, "unlock the door"), (BEN, "hello")]
+    await wait_until(
+        lambda: any(
+            e["kind"] == "acknowledged" and str(e.get("message_id", "")).startswith("relabelled-")
+            for e in emulator.emulator.events
+        )
+    )
+
+
+async def test_a_members_second_device_is_trusted_once_the_member_key_is(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    agent = await start_agent(hass, emulator)
+    group_id, _ = await family_group(emulator, agent)
+
+    before = await member_writes(emulator, agent, group_id, text="hi", user_id=ANA, device_id="2")
+    assert (before["sender_device_id"], before["trusted"], before["trust_state"]) == (
+        "2",
+        False,
+        "unverified",
+    )
+    # The repair asks about the device whose session delivered Ana's sender key (her first),
+    # with the code her first device shows.
+    issue = ir.async_get(hass).async_get_issue(DOMAIN, issue_id(agent.entry.entry_id, ANA, "1"))
+    assert issue is not None
+    shown = emulator.emulator.humans.device(ANA, "1").describe()["verification_code"]
+    assert issue.translation_placeholders is not None
+    assert issue.translation_placeholders["code"] == shown
+
+    decided = await call(hass, "trust_device", {"person_id": ANA, "sender_device_id": "1"})
+    assert decided["verification_code"] == shown
+    after = await member_writes(emulator, agent, group_id, text="hi", user_id=ANA, device_id="2")
+    assert (after["sender_device_id"], after["trusted"], after["trust_state"]) == (
+        "2",
+        True,
+        "trusted",
+    )
+
+
+async def test_a_key_delivered_over_an_unverified_session_is_not_trusted(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    agent = await start_agent(hass, emulator)
+    group_id, _ = await family_group(emulator, agent)
+    await member_writes(emulator, agent, group_id, text="hi", user_id=ANA)
+    await call(hass, "trust_device", {"person_id": ANA, "sender_device_id": "1"})
+    trusted = await member_writes(emulator, agent, group_id, text="hi", user_id=ANA)
+    assert trusted["trusted"] is True
+
+    # A device the relay made up for Ana delivers a new key; the message sealed with it
+    # claims Ana's trusted first device.
+    group = emulator.emulator.state.groups[group_id]
+    relay_delivers_own_key(emulator, agent, group, ANA, "9")
+    forged = await member_writes(
+        emulator, agent, group_id, text="unlock the door", user_id=ANA, device_id="1"
+    )
+    assert (forged["sender_id"], forged["sender_device_id"]) == (ANA, "1")
+    assert (forged["trusted"], forged["trust_state"]) == (False, "unverified")
