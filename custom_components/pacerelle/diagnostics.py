@@ -145,6 +145,11 @@ async def async_get_config_entry_diagnostics(
             }
             for counts in runtime.decryption_failures.to_json()
         ],
+        # Messages refused for good on arrival and acknowledged (client/gateway_refusals.py).
+        "refused_messages": {
+            **runtime.agent.refusals.to_json(),
+            "last_at": _time(runtime.agent.refusals.last_at),
+        },
         "conversations": {
             "with_history_key": [
                 ids.conversation(conversation)

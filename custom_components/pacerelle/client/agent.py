@@ -28,7 +28,8 @@ from .api import AgentApi
 from .checkpoints import Checkpoint, check_fields
 from .errors import PacerelleError
 from .gateway import CLOSE_TOKEN_EXPIRED, GatewayConnection
-from .gateway_frames import IdentityChanged, InboundMessage, RelayError
+from .gateway_frames import IdentityChanged, InboundMessage, RefusedMessage, RelayError, build_ack
+from .gateway_refusals import GatewayRefusals
 from .history import MAX_NOTE_CHARS, History, Reply
 from .inbound_queue import InboundQueue
 from .inbox import Request
@@ -94,6 +95,7 @@ class Agent:
         self._first_attempt = True
         self._outage_logged = False  # an outage is logged once at info, its end once
         self._stopping = asyncio.Event()
+        self.refusals = GatewayRefusals()  # messages refused for good on arrival
 
     # Lifecycle
 
@@ -426,11 +428,19 @@ class Agent:
             if isinstance(frame, InboundMessage):
                 # Waits while the queue is full: backpressure on the relay (inbound_queue.py).
                 await self._inbox.queue.put(frame)
+            elif isinstance(frame, RefusedMessage):
+                await self._refuse(frame)
             elif isinstance(frame, IdentityChanged):
                 _LOGGER.warning("The identity key of %s changed", frame.peer_id)
                 self._core.hooks.identity_changed(frame.peer_id)
             elif isinstance(frame, RelayError) and frame.message_id is not None:
                 await self._sender.relay_refused(frame.message_id, frame.error)
+
+    async def _refuse(self, message: RefusedMessage) -> None:
+        """Count and log a message refused for good, and acknowledge it (gateway_refusals.py)."""
+        self.refusals.record(message)
+        with contextlib.suppress(PacerelleError):  # not connected: acknowledged when it comes again
+            await self._core.write(build_ack(message))
 
 
 def _last_request_at(data: AgentData) -> float | None:

@@ -13,7 +13,7 @@ from typing import Self
 import aiohttp
 
 from .errors import PacerelleApiError, PacerelleAuthError, PacerelleConnectionError
-from .gateway_frames import MAX_FRAME_CHARS, FrameError, InboundFrame, parse_frame
+from .gateway_frames import MAX_FRAME_BYTES, FrameError, InboundFrame, parse_frame
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -21,7 +21,6 @@ GATEWAY_PATH = "/ws/agent"
 HANDSHAKE_TIMEOUT = 20.0
 PING_INTERVAL = 30.0
 RECEIVE_TIMEOUT = 2.5 * PING_INTERVAL  # no frame and no pong for this long: the link is dead
-MAX_FRAME_BYTES = MAX_FRAME_CHARS * 4  # UTF-8 of at most MAX_FRAME_CHARS characters
 CLOSE_TOKEN_EXPIRED = 4401
 CLOSE_REVOKED = 4403
 

@@ -5,6 +5,15 @@ not fit is a FrameError (the caller logs it and goes on), never a crash or an un
 allocation. The JSON itself is parsed by server_answers (size and nesting bounded: a deeply
 nested frame is a FrameError, not a RecursionError). Unknown frame types are ignored, as the
 protocol says.
+
+A `MSG` that breaks a rule (over MAX_FRAME_CHARS, or a field that does not fit) is refused
+for good: the same frame would be refused again at every redelivery. If its id, sender and
+conversation can still be read it becomes a RefusedMessage, which the agent acknowledges
+(ACK_READ) so that the relay stops redelivering it; otherwise it is a FrameError and is
+skipped. A frame over the cap is read only when it holds at most MAX_OVERSIZED_VALUES JSON
+separators and containers: then parsing it allocates a bounded number of objects and
+strings no longer than the frame (aiohttp's max_msg_size, gateway.MAX_FRAME_BYTES, bounds
+that), whatever the relay packed into it.
 """
 
 import base64
@@ -13,7 +22,7 @@ import hashlib
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -21,6 +30,8 @@ from .errors import PacerelleResponseError
 from .server_answers import MAX_ANSWER_BYTES, MAX_ID_CHARS, parse_json
 
 MAX_FRAME_CHARS = MAX_ANSWER_BYTES
+MAX_FRAME_BYTES = MAX_FRAME_CHARS * 4  # UTF-8 of at most MAX_FRAME_CHARS characters
+MAX_OVERSIZED_VALUES = 4096  # `,` `[` `{` in a frame over the cap that is still read
 MAX_PAYLOAD_BYTES = 768 * 1024
 MAX_ATTACHMENTS = 32
 MAX_ATTACHMENT_TEXT = 512
@@ -85,11 +96,25 @@ class RelayError:
     message_id: str | None
 
 
-type InboundFrame = InboundMessage | IdentityChanged | RelayError
+@dataclass(frozen=True, slots=True)
+class RefusedMessage:
+    """A `MSG` refused for good whose routing fields are readable: to acknowledge, not handle."""
+
+    message_id: str
+    conversation_id: str
+    sender_id: str
+    reason: str
+    size: int  # characters of the frame
+    oversized: bool = False  # over MAX_FRAME_CHARS (else a field broke a rule)
+
+
+type InboundFrame = InboundMessage | RefusedMessage | IdentityChanged | RelayError
 
 
 def parse_frame(text: str) -> InboundFrame | None:
     """The frame in `text`, None for a type we do not know; FrameError if malformed."""
+    if len(text) > MAX_FRAME_CHARS:
+        return _oversized(text)
     try:
         frame = parse_json(text, "frame", limit=MAX_FRAME_CHARS)
     except PacerelleResponseError as err:
@@ -98,7 +123,10 @@ def parse_frame(text: str) -> InboundFrame | None:
         raise FrameError("frame is not a JSON object")
     kind = frame.get("type")
     if kind == "MSG":
-        return _message(frame)
+        try:
+            return _message(frame)
+        except FrameError as err:
+            return _refused(frame, str(err), len(text), err)
     if kind == "IDENTITY_CHANGED":
         return _identity_changed(frame)
     if kind == "ERROR":
@@ -109,6 +137,35 @@ def parse_frame(text: str) -> InboundFrame | None:
             message_id if _is_id(message_id) else None,
         )
     return None
+
+
+def _oversized(text: str) -> RefusedMessage:
+    """A `MSG` over MAX_FRAME_CHARS, refused; FrameError if its routing cannot be read."""
+    reason = f"frame over {MAX_FRAME_CHARS} characters"
+    values = text.count(",") + text.count("[") + text.count("{")
+    if len(text) > MAX_FRAME_BYTES or values > MAX_OVERSIZED_VALUES:
+        raise FrameError(f"{reason}, unreadable")
+    try:
+        frame = parse_json(text, "frame", limit=MAX_FRAME_BYTES)
+    except PacerelleResponseError as err:
+        raise FrameError(f"{reason}: {err}") from None
+    if not isinstance(frame, dict) or frame.get("type") != "MSG":
+        raise FrameError(f"{reason}, not a message")
+    return replace(_refused(frame, reason, len(text), FrameError(reason)), oversized=True)
+
+
+def _refused(frame: Mapping[str, Any], reason: str, size: int, error: FrameError) -> RefusedMessage:
+    """The refused `MSG` to acknowledge; `error` again if its routing fields do not fit."""
+    try:
+        return RefusedMessage(
+            message_id=_id(frame, "id"),
+            conversation_id=_id(frame, "conversation_id"),
+            sender_id=_id(frame, "from"),
+            reason=reason,
+            size=size,
+        )
+    except FrameError:
+        raise error from None
 
 
 def message_digest(frame: Mapping[str, Any]) -> str:
@@ -150,8 +207,8 @@ def build_message(
     return json.dumps(frame, separators=(",", ":"))
 
 
-def build_ack(message: InboundMessage) -> str:
-    """`ACK_READ` for a durably accepted message."""
+def build_ack(message: InboundMessage | RefusedMessage) -> str:
+    """`ACK_READ` for a durably accepted message, or one refused for good."""
     return json.dumps(
         {
             "type": "ACK_READ",
