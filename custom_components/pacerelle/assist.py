@@ -23,6 +23,15 @@ counts (a limit of the protocol: the message itself carries no time).
 Only a trusted device of the owner drives Assist (trust.py): a message from an unverified
 or changed device is not run, and the person is told why, with the device's verification
 code to compare in Home Assistant.
+
+Voice notes (voice.py), when the options also choose a voice pipeline: the note's
+transcript is answered like a typed request, by the PIPELINE's conversation agent and
+language (the note behaves as if spoken to that voice assistant), under the same age and
+trust rules. With `voice_spoken_answer` and a pipeline with text-to-speech, the answer is
+also spoken (voice_answer.py) and sent as an encrypted audio attachment of the same reply;
+if that fails the text goes alone. A note that cannot be heard (format, length, size,
+nothing recognised, a timeout, a failure) is answered with a short reason and stays
+pending. A note without a voice pipeline is handled as a message with its text only.
 """
 
 import asyncio
@@ -33,8 +42,10 @@ from datetime import datetime
 from typing import Any, Final
 
 from homeassistant.components import conversation
+from homeassistant.components.assist_pipeline import Pipeline, async_get_pipelines
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import Context, Event, HomeAssistant, callback
+from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers.translation import async_get_exception_message
 
 from .client.errors import PacerelleError
@@ -42,6 +53,9 @@ from .client.payloads import CHAT_MESSAGE
 from .const import CONF_OWNER_ID, DOMAIN
 from .options import AgentOptions
 from .runtime import EVENT_MESSAGE, PacerelleRuntime
+from .voice import VOICE_PROBLEM_KEYS, VoiceOutcome, voice_note
+from .voice_answer import SpokenAnswer, SpokenAnswerError, async_speak
+from .voice_audio import MAX_VOICE_BYTES, MAX_VOICE_SECONDS
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -54,6 +68,7 @@ MAX_REQUEST_AGE: Final = 300.0
 # be run at all; later, it would answer a question nobody is looking at any more.
 ANSWER_EXPIRE_AFTER: Final = MAX_REQUEST_AGE
 CONVERSATION_ID_PREFIX: Final = "pacerelle-"
+VOICE_FAILED_KEY: Final = "voice_failed"
 
 
 class NoAnswerError(Exception):
@@ -73,11 +88,16 @@ class AssistBridge:
         hass: HomeAssistant,
         entry: ConfigEntry[PacerelleRuntime],
         conversation_agent_id: str,
+        *,
+        voice_pipeline: str | None = None,
+        spoken_answer: bool = False,
     ) -> None:
         self._hass = hass
         self._entry = entry
         self._owner_id = str(entry.data[CONF_OWNER_ID])
         self._conversation_agent_id = conversation_agent_id
+        self._voice_pipeline = voice_pipeline
+        self._spoken_answer = spoken_answer
         self._queue: asyncio.Queue[Mapping[str, Any]] = asyncio.Queue()
         self._conversations: dict[str, str] = {}
 
@@ -98,7 +118,9 @@ class AssistBridge:
         if data["sender_id"] != self._owner_id or data["group"]:
             _LOGGER.debug("Assist bridge ignores %s from %s", data["message_id"], data["sender_id"])
             return
-        if data["kind"] not in ANSWERED_KINDS or not str(data["text"]).strip():
+        if data["kind"] not in ANSWERED_KINDS:
+            return
+        if not (str(data["text"]).strip() or self._is_voice(data)):
             return
         self._queue.put_nowait(data)
 
@@ -132,27 +154,91 @@ class AssistBridge:
             )
             await self._tell(message_id, "assist_too_old", {"minutes": str(int(age // 60))})
             return
+        text, agent_id, language = str(request["text"]), self._conversation_agent_id, None
+        pipeline: Pipeline | None = None
+        if self._is_voice(request):
+            pipeline = self._pipeline()
+            transcript = request.get("transcript")
+            if pipeline is None or not transcript:
+                await self._tell_voice_problem(message_id, pipeline)
+                return
+            text, agent_id = str(transcript), pipeline.conversation_engine
+            language = pipeline.conversation_language
         try:
-            answer = await self._ask(request)
+            answer = await self._ask(request, text, agent_id, language)
         except Exception:
             _LOGGER.exception(
                 "Conversation agent %s could not answer Pacerelle request %s",
-                self._conversation_agent_id,
+                agent_id,
                 message_id,
             )
             answer = async_get_exception_message(DOMAIN, "assist_failed")
+            pipeline = None  # an apology is not worth a voice
+        spoken = await self._speak(message_id, pipeline, answer)
         agent = self._entry.runtime_data.agent
         try:
+            attachments = []
+            if spoken is not None:
+                try:
+                    attachments.append(
+                        await agent.upload_attachment(
+                            spoken.data, name=spoken.name, mime=spoken.mime
+                        )
+                    )
+                except PacerelleError as err:
+                    _LOGGER.warning("Spoken answer to %s not uploaded: %s", message_id, err)
             # Offline, the answer is queued (durably) and goes out once connected.
             await agent.send_text(
-                answer, source_message_id=message_id, expire_after=ANSWER_EXPIRE_AFTER
+                answer,
+                source_message_id=message_id,
+                expire_after=ANSWER_EXPIRE_AFTER,
+                attachments=attachments,
             )
-            await agent.mark_processed(
-                message_id, note=f"Answered by {self._conversation_agent_id} (Assist bridge)"
-            )
+            await agent.mark_processed(message_id, note=f"Answered by {agent_id} (Assist bridge)")
         except PacerelleError as err:
             # Left pending: an automation, a tool or the owner can still see it.
             _LOGGER.warning("Assist bridge could not answer request %s: %s", message_id, err)
+
+    def _is_voice(self, request: Mapping[str, Any]) -> bool:
+        """A voice note the bridge answers by voice (a voice pipeline is chosen)."""
+        attachments = request.get("attachments") or []
+        return self._voice_pipeline is not None and voice_note(attachments) is not None
+
+    def _pipeline(self) -> Pipeline | None:
+        found = [p for p in async_get_pipelines(self._hass) if p.id == self._voice_pipeline]
+        if not found:
+            _LOGGER.warning("Voice pipeline %s does not exist", self._voice_pipeline)
+        return found[0] if found else None
+
+    async def _tell_voice_problem(self, message_id: str, pipeline: Pipeline | None) -> None:
+        """Why a voice note was not run (never silence); it stays pending."""
+        voice = self._entry.runtime_data.voice
+        outcome = voice.take(message_id) if voice is not None else None
+        if outcome is None:
+            outcome = VoiceOutcome()
+        key = VOICE_PROBLEM_KEYS.get(outcome.problem or "", VOICE_FAILED_KEY)
+        _LOGGER.warning(
+            "Assist bridge did not run voice note %s: %s",
+            message_id,
+            outcome.problem or ("no pipeline" if pipeline is None else "no transcript"),
+        )
+        placeholders = {
+            "seconds": str(MAX_VOICE_SECONDS),
+            "megabytes": str(MAX_VOICE_BYTES // (1024 * 1024)),
+        }
+        await self._tell(message_id, key, placeholders)
+
+    async def _speak(
+        self, message_id: str, pipeline: Pipeline | None, answer: str
+    ) -> SpokenAnswer | None:
+        """The answer spoken by the voice pipeline's TTS, when asked for; None otherwise."""
+        if not self._spoken_answer or pipeline is None or not pipeline.tts_engine:
+            return None
+        try:
+            return await async_speak(self._hass, pipeline, answer)
+        except (SpokenAnswerError, TimeoutError, HomeAssistantError) as err:
+            _LOGGER.warning("Spoken answer to %s failed, text only: %s", message_id, err)
+            return None
 
     def _trust_placeholders(self, request: Mapping[str, Any]) -> dict[str, str]:
         trust = self._entry.runtime_data.trust
@@ -174,21 +260,24 @@ class AssistBridge:
         except PacerelleError as err:
             _LOGGER.warning("Assist bridge could not answer request %s: %s", message_id, err)
 
-    async def _ask(self, request: Mapping[str, Any]) -> str:
+    async def _ask(
+        self, request: Mapping[str, Any], text: str, agent_id: str, language: str | None
+    ) -> str:
         conversation_id = str(request["conversation_id"])
         async with asyncio.timeout(ANSWER_TIMEOUT):
             result = await conversation.async_converse(
                 self._hass,
-                str(request["text"]),
+                text,
                 self._conversations.get(conversation_id, ha_conversation_id(conversation_id)),
                 Context(),
-                agent_id=self._conversation_agent_id,
+                language=language,
+                agent_id=agent_id,
             )
         if result.conversation_id:
             self._conversations[conversation_id] = result.conversation_id
         speech = result.response.speech.get("plain", {}).get("speech")
         if not isinstance(speech, str) or not speech.strip():
-            raise NoAnswerError(f"{self._conversation_agent_id} gave no spoken answer")
+            raise NoAnswerError(f"{agent_id} gave no spoken answer")
         return speech
 
 
@@ -202,6 +291,12 @@ def request_age(request: Mapping[str, Any], now: float | None = None) -> float:
 @callback
 def async_setup_assist_bridge(hass: HomeAssistant, entry: ConfigEntry[PacerelleRuntime]) -> None:
     """Start the entry's bridge if its options choose a conversation agent."""
-    agent_id = AgentOptions.from_options(entry.options).assist_agent
-    if agent_id:
-        AssistBridge(hass, entry, agent_id).async_start()
+    options = AgentOptions.from_options(entry.options)
+    if options.assist_agent:
+        AssistBridge(
+            hass,
+            entry,
+            options.assist_agent,
+            voice_pipeline=options.voice_pipeline,
+            spoken_answer=options.voice_spoken_answer,
+        ).async_start()

@@ -22,6 +22,11 @@
   trusted) or `blocked` (never fired: a blocked device's messages are dropped)
 - `relayed_at`: ISO 8601 time the relay says it took the message (null if it did not say);
   the relay is not trusted for it: it only ever makes a request older (see assist.py)
+- `transcript`: what a voice note (the first `audio/*` attachment) says, as the chosen
+  Assist pipeline's speech-to-text heard it; null when there is none (no voice pipeline,
+  not a voice note, a device not trusted, not wanted by the options, or a failure). See
+  voice.py. This event type is kept out of the recorder's database (voice_privacy.py):
+  what people write or say stays out of the history, as on the event entity.
 
 `pacerelle_widget_response`, also fired for each answer to one of our widgets:
 `entry_id`, `agent_id`, `conversation_id`, `message_id` (of the answer), `sender_id`,
@@ -41,7 +46,8 @@ the relay may or may not have it; never sent twice), `expired` (still queued at 
 `expire_after`: dropped, never sent late), `failed` (the relay refused it) or `cleared`
 (dropped by `pacerelle.clear_queue`).
 
-Events keep arrival order: when a message's files are being saved, later events wait for it
+Events keep arrival order: when a message's files are being saved or its voice note
+transcribed (voice.py, bounded by its pipeline timeout), later events wait for it
 (the inbox pipeline prepares a batch's requests before its events fire, in order). Files are
 downloaded without the agent's lock (a send never waits for one), at most
 MAX_CONCURRENT_DOWNLOADS at a time, and a message's files are given up DOWNLOAD_DEADLINE
@@ -62,6 +68,7 @@ from .client.errors import PacerelleConnectionError
 from .client.inbox import Request
 from .client.trust import DeviceTrust, TrustState
 from .client.widget_answers import parse_response
+from .voice import VoiceNotes
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -99,11 +106,12 @@ def event_data(
     request: Request,
     saved: Mapping[str, str | None] | None = None,
     trust: DeviceTrust | None = None,
+    transcript: str | None = None,
 ) -> dict[str, Any]:
     """`pacerelle_message` data: no secrets (attachment keys stay in the store).
 
     `saved` maps attachment ids to where they were written (None: failed); without it the
-    attachments carry no `path`.
+    attachments carry no `path`. `transcript`: the voice note's text (voice.py).
     """
     attachments = []
     for item in request.attachments:
@@ -132,6 +140,7 @@ def event_data(
         ),
         "received_at": _iso(request.received_at),
         "relayed_at": _iso(request.relayed_at) if request.relayed_at is not None else None,
+        "transcript": transcript,
         **trust_fields(trust),
     }
 
@@ -171,7 +180,8 @@ def _iso(timestamp: float) -> str:
 
 
 class MessageEvents:
-    """Fires an entry's events, saving a message's files first when a folder is set.
+    """Fires an entry's events, saving a message's files (when a folder is set) and
+    transcribing its voice note (when `voice` wants it) first.
 
     `prepare` and `deliver` are the agent's hand-over hooks: the inbox pipeline awaits
     `prepare` (the files) before it saves the request as accepted, then calls `deliver`
@@ -190,6 +200,7 @@ class MessageEvents:
         download_deadline: float = DOWNLOAD_DEADLINE,
         max_downloads: int = MAX_CONCURRENT_DOWNLOADS,
         judge: Callable[[Request], DeviceTrust] | None = None,
+        voice: VoiceNotes | None = None,
     ) -> None:
         self._hass = hass
         self._entry_id = entry_id
@@ -199,29 +210,44 @@ class MessageEvents:
         self._download_deadline = download_deadline
         self._downloads = asyncio.Semaphore(max_downloads)
         self._judge = judge
+        self._voice = voice
         self._saved: dict[str, Mapping[str, str | None]] = {}
 
     def prepare(self, request: Request) -> Awaitable[None] | None:
-        """Save the request's files into the media folder, when one is set."""
-        if not (self._media_folder and request.attachments):
+        """Transcribe the request's voice note, if wanted, and save its files into the
+        media folder, when one is set."""
+        note = self._voice.wanted(request) if self._voice is not None else None
+        save = bool(self._media_folder and request.attachments)
+        if note is None and not save:
             return None
-        return self._save(request)
+        return self._prepare(request, note, save)
 
-    async def _save(self, request: Request) -> None:
+    async def _prepare(self, request: Request, note: Mapping[str, Any] | None, save: bool) -> None:
         deadline = asyncio.get_running_loop().time() + self._download_deadline
+        # The voice note's bytes, once downloaded for speech-to-text, are saved as they are.
+        fetched: dict[str, bytes] = {}
 
         async def download(attachment: Mapping[str, Any]) -> bytes:
+            key = str(attachment.get("id"))
+            if key in fetched:
+                return fetched.pop(key)
             try:
                 async with asyncio.timeout_at(deadline), self._downloads:
-                    return await self._download(attachment)
+                    data = await self._download(attachment)
             except TimeoutError:
                 # A PacerelleError: async_save_incoming marks the file unsaved and goes on.
                 raise PacerelleConnectionError(
                     f"download not done within {self._download_deadline:g} s"
                 ) from None
+            if save and note is not None and key == str(note.get("id")):
+                fetched[key] = data
+            return data
 
-        saved = await async_save_incoming(self._hass, self._media_folder, request, download)
-        self._saved[request.message_id] = saved
+        if note is not None and self._voice is not None:
+            await self._voice.async_transcribe(request, note, download)
+        if save:
+            saved = await async_save_incoming(self._hass, self._media_folder, request, download)
+            self._saved[request.message_id] = saved
 
     @callback
     def deliver(self, request: Request) -> None:
@@ -236,8 +262,11 @@ class MessageEvents:
                 request.sender_device_id,
                 request.sender_id,
             )
+            if self._voice is not None:
+                self._voice.delivered(request, trust)  # forgets the outcome
             return
-        self._fire(request, saved, trust)
+        transcript = self._voice.delivered(request, trust) if self._voice is not None else None
+        self._fire(request, saved, trust, transcript)
 
     @callback
     def _fire(
@@ -245,9 +274,10 @@ class MessageEvents:
         request: Request,
         saved: Mapping[str, str | None] | None,
         trust: DeviceTrust | None,
+        transcript: str | None,
     ) -> None:
         bus = self._hass.bus
-        data = event_data(self._entry_id, self._agent_id, request, saved, trust)
+        data = event_data(self._entry_id, self._agent_id, request, saved, trust, transcript)
         bus.async_fire(EVENT_MESSAGE, data)
         answer = widget_response_data(self._entry_id, self._agent_id, request, trust)
         if answer is not None:

@@ -13,6 +13,9 @@ CONF_ENCRYPTED: Final = "encrypted"
 CONF_MEDIA_FOLDER: Final = "media_folder"
 CONF_ASSIST_AGENT: Final = "assist_agent"
 CONF_LLM_CONVERSATIONS: Final = "llm_conversations"
+CONF_VOICE_PIPELINE: Final = "voice_pipeline"
+CONF_VOICE_TRANSCRIPTS: Final = "voice_transcripts"
+CONF_VOICE_SPOKEN_ANSWER: Final = "voice_spoken_answer"
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,12 @@ class AgentOptions:
     # The conversations the LLM API may read and write; empty means the owner's direct
     # conversation only (see llm_tools.LlmScope).
     llm_conversations: tuple[str, ...] = ()
+    # The Assist pipeline that transcribes voice notes (voice.py); None: none transcribed.
+    voice_pipeline: str | None = None
+    # Transcribe every trusted device's voice notes, even with the Assist bridge off.
+    voice_transcripts: bool = False
+    # Also answer a voice note with the pipeline's text-to-speech, as an audio attachment.
+    voice_spoken_answer: bool = False
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> Self:

@@ -14,6 +14,7 @@ import probatio
 from homeassistant.config_entries import ConfigFlowResult, OptionsFlowWithReload
 from homeassistant.data_entry_flow import section
 from homeassistant.helpers.selector import (
+    AssistPipelineSelector,
     BooleanSelector,
     ConversationAgentSelector,
     SelectSelector,
@@ -27,6 +28,9 @@ from .options import (
     CONF_ENCRYPTED,
     CONF_LLM_CONVERSATIONS,
     CONF_MEDIA_FOLDER,
+    CONF_VOICE_PIPELINE,
+    CONF_VOICE_SPOKEN_ANSWER,
+    CONF_VOICE_TRANSCRIPTS,
     AgentOptions,
 )
 
@@ -43,6 +47,9 @@ def options_schema(conversations: list[str]) -> probatio.Schema:
             probatio.Optional(CONF_LLM_CONVERSATIONS): SelectSelector(
                 SelectSelectorConfig(options=conversations, multiple=True, custom_value=True)
             ),
+            probatio.Optional(CONF_VOICE_PIPELINE): AssistPipelineSelector(),
+            probatio.Optional(CONF_VOICE_TRANSCRIPTS, default=False): BooleanSelector(),
+            probatio.Optional(CONF_VOICE_SPOKEN_ANSWER, default=False): BooleanSelector(),
             probatio.Required(SECTION_DEBUGGING): section(
                 probatio.Schema(
                     {probatio.Required(CONF_ENCRYPTED, default=True): BooleanSelector()}
@@ -67,6 +74,9 @@ class PacerelleOptionsFlow(OptionsFlowWithReload):
                 media_folder=user_input.get(CONF_MEDIA_FOLDER, "").strip(),
                 assist_agent=user_input.get(CONF_ASSIST_AGENT) or None,
                 llm_conversations=tuple(user_input.get(CONF_LLM_CONVERSATIONS) or ()),
+                voice_pipeline=user_input.get(CONF_VOICE_PIPELINE) or None,
+                voice_transcripts=bool(user_input.get(CONF_VOICE_TRANSCRIPTS, False)),
+                voice_spoken_answer=bool(user_input.get(CONF_VOICE_SPOKEN_ANSWER, False)),
             )
             if chosen.media_folder and not await self.hass.async_add_executor_job(
                 self._usable_folder, chosen.media_folder
@@ -79,9 +89,13 @@ class PacerelleOptionsFlow(OptionsFlowWithReload):
             CONF_MEDIA_FOLDER: current.media_folder,
             SECTION_DEBUGGING: {CONF_ENCRYPTED: current.encrypted},
             CONF_LLM_CONVERSATIONS: list(current.llm_conversations),
+            CONF_VOICE_TRANSCRIPTS: current.voice_transcripts,
+            CONF_VOICE_SPOKEN_ANSWER: current.voice_spoken_answer,
         }
         if current.assist_agent is not None:
             suggested[CONF_ASSIST_AGENT] = current.assist_agent
+        if current.voice_pipeline is not None:
+            suggested[CONF_VOICE_PIPELINE] = current.voice_pipeline
         return self.async_show_form(
             step_id="init",
             data_schema=self.add_suggested_values_to_schema(

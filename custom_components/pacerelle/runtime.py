@@ -52,6 +52,8 @@ from .runtime_issues import clear_store_issue, raise_store_issue
 from .store import AgentStore
 from .store_generation import async_advance, async_advance_at_stop
 from .trust import TrustManager
+from .voice import VoiceNotes, VoicePolicy
+from .voice_privacy import async_keep_messages_unrecorded
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -72,6 +74,8 @@ class PacerelleRuntime:
     trust: TrustManager | None = None
     # Messages that did not decrypt, per person and device (decrypt_issues.py).
     decryption_failures: DecryptFailures = field(default_factory=DecryptFailures)
+    # Voice notes' transcripts and problems, for the Assist bridge (voice.py).
+    voice: VoiceNotes | None = None
 
     @property
     def status(self) -> AgentStatus:
@@ -129,10 +133,27 @@ async def async_setup_runtime(hass: HomeAssistant, entry: PacerelleConfigEntry) 
         return await agent.download_attachment(attachment)
 
     trust = TrustManager(hass, entry.entry_id, str(entry.data[CONF_OWNER_ID]))
-    # Events (and files saved to the media folder first) in arrival order: see events.py.
-    events = MessageEvents(
-        hass, entry.entry_id, agent_id, options.media_folder, download, judge=trust.judge
+    voice = VoiceNotes(
+        hass,
+        VoicePolicy(
+            pipeline_id=options.voice_pipeline,
+            owner_id=str(entry.data[CONF_OWNER_ID]),
+            bridge_on=options.assist_agent is not None,
+            every_trusted_device=options.voice_transcripts,
+        ),
+        trust.peek,
     )
+    # Events (files saved, voice notes transcribed first) in arrival order: see events.py.
+    events = MessageEvents(
+        hass,
+        entry.entry_id,
+        agent_id,
+        options.media_folder,
+        download,
+        judge=trust.judge,
+        voice=voice,
+    )
+    async_keep_messages_unrecorded(hass)
 
     @callback
     def status_changed() -> None:
@@ -187,7 +208,9 @@ async def async_setup_runtime(hass: HomeAssistant, entry: PacerelleConfigEntry) 
 
     entry.async_on_unload(hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, stop))
     entry.async_on_unload(stop)
-    return PacerelleRuntime(agent, entry.entry_id, trust=trust, decryption_failures=failures)
+    return PacerelleRuntime(
+        agent, entry.entry_id, trust=trust, decryption_failures=failures, voice=voice
+    )
 
 
 @callback

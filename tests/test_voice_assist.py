@@ -1,0 +1,191 @@
+"""Voice notes through Assist: a note from the owner's phone runs a command and is answered
+in text and voice; bad notes get a reason; untrusted devices reach no speech engine."""
+
+import logging
+from typing import Any
+
+import pytest
+from homeassistant.components.conversation import HOME_ASSISTANT_AGENT
+from homeassistant.core import HomeAssistant
+from pytest_homeassistant_custom_component.common import async_capture_events
+
+from custom_components.pacerelle.events import EVENT_MESSAGE
+from custom_components.pacerelle.options import (
+    CONF_ASSIST_AGENT,
+    CONF_VOICE_PIPELINE,
+    CONF_VOICE_SPOKEN_ANSWER,
+    CONF_VOICE_TRANSCRIPTS,
+)
+from custom_components.pacerelle.runtime import PacerelleRuntime
+from custom_components.pacerelle.voice_audio import MAX_VOICE_SECONDS
+from tests.emulator_fixtures import EmulatorHandle
+from tests.llm_harness import held, running_agent
+from tests.runtime_harness import wait_until
+from tests.test_assist_bridge import KITCHEN, kitchen_light  # noqa: F401 (a fixture)
+from tests.voice_assist_harness import (
+    SPOKEN_PREFIX,
+    VoiceAssistant,
+    async_voice_assistant,
+    wav_note,
+)
+from tests.voice_harness import send_voice_note, wait_received_audio
+
+TRANSCRIPT = "turn on the kitchen light"
+ANSWER = "Turned on the light"
+
+
+@pytest.fixture
+async def voice(hass: HomeAssistant) -> VoiceAssistant:
+    return await async_voice_assistant(hass)
+
+
+def bridge_options(voice: VoiceAssistant, **more: Any) -> dict[str, Any]:
+    return {CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT, CONF_VOICE_PIPELINE: voice.pipeline.id, **more}
+
+
+async def inbox_of(emulator: EmulatorHandle, conversation: str, count: int) -> list[Any]:
+    return await emulator.wait_inbox(conversation, count, within=10)
+
+
+@pytest.mark.usefixtures("kitchen_light")
+async def test_a_voice_note_turns_on_the_light_and_is_answered_in_text_and_voice(
+    hass: HomeAssistant, emulator: EmulatorHandle, voice: VoiceAssistant
+) -> None:
+    installed, entry = await running_agent(
+        hass, emulator, options=bridge_options(voice, **{CONF_VOICE_SPOKEN_ANSWER: True})
+    )
+    runtime: PacerelleRuntime = entry.runtime_data
+    events = async_capture_events(hass, EVENT_MESSAGE)
+    note, pcm_bytes = wav_note(1.5)
+
+    asked = await send_voice_note(
+        emulator, installed.conversation_id, note, "audio/wav", duration_ms=1500
+    )
+    [spoken] = await wait_received_audio(emulator, installed.conversation_id, 1, within=10)
+
+    assert hass.states.get(KITCHEN).state == "on"
+    assert voice.stt.calls == [pcm_bytes]  # the whole note, as 16 kHz mono PCM
+    assert voice.stt.language == [voice.pipeline.stt_language]
+    # The answer's text and its voice, decrypted on the person's phone, in one reply.
+    assert spoken.text == ANSWER
+    assert spoken.data == SPOKEN_PREFIX + ANSWER.encode()
+    assert spoken.mime == "audio/mpeg"
+    assert voice.tts.messages == [ANSWER]
+    [reply] = await emulator.inbox(installed.conversation_id)
+    assert reply["reply_to_message_id"] == asked
+    [event] = events
+    assert event.data["message_id"] == asked
+    assert event.data["transcript"] == TRANSCRIPT
+    assert event.data["attachments"][0]["mime"] == "audio/wav"
+    await wait_until(lambda: runtime.status.pending == 0)
+    handled = runtime.agent.data.history.requests[-1]
+    assert handled.note == f"Answered by {voice.pipeline.conversation_engine} (Assist bridge)"
+
+
+@pytest.mark.usefixtures("kitchen_light")
+async def test_without_spoken_answers_the_answer_is_text_only(
+    hass: HomeAssistant, emulator: EmulatorHandle, voice: VoiceAssistant
+) -> None:
+    installed, _ = await running_agent(hass, emulator, options=bridge_options(voice))
+    note, _ = wav_note(0.5)
+    await send_voice_note(emulator, installed.conversation_id, note, "audio/wav", duration_ms=500)
+    [reply] = await inbox_of(emulator, installed.conversation_id, 1)
+    assert (reply["kind"], reply["text"]) == ("text", ANSWER)
+    assert hass.states.get(KITCHEN).state == "on"
+    assert voice.tts.messages == []
+
+
+@pytest.mark.usefixtures("kitchen_light")
+async def test_an_unsupported_format_gets_a_clear_answer_and_stays_pending(
+    hass: HomeAssistant, emulator: EmulatorHandle, voice: VoiceAssistant
+) -> None:
+    installed, entry = await running_agent(hass, emulator, options=bridge_options(voice))
+    runtime: PacerelleRuntime = entry.runtime_data
+    events = async_capture_events(hass, EVENT_MESSAGE)
+    asked = await send_voice_note(
+        emulator, installed.conversation_id, b"#!AMR\n" + bytes(400), "audio/amr", None
+    )
+    [reply] = await inbox_of(emulator, installed.conversation_id, 1)
+    assert reply["text"].startswith("Home Assistant cannot play this voice note's audio format")
+    assert reply["reply_to_message_id"] == asked
+    assert voice.stt.calls == []
+    assert hass.states.get(KITCHEN).state == "off"
+    assert events[0].data["transcript"] is None
+    assert [r.message_id for r in runtime.agent.pending_requests()] == [asked]
+
+
+@pytest.mark.usefixtures("kitchen_light")
+async def test_an_over_long_note_is_refused_before_it_is_downloaded(
+    hass: HomeAssistant,
+    emulator: EmulatorHandle,
+    voice: VoiceAssistant,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    installed, entry = await running_agent(hass, emulator, options=bridge_options(voice))
+    runtime: PacerelleRuntime = entry.runtime_data
+    caplog.set_level(logging.INFO, logger="aiohttp.access")
+    note, _ = wav_note(0.2)  # says it lasts longer than the limit
+    declared = (MAX_VOICE_SECONDS + 1) * 1000
+    asked = await send_voice_note(emulator, installed.conversation_id, note, "audio/wav", declared)
+    [reply] = await inbox_of(emulator, installed.conversation_id, 1)
+    assert reply["text"] == (
+        f"This voice note is longer than {MAX_VOICE_SECONDS} seconds, too long for a command. "
+        "Please send a shorter one, or type your request"
+    )
+    assert not [r for r in caplog.records if "/agent/blobs/" in r.getMessage()]
+    assert voice.stt.calls == []
+    assert hass.states.get(KITCHEN).state == "off"
+    assert [r.message_id for r in runtime.agent.pending_requests()] == [asked]
+
+
+@pytest.mark.usefixtures("kitchen_light")
+async def test_an_untrusted_device_note_reaches_no_speech_engine(
+    hass: HomeAssistant, emulator: EmulatorHandle, voice: VoiceAssistant
+) -> None:
+    installed, _ = await running_agent(hass, emulator, options=bridge_options(voice))
+    conversation = installed.conversation_id
+    events = async_capture_events(hass, EVENT_MESSAGE)
+    await emulator.send(conversation, text="hello")  # device 1: the owner's, trusted
+    await inbox_of(emulator, conversation, 1)
+    note, _ = wav_note(0.5)
+    # A second device the owner has not trusted (or the relay's own) sends a voice note.
+    await send_voice_note(emulator, conversation, note, "audio/wav", 500, device_id="2")
+    [_, refusal] = await inbox_of(emulator, conversation, 2)
+    assert "a device it does not trust yet (unverified)" in refusal["text"]
+    assert voice.stt.calls == []
+    assert hass.states.get(KITCHEN).state == "off"
+    assert (events[1].data["trust_state"], events[1].data["transcript"]) == ("unverified", None)
+
+
+@pytest.mark.usefixtures("kitchen_light")
+async def test_with_the_bridge_off_transcripts_reach_automations_and_nobody_answers(
+    hass: HomeAssistant, emulator: EmulatorHandle, voice: VoiceAssistant
+) -> None:
+    options = {CONF_VOICE_PIPELINE: voice.pipeline.id, CONF_VOICE_TRANSCRIPTS: True}
+    installed, entry = await running_agent(hass, emulator, options=options)
+    runtime: PacerelleRuntime = entry.runtime_data
+    events = async_capture_events(hass, EVENT_MESSAGE)
+    note, pcm_bytes = wav_note(0.5)
+    asked = await send_voice_note(
+        emulator, installed.conversation_id, note, "audio/wav", duration_ms=500
+    )
+    await held(runtime, asked)
+    await wait_until(lambda: len(events) == 1)
+    assert events[0].data["transcript"] == TRANSCRIPT
+    assert voice.stt.calls == [pcm_bytes]
+    await hass.async_block_till_done()
+    assert await emulator.inbox(installed.conversation_id) == []
+    assert hass.states.get(KITCHEN).state == "off"
+
+
+async def test_without_a_voice_pipeline_nothing_is_transcribed(
+    hass: HomeAssistant, emulator: EmulatorHandle, voice: VoiceAssistant
+) -> None:
+    installed, entry = await running_agent(hass, emulator, options={CONF_VOICE_TRANSCRIPTS: True})
+    events = async_capture_events(hass, EVENT_MESSAGE)
+    note, _ = wav_note(0.5)
+    asked = await send_voice_note(emulator, installed.conversation_id, note, "audio/wav", 500)
+    await held(entry.runtime_data, asked)
+    await wait_until(lambda: len(events) == 1)
+    assert events[0].data["transcript"] is None
+    assert voice.stt.calls == []
