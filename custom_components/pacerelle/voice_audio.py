@@ -66,6 +66,8 @@ CONVERT_TIMEOUT_SECONDS: Final = 30.0
 MAX_FFMPEG_STDERR_BYTES: Final = 4096
 FFMPEG_READ_CHUNK: Final = 64 * 1024
 FFMPEG_DOMAIN: Final = "ffmpeg"
+# The only protocol ffmpeg may open: the memfd. No file:, no network, no nesting.
+FFMPEG_INPUT_PROTOCOLS: Final = "fd"
 
 UNSUPPORTED_FORMAT: Final = "unsupported_format"
 TOO_LONG: Final = "too_long"
@@ -169,7 +171,7 @@ async def async_voice_to_pcm(hass: HomeAssistant, data: bytes, mime: str) -> byt
         pcm = await hass.async_add_executor_job(_pcm_from_voice_wav, data)
         if pcm is not None:
             return _checked_length(pcm)
-    pcm = await _async_ffmpeg_to_pcm(await _async_ffmpeg_binary(hass), data, voice_format)
+    pcm = await async_ffmpeg_to_pcm(await _async_ffmpeg_binary(hass), data, voice_format)
     return _checked_length(pcm)
 
 
@@ -220,7 +222,7 @@ def _ffmpeg_command(binary: str, voice_format: VoiceFormat, fd: int) -> list[str
         "1",
         # Input: one forced demuxer, its decoders, the memfd and nothing else.
         "-protocol_whitelist",
-        "fd",
+        FFMPEG_INPUT_PROTOCOLS,
         "-format_whitelist",
         voice_format.demuxer,
         "-codec_whitelist",
@@ -265,7 +267,8 @@ def _memfd_holding(data: bytes) -> int:
     return fd
 
 
-async def _async_ffmpeg_to_pcm(binary: str, data: bytes, voice_format: VoiceFormat) -> bytes:
+async def async_ffmpeg_to_pcm(binary: str, data: bytes, voice_format: VoiceFormat) -> bytes:
+    """The note decoded by `binary` (an ffmpeg) as 16 kHz mono s16le PCM, locked down."""
     if not hasattr(os, "memfd_create"):
         raise VoiceAudioError(NO_CONVERTER, "no memfd_create on this system")
     loop = asyncio.get_running_loop()
@@ -330,5 +333,7 @@ async def _async_kill_and_reap(process: asyncio.subprocess.Process) -> None:
     if process.returncode is None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()  # should its session have failed to start
     # Shielded: a caller cancelled twice must not leave a zombie behind.
     await asyncio.shield(process.wait())
