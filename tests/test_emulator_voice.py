@@ -113,3 +113,107 @@ async def test_agent_audio_answer_reads_back_decrypted(emulator: EmulatorHandle)
     assert received.duration_ms == duration
     assert await received_audio(emulator, installed.conversation_id, device_id="1") == []
     await agent.close()
+
+
+def _file_url(emulator: EmulatorHandle, conversation_id: str, message_id: str, file_id: str) -> str:
+    files = f"{emulator.base_url}/_emulator/conversations/{conversation_id}/files"
+    return f"{files}/{message_id}/{file_id}"
+
+
+async def test_page_endpoint_plays_audio_with_its_type(emulator: EmulatorHandle) -> None:
+    """The agent's answer and the person's own note, as the page's <audio> loads them."""
+    installed, agent = await _online(emulator)
+    question, mime = await make_audio(0.5, "webm")
+    sent_id = await send_voice_note(emulator, installed.conversation_id, question, mime)
+    envelope = await _next_msg(agent)
+    agent.open(envelope)
+    answer, _ = await make_audio(1.0, "ogg")
+    spoken = await agent.upload_file(answer, "answer.ogg", "audio/ogg; codecs=opus")
+    answer_id = await agent.reply_files(envelope, "", [spoken])
+    await emulator.wait_inbox(installed.conversation_id, 1)
+
+    url = _file_url(emulator, installed.conversation_id, answer_id, spoken["id"])
+    async with emulator.session.get(url) as response:
+        assert response.status == 200
+        assert response.headers["Content-Type"] == "audio/ogg"
+        assert response.headers["X-Content-Type-Options"] == "nosniff"
+        assert "sandbox" in response.headers["Content-Security-Policy"]
+        assert response.headers["Content-Disposition"].startswith("inline;")
+        assert await response.read() == answer
+    async with emulator.session.get(url, headers={"Range": "bytes=100-199"}) as response:
+        assert response.status == 206
+        assert response.headers["Content-Range"] == f"bytes 100-199/{len(answer)}"
+        assert await response.read() == answer[100:200]
+    async with emulator.session.get(url, headers={"Range": f"bytes={len(answer)}-"}) as response:
+        assert response.status == 416
+
+    timeline = await emulator.admin("GET", f"/conversations/{installed.conversation_id}/timeline")
+    [sent] = [item for item in timeline["items"] if item["message_id"] == sent_id]
+    [note] = json.loads(sent["text"])["attachments"]
+    url = _file_url(emulator, installed.conversation_id, sent_id, note["id"])
+    async with emulator.session.get(url) as response:
+        assert response.headers["Content-Type"] == "audio/webm"
+        assert await response.read() == question
+    await agent.close()
+
+
+@pytest.mark.parametrize(
+    ("mime", "served"),
+    [
+        ("text/html", "application/octet-stream"),
+        ("image/svg+xml", "application/octet-stream"),
+        ("audio/ogg\r\nX-Injected: 1", "application/octet-stream"),
+        ("audio/<script>", "application/octet-stream"),
+        ("AUDIO/MPEG; x=<b>", "audio/mpeg"),
+        ("image/png", "image/png"),
+    ],
+)
+async def test_page_endpoint_never_serves_an_agent_file_as_a_page(
+    emulator: EmulatorHandle, mime: str, served: str
+) -> None:
+    """A hostile agent chooses the type: only audio and inline pictures keep theirs."""
+    installed, agent = await _online(emulator)
+    await emulator.send(installed.conversation_id, text="hi")
+    envelope = await _next_msg(agent)
+    agent.open(envelope)
+    page = b"<html><script>alert(document.cookie)</script></html>"
+    file = await agent.upload_file(page, "x.html", mime)
+    message_id = await agent.reply_files(envelope, "", [file])
+    await emulator.wait_inbox(installed.conversation_id, 1)
+    url = _file_url(emulator, installed.conversation_id, message_id, file["id"])
+    async with emulator.session.get(url) as response:
+        assert response.status == 200
+        assert response.headers["Content-Type"] == served
+        assert "X-Injected" not in response.headers
+        assert response.headers["X-Content-Type-Options"] == "nosniff"
+        assert response.headers["Content-Security-Policy"] == "default-src 'none'; sandbox"
+        if served == "application/octet-stream":
+            assert response.headers["Content-Disposition"].startswith("attachment;")
+    await agent.close()
+
+
+async def test_page_endpoint_opens_only_this_conversations_blobs(emulator: EmulatorHandle) -> None:
+    """An agent naming another conversation's blob (and its key) reads nothing of it."""
+    victim, victim_agent = await _online(emulator)
+    secret_audio, mime = await make_audio(0.3, "wav")
+    victim_note = await send_voice_note(emulator, victim.conversation_id, secret_audio, mime)
+    stolen = json.loads(victim_agent.open(await _next_msg(victim_agent)))["attachments"][0]
+
+    thief, thief_agent = await _online(emulator)
+    await emulator.send(thief.conversation_id, text="hi")
+    envelope = await _next_msg(thief_agent)
+    thief_agent.open(envelope)
+    message_id = await thief_agent.reply_files(envelope, "", [stolen])
+    [entry] = await emulator.wait_inbox(thief.conversation_id, 1)
+    assert entry["files"][0]["error"] == "unknown blob"
+    async with emulator.session.get(
+        _file_url(emulator, thief.conversation_id, message_id, stolen["id"])
+    ) as response:
+        assert response.status == 404
+    # Nor across conversations by ids: the victim's message is not in the thief's log.
+    async with emulator.session.get(
+        _file_url(emulator, thief.conversation_id, victim_note, stolen["id"])
+    ) as response:
+        assert response.status == 404
+    await victim_agent.close()
+    await thief_agent.close()

@@ -2,7 +2,16 @@
 
 from aiohttp import web
 
-from . import admin, agent_api, agent_connect, approval_page, chat_page, gateway, groups
+from . import (
+    admin,
+    agent_api,
+    agent_connect,
+    approval_page,
+    chat_files,
+    chat_page,
+    gateway,
+    groups,
+)
 from .config import EmulatorConfig
 from .context import EMULATOR, Emulator
 from .faults import faults_middleware
@@ -24,7 +33,17 @@ def create_app(config: EmulatorConfig | None = None) -> web.Application:
         client_max_size=config.max_blob_bytes + _BODY_SLACK,
     )
     app[EMULATOR] = emulator
-    for module in (agent_connect, approval_page, agent_api, gateway, admin, chat_page, groups):
+    modules = (
+        agent_connect,
+        approval_page,
+        agent_api,
+        gateway,
+        admin,
+        chat_page,
+        chat_files,
+        groups,
+    )
+    for module in modules:
         app.add_routes(module.routes())
 
     async def close_connections(_app: web.Application) -> None:

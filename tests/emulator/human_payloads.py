@@ -138,8 +138,11 @@ def check_history_record(envelope: Json, plaintext: str, key: Json | None) -> st
     return "valid" if opened == plaintext.encode() else "different plaintext"
 
 
-def describe_plaintext(emulator: Emulator, plaintext: str) -> Json:
-    """The kind of an agent's plaintext, its parsed JSON, and any files it carries."""
+def describe_plaintext(
+    emulator: Emulator, plaintext: str, conversation_id: str | None = None
+) -> Json:
+    """The kind of an agent's plaintext, its parsed JSON, and any files it carries (opened
+    only from `conversation_id`'s blobs when given, as the relay serves a device only those)."""
     try:
         parsed = json.loads(plaintext) if plaintext.startswith("{") else None
     except json.JSONDecodeError:
@@ -153,26 +156,46 @@ def describe_plaintext(emulator: Emulator, plaintext: str) -> Json:
         return {
             "kind": "chat.message",
             "payload": parsed,
-            "files": [_open_file(emulator, item) for item in files]
+            "files": [_open_file(emulator, item, conversation_id) for item in files]
             if isinstance(files, list)
             else [],
         }
     return {"kind": "json", "payload": parsed}
 
 
-def _open_file(emulator: Emulator, item: Any) -> Json:
+class UnreadableFileError(Exception):
+    """A file of a message that the person's device cannot open; the message says why."""
+
+
+def open_file_bytes(emulator: Emulator, item: Json, conversation_id: str | None = None) -> bytes:
+    """The plaintext of one attachment (its blob decrypted with the key the message holds).
+
+    With `conversation_id`, a blob of another conversation is unknown: a message may name
+    any blob id, the relay lets a device read only its conversation's."""
+    blob_id = str(item.get("blob_id"))
+    record = emulator.state.blobs.get(blob_id)
+    if conversation_id is not None and (
+        record is None or record.conversation_id != conversation_id
+    ):
+        raise UnreadableFileError("unknown blob")
+    data = emulator.storage.get_blob(blob_id)
+    if data is None:
+        raise UnreadableFileError("unknown blob")
+    try:
+        return AESGCM(base64.b64decode(str(item.get("key_b64")))).decrypt(
+            base64.b64decode(str(item.get("iv_b64"))), data, None
+        )
+    except (InvalidTag, ValueError, binascii.Error) as err:
+        raise UnreadableFileError("does not decrypt") from err
+
+
+def _open_file(emulator: Emulator, item: Any, conversation_id: str | None) -> Json:
     if not isinstance(item, dict):
         return {"error": "not an object"}
     result: Json = {key: item.get(key) for key in ("id", "name", "mime", "size")}
     # Media fields as the app reads them: a voice note's duration, a picture's size.
     result.update({name: item[name] for name in _MEDIA_FIELDS if type(item.get(name)) is int})
-    data = emulator.storage.get_blob(str(item.get("blob_id")))
-    if data is None:
-        return {**result, "error": "unknown blob"}
     try:
-        plain = AESGCM(base64.b64decode(str(item.get("key_b64")))).decrypt(
-            base64.b64decode(str(item.get("iv_b64"))), data, None
-        )
-    except (InvalidTag, ValueError, binascii.Error):
-        return {**result, "error": "does not decrypt"}
-    return {**result, "content_b64": _b64(plain)}
+        return {**result, "content_b64": _b64(open_file_bytes(emulator, item, conversation_id))}
+    except UnreadableFileError as err:
+        return {**result, "error": str(err)}

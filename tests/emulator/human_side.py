@@ -283,7 +283,10 @@ class HumanSide:
             return {"kind": "undecryptable", "error": "payload_b64 is not base64"}
         if not envelope["encrypted"]:
             plaintext = framed.decode(errors="replace")
-            return {"text": plaintext, **describe_plaintext(emulator, plaintext)}
+            return {
+                "text": plaintext,
+                **describe_plaintext(emulator, plaintext, installation.conversation_id),
+            }
         key = f"{installation.owner_id}/{device_id}"
         if key not in emulator.state.devices:
             return {"kind": "undecryptable", "error": f"unknown device {device_id}"}
@@ -298,5 +301,5 @@ class HumanSide:
             "text": plaintext,
             "frame_type": framed[0],
             "history": check_history_record(envelope, plaintext, log.history_key),
-            **describe_plaintext(emulator, plaintext),
+            **describe_plaintext(emulator, plaintext, installation.conversation_id),
         }
