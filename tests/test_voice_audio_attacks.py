@@ -231,6 +231,7 @@ async def test_a_decoder_flooding_stdout_is_cut_off(
 ) -> None:
     """Endless output stops at the duration cap: too_long, memory bounded."""
     monkeypatch.setenv("FAKE_FFMPEG_MODE", "flood")
+    monkeypatch.setattr(voice_audio, "CONVERT_TIMEOUT_SECONDS", FAKE_TIMEOUT_SECONDS)
     assert await refusal(hass, make_note("ogg_opus"), "audio/ogg") == "too_long"
     assert MAX_FFMPEG_OUTPUT_BYTES < 5 * 1024 * 1024
 
@@ -244,6 +245,7 @@ async def test_a_chatty_decoder_is_drained_and_logged_bounded(
 ) -> None:
     """1 MB on stderr (more than a pipe holds) does not stall it; the log keeps 4 KiB."""
     monkeypatch.setenv("FAKE_FFMPEG_MODE", "chatty")
+    monkeypatch.setattr(voice_audio, "CONVERT_TIMEOUT_SECONDS", FAKE_TIMEOUT_SECONDS * 3)
     caplog.set_level("DEBUG", logger=voice_audio.__name__)
     pcm = await async_voice_to_pcm(hass, make_note("ogg_opus"), "audio/ogg")
     assert len(pcm) == 32000

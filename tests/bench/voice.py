@@ -1,0 +1,73 @@
+"""scripts/bench-voice: how long a voice note takes to become 16 kHz PCM.
+
+Wall time (median of a few rounds) of voice_audio's conversion of a 30 s note in each
+format a phone sends, through the same locked-down ffmpeg subprocess (or, for 16 kHz
+WAV, the same Python path) Home Assistant uses. CPU load from other work shows up here.
+"""
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from custom_components.pacerelle.voice_audio import (
+    MP4,
+    OGG,
+    VOICE_BYTES_PER_SECOND,
+    WAV,
+    WEBM,
+    VoiceFormat,
+    _pcm_from_voice_wav,
+    async_ffmpeg_to_pcm,
+)
+from tests.voice_audio_harness import FORMATS, make_note_file
+
+NOTE_SECONDS = 30
+CASES: tuple[tuple[str, VoiceFormat | None], ...] = (
+    ("ogg_opus", OGG),
+    ("webm_opus", WEBM),
+    ("m4a_aac", MP4),
+    ("wav_44k_stereo", WAV),
+    ("wav_16k_mono", None),  # the Python path
+)
+
+
+async def _one(data: bytes, voice_format: VoiceFormat | None) -> tuple[float, int]:
+    started = time.perf_counter()
+    if voice_format is None:
+        pcm = await asyncio.get_running_loop().run_in_executor(None, _pcm_from_voice_wav, data)
+        assert pcm is not None
+    else:
+        pcm = await async_ffmpeg_to_pcm("ffmpeg", data, voice_format)
+    return time.perf_counter() - started, len(pcm)
+
+
+async def _run(rounds: int) -> list[str]:
+    lines = [f"voice notes of {NOTE_SECONDS} s to 16 kHz mono PCM (median of {rounds}):"]
+    with tempfile.TemporaryDirectory() as directory:
+        for name, voice_format in CASES:
+            path = make_note_file(Path(directory) / name, FORMATS[name][1], seconds=NOTE_SECONDS)
+            data = path.read_bytes()
+            times = []
+            for _ in range(rounds):
+                elapsed, pcm_bytes = await _one(data, voice_format)
+                times.append(elapsed)
+            seconds_out = pcm_bytes / VOICE_BYTES_PER_SECOND
+            lines.append(
+                f"  {name:15} {len(data) / 1024:8.0f} KiB -> {seconds_out:5.1f} s of PCM"
+                f" in {statistics.median(times) * 1000:7.1f} ms"
+            )
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="scripts/bench-voice", description=__doc__)
+    parser.add_argument("--rounds", type=int, default=5)
+    for line in asyncio.run(_run(parser.parse_args().rounds)):
+        print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
