@@ -31,6 +31,7 @@ MESSAGE_KEYS = {
     "widget_response",
     "received_at",
     "relayed_at",
+    "transcript",
     "trusted",
     "trust_state",
 }
