@@ -26,7 +26,7 @@ from .agent_core import AgentConfig, AgentCore, AgentHooks, ConnectionState
 from .agent_data import AgentData
 from .api import AgentApi
 from .checkpoints import Checkpoint, check_fields
-from .errors import PacerelleError
+from .errors import PacerelleError, PacerelleResponseError
 from .gateway import CLOSE_TOKEN_EXPIRED, GatewayConnection
 from .gateway_frames import IdentityChanged, InboundMessage, RefusedMessage, RelayError, build_ack
 from .gateway_refusals import GatewayRefusals
@@ -38,6 +38,7 @@ from .payloads import chat_payload
 from .prekey_publisher import PrekeyPublisher
 from .send_queue import DEFAULT_EXPIRE_AFTER
 from .sender import DevicePolicy, Sender, SendError, public_descriptor, secret_descriptor
+from .server_answers import device_id
 from .signal.identity import verification_code
 from .tokens import InstallationRevokedError, RuntimeCredential, RuntimeTokens
 
@@ -198,7 +199,9 @@ class Agent:
 
         Offline, it is queued for up to `expire_after` seconds (0: refused at once).
         """
-        target = self._sender.resolve(source_message_id, conversation_id, to, to_device_id)
+        target = self._sender.resolve(
+            source_message_id, conversation_id, to, _checked_device(to_device_id)
+        )
         secrets = [secret_descriptor(item) for item in attachments]
         return await self._sender.send(
             chat_payload(text, secrets),
@@ -222,7 +225,9 @@ class Agent:
         expire_after: float = DEFAULT_EXPIRE_AFTER,
     ) -> Reply:
         """Send a widget payload (validated by the caller) to the same target as a request."""
-        target = self._sender.resolve(source_message_id, conversation_id, to, to_device_id)
+        target = self._sender.resolve(
+            source_message_id, conversation_id, to, _checked_device(to_device_id)
+        )
         text = json.dumps(dict(payload), separators=(",", ":"))
         return await self._sender.send(
             text,
@@ -441,6 +446,16 @@ class Agent:
         self.refusals.record(message)
         with contextlib.suppress(PacerelleError):  # not connected: acknowledged when it comes again
             await self._core.write(build_ack(message))
+
+
+def _checked_device(to_device_id: str | None) -> str | None:
+    """A device id given by the caller, canonical as the relay's (server_answers.device_id)."""
+    if to_device_id is None:
+        return None
+    try:
+        return device_id(to_device_id, "to_device_id")
+    except PacerelleResponseError:
+        raise SendError("invalid_device_id", repr(to_device_id)[:40]) from None
 
 
 def _last_request_at(data: AgentData) -> float | None:

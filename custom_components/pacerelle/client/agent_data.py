@@ -95,7 +95,16 @@ class Conversations:
 
 
 def device_key(user_id: str, conversation_id: str) -> str:
-    return f"{user_id}|{conversation_id}"
+    """The last-device map's key: one per (person, conversation), never shared.
+
+    "%" and "|" are percent-escaped in the ids, so that ("a|b", "c") and ("a", "b|c") no
+    longer meet in "a|b|c"; ids without them (all seen so far) keep the key stores hold.
+    """
+    return f"{_escape_key_part(user_id)}|{_escape_key_part(conversation_id)}"
+
+
+def _escape_key_part(part: str) -> str:
+    return part.replace("%", "%25").replace("|", "%7C")
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from . import groups, history_v1
+from . import groups, history_v1, server_answers
 from .agent_data import AgentData
 from .errors import PacerelleError
 from .gateway_frames import InboundMessage
@@ -46,7 +46,12 @@ class Opened:
 
 
 def peer_of(user_id: str, conversation_id: str, device_id: str) -> PeerAddress:
-    return PeerAddress(user_id, conversation_id, int(device_id))
+    """The peer; ValueError unless `device_id` is canonical (server_answers.device_id)."""
+    try:
+        canonical = server_answers.device_id(device_id, "device id")
+    except PacerelleError as err:
+        raise ValueError(str(err)) from None
+    return PeerAddress(user_id, conversation_id, int(canonical))
 
 
 def open_batch(

@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import Any
 
 from .errors import PacerelleResponseError
-from .server_answers import MAX_ANSWER_BYTES, MAX_ID_CHARS, parse_json
+from .server_answers import MAX_ANSWER_BYTES, MAX_ID_CHARS, device_id, parse_json
 
 MAX_FRAME_CHARS = MAX_ANSWER_BYTES
 MAX_FRAME_BYTES = MAX_FRAME_CHARS * 4  # UTF-8 of at most MAX_FRAME_CHARS characters
@@ -239,11 +239,10 @@ def _device_id(frame: Mapping[str, Any]) -> str:
     value = frame.get("from_device_id")
     if value is None:
         return DEFAULT_DEVICE_ID
-    text = str(value) if type(value) is int else value
-    # Signal device ids are small positive integers; the peer address needs one.
-    if not isinstance(text, str) or not text.isdigit() or not 0 < int(text) < 2**31:
-        raise FrameError("`from_device_id` must be a positive integer")
-    return str(int(text))
+    try:
+        return device_id(value, "from_device_id")
+    except PacerelleResponseError as err:
+        raise FrameError(str(err)) from None
 
 
 def _message(frame: Mapping[str, Any]) -> InboundMessage:

@@ -13,6 +13,7 @@ levels): it is caught here, and a shallower nesting past MAX_JSON_DEPTH is refus
 
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -27,6 +28,14 @@ MAX_TOKEN_CHARS = 4096
 # Runtime tokens live 15 minutes and authorizations about as long; a day leaves room.
 MAX_EXPIRES_IN = 24 * 3600.0
 MIN_EXPIRES_IN = 1.0
+
+# A Signal device id as the relay and senders write it: canonical ASCII decimal, 1 to
+# 999,999,999 (below 2**31; libsignal's own are 1 to 127). int() maps "007", "+7", " 7",
+# "7\n" and "\u0667" (Arabic-Indic seven) onto device 7 and "1_0" onto 10, and
+# str.isdigit() takes every Unicode digit: one device must have one spelling. `[0-9]`, not
+# `\d`, which matches Unicode digits too.
+_DEVICE_ID = re.compile(r"[1-9][0-9]{0,8}")
+MAX_DEVICE_ID = 999_999_999
 
 type Json = Any
 
@@ -79,6 +88,21 @@ def text(body: Mapping[str, Json], name: str, *, max_chars: int = MAX_TEXT_CHARS
 def identifier(body: Mapping[str, Json], name: str) -> str:
     """An id (agent, owner, conversation, blob)."""
     return text(body, name, max_chars=MAX_ID_CHARS)
+
+
+def device_id(value: object, name: str) -> str:
+    """`value` as a canonical device id (a string, or a JSON integer in range).
+
+    Every device id that reaches a session, the trust book or an event goes through here
+    first, so that one device has one spelling.
+    """
+    if type(value) is int and 0 < value <= MAX_DEVICE_ID:
+        return str(value)
+    if isinstance(value, str) and _DEVICE_ID.fullmatch(value) is not None:
+        return value
+    raise PacerelleResponseError(
+        f"`{name}` must be a device id: 1 to {MAX_DEVICE_ID} in ASCII digits, no leading zero"
+    )
 
 
 def token(body: Mapping[str, Json], name: str) -> str:
