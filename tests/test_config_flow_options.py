@@ -64,6 +64,7 @@ async def test_options_shown_saved_and_reloaded(
     assert _suggested(form) == {
         "media_folder": "",
         "assist_agent": None,
+        "assist_in_groups": False,
         "llm_conversations": [],
         "debugging": {"encrypted": True},
     }
@@ -79,6 +80,7 @@ async def test_options_shown_saved_and_reloaded(
     chosen = {
         "media_folder": str(folder),
         "assist_agent": "conversation.home_assistant",
+        "assist_in_groups": True,
         "llm_conversations": ["conv_family"],
         "debugging": {"encrypted": False},
     }
@@ -88,6 +90,7 @@ async def test_options_shown_saved_and_reloaded(
         "encrypted": False,
         "media_folder": str(folder),
         "assist_agent": "conversation.home_assistant",
+        "assist_in_groups": True,
         "llm_conversations": ["conv_family"],
     }
     await hass.async_block_till_done()
@@ -98,6 +101,7 @@ async def test_options_shown_saved_and_reloaded(
     assert _suggested(form) == {
         "media_folder": str(folder),
         "assist_agent": "conversation.home_assistant",
+        "assist_in_groups": True,
         "llm_conversations": ["conv_family"],
         "debugging": {"encrypted": False},
     }

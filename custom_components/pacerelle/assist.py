@@ -3,13 +3,15 @@
 Off unless the options name a conversation agent (Assist is `conversation.home_assistant`;
 an LLM agent works the same way). Only the installation's owner, writing directly to the
 agent, is answered: other senders and group messages are left pending for automations or
-LLM tools. Each Pacerelle conversation keeps one Home Assistant conversation id (a fixed
-id, so the agent keeps its context across messages and restarts). Answers go back
-encrypted, as a reply to the request, which is then marked processed; a failure answers
-with a short apology and is logged. An answer ready while the agent reconnects is queued
-by the agent's outbox (client/send_queue.py) for ANSWER_EXPIRE_AFTER: one mechanism for
-every send made offline, rather than a wait of the bridge's own. Requests are answered one
-at a time, in order.
+LLM tools. With `assist_in_groups`, a group message from a trusted device of any member
+is answered too, the reply going to the group (trust as judged for groups in trust.py;
+the same age and trust refusals, told to the group). Each Pacerelle conversation keeps
+one Home Assistant conversation id (a fixed id, so the agent keeps its context across
+messages and restarts). Answers go back encrypted, as a reply to the request, which is
+then marked processed; a failure answers with a short apology and is logged. An answer
+ready while the agent reconnects is queued by the agent's outbox (client/send_queue.py)
+for ANSWER_EXPIRE_AFTER: one mechanism for every send made offline, rather than a wait of
+the bridge's own. Requests are answered one at a time, in order.
 
 Requests still pending from before a start are not answered: a command from hours ago
 ("unlock the door") must not run on its own when Home Assistant comes back. For the same
@@ -91,6 +93,7 @@ class AssistBridge:
         *,
         voice_pipeline: str | None = None,
         spoken_answer: bool = False,
+        in_groups: bool = False,
     ) -> None:
         self._hass = hass
         self._entry = entry
@@ -98,6 +101,7 @@ class AssistBridge:
         self._conversation_agent_id = conversation_agent_id
         self._voice_pipeline = voice_pipeline
         self._spoken_answer = spoken_answer
+        self._in_groups = in_groups
         self._queue: asyncio.Queue[Mapping[str, Any]] = asyncio.Queue()
         self._conversations: dict[str, str] = {}
 
@@ -115,7 +119,9 @@ class AssistBridge:
         data = event.data
         if data["entry_id"] != self._entry.entry_id:
             return
-        if data["sender_id"] != self._owner_id or data["group"]:
+        # In a group (option `assist_in_groups`) any member asks; trust decides in _answer.
+        answered = self._in_groups if data["group"] else data["sender_id"] == self._owner_id
+        if not answered:
             _LOGGER.debug("Assist bridge ignores %s from %s", data["message_id"], data["sender_id"])
             return
         if data["kind"] not in ANSWERED_KINDS:
@@ -242,11 +248,10 @@ class AssistBridge:
 
     def _trust_placeholders(self, request: Mapping[str, Any]) -> dict[str, str]:
         trust = self._entry.runtime_data.trust
-        device = (
-            trust.book.get(str(request["sender_id"]), str(request["sender_device_id"]))
-            if trust is not None
-            else None
-        )
+        stored = self._entry.runtime_data.agent.find_request(str(request["message_id"]))
+        # The device judged: in a group, the one that delivered the member's key (trust.py).
+        device_id = trust.presented(stored)[0] if trust and stored else request["sender_device_id"]
+        device = trust.book.get(str(request["sender_id"]), str(device_id)) if trust else None
         return {
             "state": str(request.get("trust_state")),
             "code": device.code if device is not None else "",
@@ -299,4 +304,5 @@ def async_setup_assist_bridge(hass: HomeAssistant, entry: ConfigEntry[PacerelleR
             options.assist_agent,
             voice_pipeline=options.voice_pipeline,
             spoken_answer=options.voice_spoken_answer,
+            in_groups=options.assist_in_groups,
         ).async_start()

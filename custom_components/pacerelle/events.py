@@ -6,7 +6,8 @@
 - `conversation_id`: the conversation it was written in
 - `message_id`: the request's id; pass it as `source_message_id` to answer it
 - `sender_id`, `sender_device_id`: who wrote it, from which of their devices
-- `group`: true when written in a group conversation
+- `group`: true when written in a group conversation (no group name: Pacerelle gives an
+  agent none, so a group is known by its `conversation_id`)
 - `kind`: `text`, `chat.message` (with files), `widget.response` or `widget.update`
 - `text`: what the person wrote (for widget answers, a short description)
 - `reply_to_message_id`: the message it answers, or null

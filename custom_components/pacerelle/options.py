@@ -13,6 +13,7 @@ CONF_ENCRYPTED: Final = "encrypted"
 CONF_MEDIA_FOLDER: Final = "media_folder"
 CONF_ASSIST_AGENT: Final = "assist_agent"
 CONF_LLM_CONVERSATIONS: Final = "llm_conversations"
+CONF_ASSIST_IN_GROUPS: Final = "assist_in_groups"
 CONF_VOICE_PIPELINE: Final = "voice_pipeline"
 CONF_VOICE_TRANSCRIPTS: Final = "voice_transcripts"
 CONF_VOICE_SPOKEN_ANSWER: Final = "voice_spoken_answer"
@@ -31,6 +32,8 @@ class AgentOptions:
     # The conversations the LLM API may read and write; empty means the owner's direct
     # conversation only (see llm_tools.LlmScope).
     llm_conversations: tuple[str, ...] = ()
+    # The Assist bridge also answers trusted members' messages in groups (assist.py).
+    assist_in_groups: bool = False
     # The Assist pipeline that transcribes voice notes (voice.py); None: none transcribed.
     voice_pipeline: str | None = None
     # Transcribe every trusted device's voice notes, even with the Assist bridge off.

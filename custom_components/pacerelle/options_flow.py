@@ -25,6 +25,7 @@ from homeassistant.helpers.selector import (
 from .const import CONF_CONVERSATION_ID
 from .options import (
     CONF_ASSIST_AGENT,
+    CONF_ASSIST_IN_GROUPS,
     CONF_ENCRYPTED,
     CONF_LLM_CONVERSATIONS,
     CONF_MEDIA_FOLDER,
@@ -44,6 +45,7 @@ def options_schema(conversations: list[str]) -> probatio.Schema:
             # Optional without defaults: a field the user empties is then really emptied.
             probatio.Optional(CONF_MEDIA_FOLDER): TextSelector(),
             probatio.Optional(CONF_ASSIST_AGENT): ConversationAgentSelector(),
+            probatio.Optional(CONF_ASSIST_IN_GROUPS, default=False): BooleanSelector(),
             probatio.Optional(CONF_LLM_CONVERSATIONS): SelectSelector(
                 SelectSelectorConfig(options=conversations, multiple=True, custom_value=True)
             ),
@@ -73,6 +75,7 @@ class PacerelleOptionsFlow(OptionsFlowWithReload):
                 ),
                 media_folder=user_input.get(CONF_MEDIA_FOLDER, "").strip(),
                 assist_agent=user_input.get(CONF_ASSIST_AGENT) or None,
+                assist_in_groups=bool(user_input.get(CONF_ASSIST_IN_GROUPS, False)),
                 llm_conversations=tuple(user_input.get(CONF_LLM_CONVERSATIONS) or ()),
                 voice_pipeline=user_input.get(CONF_VOICE_PIPELINE) or None,
                 voice_transcripts=bool(user_input.get(CONF_VOICE_TRANSCRIPTS, False)),
@@ -89,6 +92,7 @@ class PacerelleOptionsFlow(OptionsFlowWithReload):
             CONF_MEDIA_FOLDER: current.media_folder,
             SECTION_DEBUGGING: {CONF_ENCRYPTED: current.encrypted},
             CONF_LLM_CONVERSATIONS: list(current.llm_conversations),
+            CONF_ASSIST_IN_GROUPS: current.assist_in_groups,
             CONF_VOICE_TRANSCRIPTS: current.voice_transcripts,
             CONF_VOICE_SPOKEN_ANSWER: current.voice_spoken_answer,
         }

@@ -9,7 +9,8 @@ has just approved the agent). The rules, in one place (`TrustBook.observe`):
   share an account identity);
 - the owner's first device ever seen is trusted on first use;
 - any other new device or key is unverified, and so is every other person at first
-  (group members included: the user trusts them in Home Assistant, as anyone else);
+  (group members included: the user trusts them in Home Assistant, as anyone else; a
+  group message is judged as the device that delivered its sender key, see ../trust.py);
 - a trusted device whose key changed is `changed` (not trusted) until confirmed again;
 - a blocked device stays blocked whatever key it presents.
 
