@@ -101,7 +101,7 @@ async def timeline(request: web.Request) -> web.Response:
     log = emulator.state.conversation_log(conversation_id)
     items: list[dict[str, Any]] = [
         *({"direction": "out", **entry} for entry in log.sent),
-        *({"direction": "in", "at": entry["received_at"], **entry} for entry in log.inbox),
+        *({"direction": "in", "at": item["received_at"], **_page_view(item)} for item in log.inbox),
     ]
     items.sort(key=lambda item: item["at"])
     devices = emulator.humans.devices_of(installation.owner_id)
@@ -113,6 +113,15 @@ async def timeline(request: web.Request) -> web.Response:
             "items": items,
         }
     )
+
+
+def _page_view(entry: dict[str, Any]) -> dict[str, Any]:
+    """An inbox entry without its files' contents: the page polls the timeline every second
+    and loads each file once, from chat_files.py."""
+    if not isinstance(entry.get("files"), list):
+        return entry
+    files = [{k: v for k, v in item.items() if k != "content_b64"} for item in entry["files"]]
+    return {**entry, "files": files}
 
 
 async def reset_device(request: web.Request) -> web.Response:

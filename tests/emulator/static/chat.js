@@ -12,8 +12,16 @@ let lastSide = "";
 let shownKey = null;
 const COPIED_FEEDBACK_MS = 2000;
 // Pictures an agent sends show inline; other files (and SVG, which can carry scripts when
-// opened) only as download links.
+// opened) only as download links. Audio plays in an <audio> player. The emulator serves
+// each file decrypted, and only audio and these pictures with their own type (chat_files.py).
 const INLINE_IMAGE_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp"];
+// The admin `send` body carries files in base64: this much fits the emulator's body limit
+// (25 MiB blobs plus 64 KiB) once encoded.
+const MAX_UPLOAD_BYTES = 18 * 1024 * 1024;
+// How long the page waits for an audio file's metadata before sending it without duration.
+const MEASURE_TIMEOUT_MS = 5000;
+// A recording stops by itself after this long.
+const MAX_RECORDING_MS = 5 * 60 * 1000;
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -142,12 +150,90 @@ function fileToBase64(file) {
   });
 }
 
+// The duration a Pacerelle app sends with a voice note, read from the audio's metadata.
+function measureDuration(blob) {
+  return new Promise((resolve) => {
+    const audio = new Audio();
+    const url = URL.createObjectURL(blob);
+    let finished = false;
+    const done = (ms) => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      URL.revokeObjectURL(url);
+      resolve(ms);
+    };
+    const timer = setTimeout(() => done(undefined), MEASURE_TIMEOUT_MS);
+    const measured = () => {
+      if (Number.isFinite(audio.duration) && audio.duration > 0) done(Math.round(audio.duration * 1000));
+    };
+    audio.preload = "metadata";
+    audio.addEventListener("loadedmetadata", () => {
+      measured();
+      // WebM from MediaRecorder tells its duration only once its end was read.
+      if (!finished) audio.currentTime = Number.MAX_SAFE_INTEGER;
+    });
+    audio.addEventListener("durationchange", measured);
+    audio.addEventListener("error", () => done(undefined));
+    audio.src = url;
+  });
+}
+
+// A file as the admin `send` takes it; audio goes as a voice note, with its duration.
+async function attachmentOf(file, durationMs) {
+  if (file.size > MAX_UPLOAD_BYTES) throw new Error(`${file.name} is over ${MAX_UPLOAD_BYTES / 1048576} MiB`);
+  const item = { name: file.name, mime: file.type || "application/octet-stream", data_b64: await fileToBase64(file) };
+  if (item.mime.startsWith("audio/")) {
+    const ms = durationMs ?? await measureDuration(file);
+    if (ms !== undefined) item.duration_ms = ms;
+  }
+  return item;
+}
+
+$("voice").addEventListener("change", async () => {
+  const [file] = $("voice").files;
+  $("voice").value = "";
+  if (!file) return;
+  try {
+    await send({ text: "", encrypted: !$("plain").checked, attachments: [await attachmentOf(file)] });
+  } catch (error) { report(error); }
+});
+
+// Recording in the page: MediaRecorder needs a secure context (localhost is one).
+let recorder = null;
+if (window.isSecureContext && navigator.mediaDevices && window.MediaRecorder) $("record").hidden = false;
+$("record").addEventListener("click", async () => {
+  if (recorder) { recorder.stop(); return; }
+  try {
+    const stream = await navigator.mediaDevices.getUserMedia({ audio: true });
+    const chunks = [];
+    const started = performance.now();
+    const active = recorder = new MediaRecorder(stream);
+    const limit = setTimeout(() => active.state === "recording" && active.stop(), MAX_RECORDING_MS);
+    active.addEventListener("dataavailable", (event) => chunks.push(event.data));
+    active.addEventListener("stop", async () => {
+      clearTimeout(limit);
+      for (const track of stream.getTracks()) track.stop();
+      recorder = null;
+      $("record").textContent = "● Record";
+      // The elapsed time is the duration: MediaRecorder's WebM carries none.
+      const elapsed = Math.round(performance.now() - started);
+      const mime = (active.mimeType || "audio/webm").split(";")[0];
+      const file = new File(chunks, "voice-note." + (mime.split("/")[1] || "webm"), { type: mime });
+      try { await send({ text: "", attachments: [await attachmentOf(file, elapsed)] }); } catch (error) { report(error); }
+    });
+    active.start();
+    $("record").textContent = "■ Stop";
+  } catch (error) { recorder = null; report(error); }
+});
+
 $("composer").addEventListener("submit", async (event) => {
   event.preventDefault();
   const text = $("text").value;
-  const files = await Promise.all([...$("files").files].map(async (file) => ({
-    name: file.name, mime: file.type || "application/octet-stream", data_b64: await fileToBase64(file),
-  })));
+  let files;
+  try {
+    files = await Promise.all([...$("files").files].map((file) => attachmentOf(file)));
+  } catch (error) { report(error); return; }
   if (!text && !files.length) return;
   const body = { text, encrypted: !$("plain").checked };
   if (files.length) body.attachments = files;
@@ -250,12 +336,30 @@ function renderWidget(widget, patches, answer) {
   return box;
 }
 
-function fileView(file) {
-  if (!file.content_b64) return el("div", {}, "Attachment " + file.name + (file.error ? ` (${file.error})` : ""));
-  const url = `data:${file.mime};base64,${file.content_b64}`;
+function formatDuration(ms) {
+  const seconds = Math.round(ms / 1000);
+  return `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, "0")}`;
+}
+
+// Where the emulator serves a message's file, decrypted (chat_files.py).
+function fileUrl(item, file) {
+  return `/_emulator/conversations/${encodeURIComponent(current)}/files/`
+    + `${encodeURIComponent(item.message_id)}/${encodeURIComponent(String(file.id))}`;
+}
+
+function fileView(item, file) {
+  const name = String(file.name ?? "file");
+  if (file.error || file.id === undefined) return el("div", {}, "Attachment " + name + (file.error ? ` (${file.error})` : ""));
+  const url = fileUrl(item, file);
+  const mime = String(file.mime ?? "");
+  const download = el("a", { href: url, download: name }, "Download " + name);
+  if (mime.startsWith("audio/")) {
+    const duration = Number.isInteger(file.duration_ms) ? " · " + formatDuration(file.duration_ms) : "";
+    return el("div", { class: "voice-note" }, el("div", { class: "voice-label" }, "Voice note" + duration),
+      el("audio", { controls: true, preload: "metadata", src: url }), download);
+  }
   return el("div", {},
-    INLINE_IMAGE_TYPES.includes(file.mime) ? el("img", { class: "inline-image", src: url, alt: file.name }) : null,
-    el("a", { href: url, download: file.name }, "Download " + file.name));
+    INLINE_IMAGE_TYPES.includes(mime) ? el("img", { class: "inline-image", src: url, alt: name }) : null, download);
 }
 
 function bubbleFor(item, patches, answers, widgets) {
@@ -270,7 +374,7 @@ function bubbleFor(item, patches, answers, widgets) {
   } else if (item.kind === "chat.message") {
     const payload = item.payload || JSON.parse(item.text);
     bubble.append(payload.text || "");
-    for (const file of item.files || payload.attachments || []) bubble.append(fileView(file));
+    for (const file of item.files || payload.attachments || []) bubble.append(fileView(item, file));
   } else if (item.kind === "widget.response") {
     const answer = JSON.parse(item.text);
     const widget = widgets[answer.ref];
