@@ -1,0 +1,52 @@
+"""README "Talk to your home by voice": its example automation, run on a real voice note."""
+
+import pytest
+from homeassistant.core import HomeAssistant
+from homeassistant.setup import async_setup_component
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+
+from custom_components.pacerelle.options import CONF_VOICE_PIPELINE, CONF_VOICE_TRANSCRIPTS
+from tests.emulator_fixtures import EmulatorHandle
+from tests.llm_harness import running_agent
+from tests.runtime_harness import wait_until
+from tests.test_readme_examples import automate, example
+from tests.voice_assist_harness import async_voice_assistant, wav_note
+from tests.voice_harness import send_voice_note
+
+SHOPPING_LIST = "todo.shopping_list"
+
+
+@pytest.fixture
+async def shopping_list(hass: HomeAssistant) -> None:
+    assert await async_setup_component(hass, "homeassistant", {})
+    entry = MockConfigEntry(domain="shopping_list")
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+    assert hass.states.get(SHOPPING_LIST) is not None
+
+
+@pytest.mark.usefixtures("shopping_list")
+async def test_a_shopping_list_filled_by_voice(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    voice = await async_voice_assistant(hass)
+    voice.stt.text = "Add milk"
+    options = {CONF_VOICE_PIPELINE: voice.pipeline.id, CONF_VOICE_TRANSCRIPTS: True}
+    installed, entry = await running_agent(hass, emulator, options=options)
+    await automate(hass, example("A shopping list filled by voice"))
+    note, _ = wav_note(0.5)
+    asked = await send_voice_note(emulator, installed.conversation_id, note, "audio/wav", 500)
+
+    [reply] = await emulator.wait_inbox(installed.conversation_id, 1)
+    assert (reply["text"], reply["reply_to_message_id"]) == ("Added milk", asked)
+    await wait_until(lambda: hass.states.get(SHOPPING_LIST).state == "1")
+    items = await hass.services.async_call(
+        "todo",
+        "get_items",
+        target={"entity_id": SHOPPING_LIST},
+        blocking=True,
+        return_response=True,
+    )
+    assert [item["summary"] for item in items[SHOPPING_LIST]["items"]] == ["milk"]
+    assert await hass.config_entries.async_unload(entry.entry_id)
