@@ -223,6 +223,12 @@ class MessageEvents:
             return None
         return self._prepare(request, note, save)
 
+    @staticmethod
+    def may_prepare(request: Request) -> bool:
+        """Whether `prepare` could have work: only files are prepared (saved, a voice note
+        transcribed). False lets a batch of texts be saved in one write (inbox_pipeline.py)."""
+        return bool(request.attachments)
+
     async def _prepare(self, request: Request, note: Mapping[str, Any] | None, save: bool) -> None:
         deadline = asyncio.get_running_loop().time() + self._download_deadline
         # The voice note's bytes, once downloaded for speech-to-text, are saved as they are.

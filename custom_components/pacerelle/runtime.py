@@ -189,6 +189,7 @@ async def async_setup_runtime(hass: HomeAssistant, entry: PacerelleConfigEntry) 
         run_blocking=run_blocking,
         deliver=events.deliver,
         prepare=events.prepare,
+        may_prepare=events.may_prepare,
         status_changed=status_changed,
         revoked=revoked,
         send_status=send_status,

@@ -20,7 +20,7 @@ from .encrypted_file import DocumentTooLargeError
 from .errors import PacerelleConnectionError
 from .gateway import GatewayConnection
 from .inbox import Request
-from .store_bounds import shrink, within_bounds
+from .store_bounds import StoredSizes, shrink, within_bounds
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -32,6 +32,23 @@ MAX_SHRINKS = 3
 def _document(extra: dict[str, Any], data: AgentData) -> dict[str, Any]:
     """The whole store document: the integration's keys and the runtime's sections."""
     return {**extra, **data.sections()}
+
+
+def _bounded_document(
+    extra: dict[str, Any], data: AgentData, sizes: StoredSizes
+) -> tuple[AgentData, dict[str, Any]]:
+    """`data` within bounds and its document: one executor job (each hop costs latency)."""
+    data = within_bounds(data, sizes)
+    return data, _document(extra, data)
+
+
+@dataclass(frozen=True, slots=True)
+class CommitTiming:
+    """Wall seconds of the last commit: bounds and document (executor), then the save
+    (JSON, encryption, write and fsyncs). For scripts/bench's stage times."""
+
+    build: float
+    save: float
 
 
 class ConnectionState(StrEnum):
@@ -52,6 +69,10 @@ def _nothing(*_args: Any) -> None:
     return None
 
 
+def _always(*_args: Any) -> bool:
+    return True
+
+
 @dataclass(frozen=True, slots=True)
 class AgentConfig:
     agent_id: str
@@ -69,12 +90,17 @@ class AgentHooks:
 
     `prepare` readies a request before it is saved as accepted (saves its files; may await);
     `deliver` then hands it over (fires the event) synchronously, right after that save.
+    `may_prepare` says, before anything is saved, whether `prepare` could have work for a
+    request: when it is False for a whole batch, prepare is not called and the batch is
+    saved as received and accepted in one write (inbox_pipeline.py). It must not guess
+    low: a request it wrongly rules out is handed over unprepared.
     """
 
     save: Callable[[dict[str, Any]], Awaitable[None]]
     run_blocking: BlockingRunner
     deliver: Callable[[Request], None]
     prepare: Callable[[Request], Awaitable[None] | None] = field(default=_nothing)
+    may_prepare: Callable[[Request], bool] = field(default=_always)
     identity_changed: Callable[[str], None] = field(default=_nothing)
     status_changed: Callable[[], None] = field(default=_nothing)
     revoked: Callable[[], None] = field(default=_nothing)
@@ -96,6 +122,8 @@ class AgentCore:
         self.connection: GatewayConnection | None = None
         self.connection_serial = 0
         self.state = ConnectionState.STOPPED
+        self._sizes = StoredSizes()  # used under `lock` only
+        self.last_commit = CommitTiming(0.0, 0.0)
 
     @property
     def data(self) -> AgentData:
@@ -110,17 +138,23 @@ class AgentCore:
         """
         if data is self._data:
             return
-        data = await self.hooks.run_blocking(partial(within_bounds, data))
+        started = time.perf_counter()
+        extra = dict(self._extra)
+        data, document = await self.hooks.run_blocking(
+            partial(_bounded_document, extra, data, self._sizes)
+        )
+        built = time.perf_counter()
         for attempt in range(MAX_SHRINKS + 1):
-            document = await self.hooks.run_blocking(partial(_document, dict(self._extra), data))
             try:
                 await self.hooks.save(document)
             except DocumentTooLargeError as err:
                 if attempt == MAX_SHRINKS:
                     raise
                 data = await self.hooks.run_blocking(partial(shrink, data, err.excess))
+                document = await self.hooks.run_blocking(partial(_document, extra, data))
             else:
                 break
+        self.last_commit = CommitTiming(built - started, time.perf_counter() - built)
         self._data = data
 
     def set_state(self, state: ConnectionState) -> None:

@@ -8,6 +8,10 @@ For a batch of incoming messages, in order:
 4. let the host prepare each request (save its files), WITHOUT the agent's lock;
 5. save them as accepted, hand them over (the `pacerelle_message` event) with nothing
    awaited in between, then send ACK_READ for each.
+When the host has nothing to prepare for any request of the batch (`may_prepare`: a text
+has no files to save), 3 and 5 are one write: the Signal state and the requests saved as
+accepted, then the events, then the ACKs. Each write rewrites and fsyncs the whole store,
+and was most of a message's latency (two per message: 25 ms; one: see scripts/bench).
 Steps 1-3 and 5 are transactions under the agent's lock; step 4 runs outside it, so that a
 send (or anything else that takes the lock) never waits for a download. The host bounds
 each download in time and in number (events.py); the pipeline prepares a batch's requests
@@ -28,6 +32,7 @@ from dataclasses import replace
 from typing import Any
 
 from .agent_core import AgentCore
+from .agent_data import AgentData
 from .api import AgentApi
 from .crypto_jobs import Opened, open_batch, peer_of
 from .decrypt_failures import DecryptionOutcome, DeviceKey
@@ -38,6 +43,7 @@ from .inbound_queue import InboundQueue
 from .inbox import Receipt, Request
 from .signal.identity import verification_code
 from .signal.state import AgentSignalState
+from .stage_clock import StageClock
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -66,7 +72,9 @@ class InboxPipeline:
 
     async def process(self, batch: Sequence[InboundMessage]) -> None:
         core = self._core
+        clock = StageClock()
         async with core.lock:
+            clock.lap("lock")
             to_ack, to_open, stored = self._classify(batch)
             envelopes = await self._group_envelopes(to_open)
             data = core.data
@@ -84,6 +92,7 @@ class InboxPipeline:
                         envelopes=envelopes,
                     )
                 )
+                clock.lap("decrypt")
             inbox = data.inbox
             for item in opened:
                 if item.request is not None:
@@ -98,23 +107,45 @@ class InboxPipeline:
                     )
                     inbox = inbox.reject(item.message.message_id, item.message.digest)
                     to_ack.append(item.message)
-            if data is not core.data or inbox is not data.inbox:
-                await core.commit(replace(data, inbox=inbox))
-            for item in opened:
-                if item.identity_changed:  # told before the message itself is handed over
-                    core.hooks.identity_changed(item.message.sender_id)
-            for item in opened:
-                outcome = _decryption_outcome(item, signal_before, now)
-                if outcome is not None:
-                    core.hooks.decryption(outcome)
+            changed = data is not core.data or inbox is not data.inbox
+            data = replace(data, inbox=inbox)
+            requests = [request for _, request in stored]
+            # Nothing to prepare: received and accepted in one write (module docstring).
+            at_once = bool(requests) and not any(map(core.hooks.may_prepare, requests))
+            if at_once:
+                data = _accepted(data, requests)
+            if changed or at_once:
+                await core.commit(data)
+                clock.lap("save")
+                clock.add("build", core.last_commit.build)
+            self._tell(opened, signal_before, now)
+            if at_once:
+                _deliver(core, requests)  # nothing awaited since the write
+                clock.lap("events")
             if len(core.data.signal.prekeys.one_time_prekeys) < prekeys_before:
                 self.prekeys_used.set()
-        if stored:
-            await self._prepare([request for _, request in stored])  # without the lock
+        if requests and not at_once:
+            await self._prepare(requests)  # without the lock
+            clock.lap("prepare")
             async with core.lock:
-                await self._commit_accepted([request for _, request in stored])
-            to_ack.extend(message for message, _ in stored)
+                await self._commit_accepted(requests)
+            clock.lap("accept")
+            clock.add("build", core.last_commit.build)
+        to_ack.extend(message for message, _ in stored)
         await self._acknowledge(to_ack)
+        clock.lap("ack")
+        _LOGGER.debug("Stage times (ms) of a batch of %d: %s", len(batch), clock)
+
+    def _tell(self, opened: Sequence[Opened], signal_before: AgentSignalState, now: float) -> None:
+        """Identity changes and decryption outcomes, once saved and before any hand-over."""
+        hooks = self._core.hooks
+        for item in opened:
+            if item.identity_changed:
+                hooks.identity_changed(item.message.sender_id)
+        for item in opened:
+            outcome = _decryption_outcome(item, signal_before, now)
+            if outcome is not None:
+                hooks.decryption(outcome)
 
     def _classify(
         self, batch: Sequence[InboundMessage]
@@ -193,14 +224,8 @@ class InboxPipeline:
         data = core.data
         # Still received (nothing else hands over, but the lock was released meanwhile).
         requests = [request for request in requests if request.message_id in data.inbox.received]
-        history = data.history
-        for request in requests:
-            history = history.with_request(request)
-        inbox = data.inbox.accept(request.message_id for request in requests)
-        await core.commit(replace(data, inbox=inbox, history=history))
-        for request in requests:  # no await from the write to the last event
-            core.hooks.deliver(request)
-        core.hooks.status_changed()
+        await core.commit(_accepted(data, requests))
+        _deliver(core, requests)  # nothing awaited since the write
 
     async def _acknowledge(self, messages: Sequence[InboundMessage]) -> None:
         for message in messages:
@@ -208,6 +233,23 @@ class InboxPipeline:
                 await self._core.write(build_ack(message))
             except PacerelleError:
                 return  # not connected: the relay redelivers, and we acknowledge then
+
+
+def _accepted(data: AgentData, requests: Sequence[Request]) -> AgentData:
+    """`data` with the received `requests` accepted (pending) and in the history."""
+    history = data.history
+    for request in requests:
+        history = history.with_request(request)
+    inbox = data.inbox.accept(request.message_id for request in requests)
+    return replace(data, inbox=inbox, history=history)
+
+
+def _deliver(core: AgentCore, requests: Sequence[Request]) -> None:
+    """Hand the saved requests over in arrival order; synchronous, so that nothing runs
+    between the write that accepted them and their events."""
+    for request in requests:
+        core.hooks.deliver(request)
+    core.hooks.status_changed()
 
 
 def _conflict(message: InboundMessage) -> None:

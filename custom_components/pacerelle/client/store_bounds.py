@@ -11,8 +11,9 @@ in diagnostics.
 """
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import replace
+from typing import Any
 
 from .agent_data import AgentData
 from .history import History
@@ -35,11 +36,42 @@ SHRINK_MARGIN = 64 * 1024
 """Bytes evicted beyond the writer's excess, so one shrink is enough despite estimates."""
 
 
-def within_bounds(data: AgentData) -> AgentData:
-    """`data` with the oldest pending requests, history and sessions beyond the limits gone."""
+class StoredSizes:
+    """Stored sizes of pending requests and history entries, remembered between saves.
+
+    Serializing each of them again at every save, to learn their sizes, was most of a
+    save's CPU (500 pending requests: 5 ms, twice per message). They are immutable, so a
+    size is reused while the very same object (`is`) is in the data; the memo keeps only
+    the entries the last measure saw, so it holds nothing the data does not. One per
+    agent (AgentCore), used by one save at a time (under the agent's lock).
+    """
+
+    def __init__(self) -> None:
+        self._sizes: dict[Hashable, tuple[object, int]] = {}
+        self._seen: dict[Hashable, tuple[object, int]] = {}
+
+    def size(self, key: Hashable, entry: object, to_json: Callable[[], Any]) -> int:
+        known = self._sizes.get(key)
+        if known is None or known[0] is not entry:
+            known = (entry, stored_size(to_json()))
+        self._seen[key] = known
+        return known[1]
+
+    def settle(self) -> None:
+        """Forget the entries this measure did not see (gone from the data)."""
+        self._sizes, self._seen = self._seen, {}
+
+
+def within_bounds(data: AgentData, sizes: StoredSizes | None = None) -> AgentData:
+    """`data` with the oldest pending requests, history and sessions beyond the limits gone.
+
+    `sizes` (the agent's) spares measuring again what an earlier save measured.
+    """
+    sizes = StoredSizes() if sizes is None else sizes
     data = _bound_received(data)
-    data = _bound_pending(data)
-    data = _bound_history(data)
+    data = _bound_pending(data, sizes)
+    data = _bound_history(data, sizes)
+    sizes.settle()
     data = _bound_last_devices(data)
     return _bound_sessions(data)
 
@@ -74,7 +106,7 @@ def _shrink_candidates(data: AgentData) -> Iterator[tuple[str, Iterator[Eviction
 
 
 def _history_evictions(history: History) -> Iterator[Eviction]:
-    for kind, size in _history_oldest_first(history):
+    for kind, size in _history_oldest_first(history, StoredSizes()):
         yield _drop_oldest_history_entry(kind), size
 
 
@@ -148,9 +180,12 @@ def _bound_received(data: AgentData) -> AgentData:
     return _counted(replace(data, inbox=inbox), received_requests=excess)
 
 
-def _bound_pending(data: AgentData) -> AgentData:
+def _bound_pending(data: AgentData, memo: StoredSizes) -> AgentData:
     pending = data.inbox.pending
-    sizes = {message_id: stored_size(r.to_json()) for message_id, r in pending.items()}
+    sizes = {
+        message_id: memo.size(("pending", message_id), request, request.to_json)
+        for message_id, request in pending.items()
+    }
     total = sum(sizes.values())
     count = len(pending)
     evicted: list[str] = []
@@ -175,14 +210,24 @@ def _bound_pending(data: AgentData) -> AgentData:
     return _counted(replace(data, inbox=inbox), pending_requests=len(evicted))
 
 
-def _history_oldest_first(history: History) -> list[tuple[str, int]]:
+def _history_oldest_first(history: History, memo: StoredSizes) -> list[tuple[str, int]]:
     """(kind, stored size) of every history entry, the oldest first (each kind in order)."""
     entries = [
-        (item.request.received_at, "request", index, stored_size(item.to_json()))
+        (
+            item.request.received_at,
+            "request",
+            index,
+            memo.size(("request", item.request.message_id), item, item.to_json),
+        )
         for index, item in enumerate(history.requests)
     ]
     entries += [
-        (reply.sent_at, "reply", index, stored_size(reply.to_json()))
+        (
+            reply.sent_at,
+            "reply",
+            index,
+            memo.size(("reply", reply.message_id), reply, reply.to_json),
+        )
         for index, reply in enumerate(history.replies)
     ]
     entries.sort(key=lambda entry: (entry[0], entry[1], entry[2]))
@@ -190,8 +235,8 @@ def _history_oldest_first(history: History) -> list[tuple[str, int]]:
     return [(kind, size) for _, kind, _, size in entries]
 
 
-def _bound_history(data: AgentData) -> AgentData:
-    entries = _history_oldest_first(data.history)
+def _bound_history(data: AgentData, memo: StoredSizes) -> AgentData:
+    entries = _history_oldest_first(data.history, memo)
     total = sum(size for _, size in entries)
     drop = {"request": 0, "reply": 0}
     for kind, size in entries:
