@@ -66,6 +66,9 @@ async def test_options_shown_saved_and_reloaded(
         "assist_agent": None,
         "assist_in_groups": False,
         "llm_conversations": [],
+        "voice_pipeline": None,
+        "voice_transcripts": False,
+        "voice_spoken_answer": False,
         "debugging": {"encrypted": True},
     }
     # The LLM API's scope is offered from the conversations the agent knows.
@@ -82,6 +85,9 @@ async def test_options_shown_saved_and_reloaded(
         "assist_agent": "conversation.home_assistant",
         "assist_in_groups": True,
         "llm_conversations": ["conv_family"],
+        "voice_pipeline": "01JVOICEPIPELINE",
+        "voice_transcripts": True,
+        "voice_spoken_answer": True,
         "debugging": {"encrypted": False},
     }
     result = await driver.request("POST", f"{OPTIONS_API}/{form['flow_id']}", chosen)
@@ -92,6 +98,9 @@ async def test_options_shown_saved_and_reloaded(
         "assist_agent": "conversation.home_assistant",
         "assist_in_groups": True,
         "llm_conversations": ["conv_family"],
+        "voice_pipeline": "01JVOICEPIPELINE",
+        "voice_transcripts": True,
+        "voice_spoken_answer": True,
     }
     await hass.async_block_till_done()
     assert entry.state is ConfigEntryState.LOADED
@@ -103,6 +112,9 @@ async def test_options_shown_saved_and_reloaded(
         "assist_agent": "conversation.home_assistant",
         "assist_in_groups": True,
         "llm_conversations": ["conv_family"],
+        "voice_pipeline": "01JVOICEPIPELINE",
+        "voice_transcripts": True,
+        "voice_spoken_answer": True,
         "debugging": {"encrypted": False},
     }
     result = await driver.request(
