@@ -3,11 +3,12 @@
 python -m tests.bench               system figures (real hass and emulator), then crypto
 python -m tests.bench --crypto      only the Signal engine beside the reference peer
 python -m tests.bench --system      only the system figures
+python -m tests.bench --profile     hass under cProfile during the latency loop (hass_profile.py)
 """
 
 import argparse
 
-from tests.bench import crypto, system
+from tests.bench import crypto, hass_profile, system
 
 
 def main() -> None:
@@ -15,9 +16,14 @@ def main() -> None:
     only = parser.add_mutually_exclusive_group()
     only.add_argument("--crypto", action="store_true", help="only the crypto figures")
     only.add_argument("--system", action="store_true", help="only the system figures")
+    only.add_argument("--profile", action="store_true", help="cProfile of hass, per message")
     parser.add_argument("--conversations", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=100)
     args = parser.parse_args()
+    if args.profile:
+        for line in hass_profile.run():
+            print(line, flush=True)
+        return
     if not args.crypto:
         for line in system.run():
             print(line, flush=True)
