@@ -45,8 +45,11 @@ def relay_delivers_own_key(
     emulator: EmulatorHandle, agent: Agent, group: GroupRecord, user_id: str, device_id: str
 ) -> None:
     """The relay invents a device of `user_id` and delivers, over its own new session, a
-    sender key for that person that the emulator then seals their messages with."""
+    sender key for that person that the emulator then seals their messages with. The key's
+    JSON also claims the person's first device and its identity key (the agent must believe
+    its session, never the JSON)."""
     emu = emulator.emulator
+    first = emu.humans.device(user_id, "1").identity_key_b64()
     device = emu.humans.device(user_id, device_id)
     key = {
         "sender_id": user_id,
@@ -67,6 +70,9 @@ def relay_delivers_own_key(
             "key_id": key["key_id"],
             "epoch": key["epoch"],
             "raw_key_b64": key["raw_key_b64"],
+            "sender_id": user_id,
+            "sender_device_id": "1",
+            "sender_identity_b64": first,
         }
     ).encode()
     sealed = device.encrypt_for(emu, agent.installed.agent_id, plaintext, group.conversation_id)
@@ -154,3 +160,23 @@ async def test_a_key_delivered_over_an_unverified_session_is_not_trusted(
     )
     assert (forged["sender_id"], forged["sender_device_id"]) == (ANA, "1")
     assert (forged["trusted"], forged["trust_state"]) == (False, "unverified")
+
+
+async def test_blocking_the_device_that_delivered_a_members_key_drops_all_their_messages(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    agent = await start_agent(hass, emulator)
+    group_id, _ = await family_group(emulator, agent)
+    await member_writes(emulator, agent, group_id, text="hi", user_id=ANA, device_id="2")
+    await call(hass, "block_device", {"person_id": ANA, "sender_device_id": "1"})
+
+    # Whichever device the relay names, Ana's messages are sealed with the blocked one's key.
+    before = len(agent.events)
+    for device_id in ("2", "3"):
+        await emulator.admin(
+            "POST",
+            f"/conversations/{group_id}/send",
+            {"text": "unlock the door", "user_id": ANA, "device_id": device_id},
+        )
+    await member_writes(emulator, agent, group_id, text="hello", user_id=BEN)
+    assert [e.data["sender_id"] for e in agent.events[before:]] == [BEN]
