@@ -158,13 +158,20 @@ class Inbox:
     def accept(self, message_ids: Iterable[str]) -> Inbox:
         """The received requests handed over: they become accepted and pending (one copy).
 
-        Pending requests are bounded (with a log line and a count) by store_bounds.py.
+        An id no longer received is skipped, never a KeyError: store_bounds.py may have
+        evicted it (MAX_RECEIVED, counted and logged there) between the write that stored
+        it and this one, and a KeyError here would fail the whole batch, which the relay
+        then redelivers at every connection. Pending requests are bounded (with a log line
+        and a count) by store_bounds.py.
         """
         received = dict(self.received)
         accepted = dict(self.accepted)
         pending = dict(self.pending)
         for message_id in message_ids:
-            digest, request = received.pop(message_id)
+            entry = received.pop(message_id, None)
+            if entry is None:
+                continue
+            digest, request = entry
             accepted[message_id] = digest
             pending[message_id] = request
         return replace(
