@@ -1,6 +1,7 @@
 """Voice notes through Assist: a note from the owner's phone runs a command and is answered
 in text and voice; bad notes get a reason; untrusted devices reach no speech engine."""
 
+import asyncio
 import logging
 from typing import Any
 
@@ -9,6 +10,7 @@ from homeassistant.components.conversation import HOME_ASSISTANT_AGENT
 from homeassistant.core import HomeAssistant
 from pytest_homeassistant_custom_component.common import async_capture_events
 
+from custom_components.pacerelle import voice as voice_module
 from custom_components.pacerelle.events import EVENT_MESSAGE
 from custom_components.pacerelle.options import (
     CONF_ASSIST_AGENT,
@@ -189,3 +191,33 @@ async def test_without_a_voice_pipeline_nothing_is_transcribed(
     await wait_until(lambda: len(events) == 1)
     assert events[0].data["transcript"] is None
     assert voice.stt.calls == []
+
+
+@pytest.mark.usefixtures("kitchen_light")
+@pytest.mark.parametrize(
+    ("heard", "hangs", "answer"),
+    [
+        ("", False, "Home Assistant heard no words in this voice note"),
+        (TRANSCRIPT, True, "Home Assistant took too long to understand this voice note"),
+    ],
+)
+async def test_a_note_not_understood_gets_a_reason_and_stays_pending(
+    hass: HomeAssistant,
+    emulator: EmulatorHandle,
+    voice: VoiceAssistant,
+    monkeypatch: pytest.MonkeyPatch,
+    heard: str,
+    hangs: bool,
+    answer: str,
+) -> None:
+    monkeypatch.setattr(voice_module, "VOICE_PIPELINE_TIMEOUT", 0.3)
+    voice.stt.text = heard
+    voice.stt.hold = asyncio.Event() if hangs else None
+    installed, entry = await running_agent(hass, emulator, options=bridge_options(voice))
+    runtime: PacerelleRuntime = entry.runtime_data
+    note, _ = wav_note(0.5)
+    asked = await send_voice_note(emulator, installed.conversation_id, note, "audio/wav", 500)
+    [reply] = await inbox_of(emulator, installed.conversation_id, 1)
+    assert reply["text"].startswith(answer)
+    assert hass.states.get(KITCHEN).state == "off"
+    assert [r.message_id for r in runtime.agent.pending_requests()] == [asked]

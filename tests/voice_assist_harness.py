@@ -61,6 +61,8 @@ class ScriptedSpeechToText(stt.SpeechToTextEntity):
         self.calls: list[int] = []  # bytes of PCM per note
         self.language: list[str] = []
         self.hold: asyncio.Event | None = None  # set: the engine hangs until it is set
+        self.active = 0
+        self.most_active = 0  # the most notes it was hearing at once
 
     @property
     def supported_languages(self) -> list[str]:
@@ -89,13 +91,18 @@ class ScriptedSpeechToText(stt.SpeechToTextEntity):
     async def async_process_audio_stream(
         self, metadata: stt.SpeechMetadata, stream: AsyncIterable[bytes]
     ) -> stt.SpeechResult:
-        received = 0
-        async for chunk in stream:
-            received += len(chunk)
-        self.calls.append(received)
-        self.language.append(metadata.language)
-        if self.hold is not None:
-            await self.hold.wait()
+        self.active += 1
+        self.most_active = max(self.most_active, self.active)
+        try:
+            received = 0
+            async for chunk in stream:
+                received += len(chunk)
+            self.calls.append(received)
+            self.language.append(metadata.language)
+            if self.hold is not None:
+                await self.hold.wait()
+        finally:
+            self.active -= 1
         return stt.SpeechResult(self.text, stt.SpeechResultState.SUCCESS)
 
 

@@ -140,6 +140,7 @@ async def async_setup_runtime(hass: HomeAssistant, entry: PacerelleConfigEntry) 
             owner_id=str(entry.data[CONF_OWNER_ID]),
             bridge_on=options.assist_agent is not None,
             every_trusted_device=options.voice_transcripts,
+            in_groups=options.assist_in_groups,
         ),
         trust.peek,
     )

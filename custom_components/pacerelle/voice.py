@@ -7,8 +7,9 @@ transcribed, and the `pacerelle_message` event carries the text as `transcript`,
 - the sender's device is trusted (trust.py, judged without recording anything: the
   recording judgement still happens at delivery, and a device that stopped being trusted
   meanwhile gets no transcript), and
-- the sender is the installation's owner and the Assist bridge is on (assist.py answers
-  the note), or `voice_transcripts` is on (every trusted device, for automations).
+- the Assist bridge is on and would answer the note (assist.py: the owner's direct
+  messages, and any member's group messages with `assist_in_groups`), or
+  `voice_transcripts` is on (every trusted device, for automations).
 
 Otherwise, and when anything fails, `transcript` is null. Never for an untrusted or blocked
 device: a stranger's audio reaches neither a decoder nor a speech-to-text provider.
@@ -134,11 +135,18 @@ class VoicePolicy:
     owner_id: str
     bridge_on: bool
     every_trusted_device: bool
+    in_groups: bool = False
+
+    def bridged(self, request: Request) -> bool:
+        """Whether the Assist bridge answers this request (assist.py's rule)."""
+        if not self.bridge_on:
+            return False
+        return self.in_groups if request.is_group else request.sender_id == self.owner_id
 
     def wants(self, request: Request, trust: DeviceTrust | None) -> bool:
         if self.pipeline_id is None or trust is None or not trust.trusted:
             return False
-        return self.every_trusted_device or (self.bridge_on and request.sender_id == self.owner_id)
+        return self.every_trusted_device or self.bridged(request)
 
 
 class VoiceNotes:
@@ -252,14 +260,14 @@ class VoiceNotes:
         """The transcript for the request's event, judged again as it is delivered.
 
         A device no longer trusted gets none (and its outcome is forgotten); an outcome the
-        bridge will not take (not the owner, or the bridge off) is forgotten now."""
+        bridge will not take (it does not answer the request) is forgotten now."""
         outcome = self._outcomes.get(request.message_id)
         if outcome is None:
             return None
         if trust is None or not trust.trusted:
             del self._outcomes[request.message_id]
             return None
-        if not (self._policy.bridge_on and request.sender_id == self._policy.owner_id):
+        if not self._policy.bridged(request):
             del self._outcomes[request.message_id]
         return outcome.transcript
 

@@ -1,0 +1,104 @@
+"""voice.py on Home Assistant's real pipeline: one note at a time per person, whose notes
+are wanted, and what an outcome becomes at delivery."""
+
+import asyncio
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from homeassistant.core import HomeAssistant
+
+from custom_components.pacerelle.client.inbox import Request
+from custom_components.pacerelle.client.trust import DeviceTrust, TrustState
+from custom_components.pacerelle.voice import VoiceNotes, VoicePolicy
+from tests.runtime_harness import wait_until
+from tests.voice_assist_harness import VoiceAssistant, async_voice_assistant, wav_note
+
+OWNER = "usr_owner"
+NOTE = {"id": "a1", "name": "note.wav", "mime": "audio/wav", "size": 16044, "duration_ms": 500}
+
+
+def request(message_id: str, sender: str = OWNER, *, group: bool = False) -> Request:
+    conversation = "conv_1"
+    return Request(
+        message_id=message_id,
+        conversation_id=conversation,
+        sender_id=sender,
+        sender_device_id="1",
+        to=f"group:{conversation}" if group else "agt_home",
+        encrypted=True,
+        kind="chat.message",
+        text="",
+        reply_to_message_id=None,
+        received_at=time.time(),
+        attachments=(NOTE,),
+    )
+
+
+def judged(state: TrustState) -> Any:
+    return lambda r: DeviceTrust(r.sender_id, r.sender_device_id, b"k", state)
+
+
+def policy(pipeline_id: str | None, **changes: Any) -> VoicePolicy:
+    return VoicePolicy(
+        **{
+            "pipeline_id": pipeline_id,
+            "owner_id": OWNER,
+            "bridge_on": True,
+            "every_trusted_device": False,
+            **changes,
+        }
+    )
+
+
+@pytest.fixture
+async def voice(hass: HomeAssistant) -> VoiceAssistant:
+    return await async_voice_assistant(hass)
+
+
+async def test_one_note_at_a_time_per_person(hass: HomeAssistant, voice: VoiceAssistant) -> None:
+    notes = VoiceNotes(
+        hass, policy(voice.pipeline.id, every_trusted_device=True), judged(TrustState.TRUSTED)
+    )
+    data, _ = wav_note(0.25)
+
+    async def download(_attachment: Mapping[str, Any]) -> bytes:
+        return data
+
+    voice.stt.hold = asyncio.Event()
+    # Two people at once are heard at once; one person's two notes one after the other.
+    tasks = [
+        asyncio.create_task(notes.async_transcribe(request(m, s), NOTE, download))
+        for m, s in (("m1", OWNER), ("m2", OWNER), ("m3", "usr_ana"))
+    ]
+    await wait_until(lambda: voice.stt.active == 2)
+    await asyncio.sleep(0.1)  # time for the owner's second note, were it not waiting
+    assert voice.stt.active == 2
+    voice.stt.hold.set()
+    outcomes = await asyncio.gather(*tasks)
+    assert [o.transcript for o in outcomes] == [voice.stt.text] * 3
+    assert voice.stt.most_active == 2
+    assert len(voice.stt.calls) == 3
+
+
+async def test_whose_notes_are_wanted(hass: HomeAssistant) -> None:
+    trusted, unverified = judged(TrustState.TRUSTED), judged(TrustState.UNVERIFIED)
+    cases = [
+        # (policy, judge, request, wanted)
+        (policy(None), trusted, request("m"), False),  # no pipeline
+        (policy("p"), trusted, request("m"), True),  # the owner, bridge on
+        (policy("p"), unverified, request("m"), False),  # never an untrusted device
+        (policy("p"), trusted, request("m", "usr_ana"), False),  # not the bridge's
+        (policy("p", every_trusted_device=True), trusted, request("m", "usr_ana"), True),
+        (policy("p", every_trusted_device=True), unverified, request("m", "usr_ana"), False),
+        (policy("p"), trusted, request("m", "usr_ana", group=True), False),  # groups off
+        (policy("p", in_groups=True), trusted, request("m", "usr_ana", group=True), True),
+        (policy("p", bridge_on=False), trusted, request("m"), False),
+    ]
+    for rule, judge, asked, wanted in cases:
+        found = VoiceNotes(hass, rule, judge).wanted(asked)
+        assert (found is not None) == wanted, (rule, asked.sender_id, asked.is_group)
+    text_only = replace(request("m"), attachments=({"id": "p", "mime": "image/png"},))
+    assert VoiceNotes(hass, policy("p"), trusted).wanted(text_only) is None
