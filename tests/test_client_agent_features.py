@@ -175,7 +175,16 @@ async def test_group_message_opens_with_a_group_key_fetched_over_signal(
         await wait_for(lambda: len(recorder.delivered) == 2)
         request = recorder.delivered[1]
         assert (request.text, request.is_group) == ("to everyone", True)
-        assert agent.data.conversations.latest_group_key(conversation) == key
+        learned = agent.data.conversations.latest_group_key(conversation)
+        assert learned is not None
+        assert (learned.name, learned.raw_key) == (key.name, key.raw_key)
+        # Its sender is the session that delivered it, with that session's identity key.
+        identity = base64.b64decode(device.identity_key_b64())
+        assert (learned.sender_id, learned.sender_device_id, learned.sender_identity) == (
+            installed.owner_id,
+            "1",
+            identity,
+        )
         await asyncio.sleep(0)
 
 
