@@ -3,6 +3,7 @@
 python -m tests.bench               system figures (real hass and emulator), then crypto
 python -m tests.bench --crypto      only the Signal engine beside the reference peer
 python -m tests.bench --system      only the system figures
+python -m tests.bench --latency     only the event latency (one agent; a minute)
 python -m tests.bench --profile     hass under cProfile during the latency loop (hass_profile.py)
 """
 
@@ -16,12 +17,14 @@ def main() -> None:
     only = parser.add_mutually_exclusive_group()
     only.add_argument("--crypto", action="store_true", help="only the crypto figures")
     only.add_argument("--system", action="store_true", help="only the system figures")
+    only.add_argument("--latency", action="store_true", help="only the event latency")
     only.add_argument("--profile", action="store_true", help="cProfile of hass, per message")
     parser.add_argument("--conversations", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=100)
     args = parser.parse_args()
-    if args.profile:
-        for line in hass_profile.run():
+    if args.profile or args.latency:
+        lines = hass_profile.run() if args.profile else system.run(latency_only=True)
+        for line in lines:
             print(line, flush=True)
         return
     if not args.crypto:

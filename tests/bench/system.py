@@ -2,7 +2,10 @@
 
 - latency: the emulator's admin send (the human device encrypts, the relay pushes) to the
   `pacerelle_message` event reaching a WebSocket subscriber of Home Assistant, one message
-  at a time.
+  at a time. With it, the CPU time each process spent per message (/proc: all threads,
+  hass's executor included; steadier than wall time on a shared machine), and the median
+  of each stage of the inbox pipeline as it logs them at debug (client/stage_clock.py):
+  lock, decrypt, save (of which build: bounds and document), events, ack.
 - burst: 1,000 messages sent by the human device as fast as the emulator takes them (8
   requests in flight), first send to the 1,000th event; then 1,000 queued while the agent
   is kept offline (gateway fault), from the first of their events to the last: the
@@ -20,6 +23,8 @@
 """
 
 import asyncio
+import os
+import re
 import statistics
 import tempfile
 import time
@@ -44,9 +49,16 @@ TARGET_PER_AGENT_MIB = 10.0
 OUTBOX = 100
 
 
+PIPELINE_LOGGER = "custom_components.pacerelle.client.inbox_pipeline"
+STAGE_LINE = re.compile(r"Stage times \(ms\) of a batch of 1: (.*)$", re.MULTILINE)
+
+
 @dataclass
 class Figures:
     latencies: list[float] = field(default_factory=list)
+    stages: dict[str, list[float]] = field(default_factory=dict)
+    cpu_ms: dict[str, float] = field(default_factory=dict)  # per message, by process
+    load: tuple[float, float] = (0.0, 0.0)  # 1-minute load average before and after
     burst_seconds: float = 0.0
     burst_send_seconds: float = 0.0
     queued_wait_seconds: float = 0.0
@@ -58,11 +70,26 @@ class Figures:
     rss: dict[str, int] = field(default_factory=dict)
 
 
-def run() -> list[str]:
-    """Run the measurements; returns the lines to print."""
+def run(*, latency_only: bool = False) -> list[str]:
+    """Run the measurements; returns the lines to print. `latency_only`: one agent, the
+    latency figures alone (a minute; for comparing changes)."""
     with tempfile.TemporaryDirectory(prefix="pacerelle-bench-") as directory:
+        if latency_only:
+            return _latency_report(asyncio.run(_measure_latency(Path(directory))))
         figures = asyncio.run(_measure(Path(directory)))
     return _report(figures)
+
+
+async def _measure_latency(directory: Path) -> Figures:
+    figures = Figures()
+    async with running_system(directory, pacerelle_log_level="warning") as system:
+        agent = await system.add_agent("Agent 1")
+        await _one_message(system, agent)
+        await asyncio.sleep(SETTLE_SECONDS)
+        load = os.getloadavg()[0]
+        figures.latencies, figures.stages, figures.cpu_ms = await _measured_latencies(system, agent)
+        figures.load = (load, os.getloadavg()[0])
+    return figures
 
 
 async def _measure(directory: Path) -> Figures:
@@ -82,7 +109,9 @@ async def _measure(directory: Path) -> Figures:
 
         # Before the bursts: the queued burst's outage leaves every agent backing off.
         figures.reconnects = await _reconnects(system, agent)
-        figures.latencies = await _latencies(system, agent)
+        load = os.getloadavg()[0]
+        figures.latencies, figures.stages, figures.cpu_ms = await _measured_latencies(system, agent)
+        figures.load = (load, os.getloadavg()[0])
         figures.burst_send_seconds, figures.burst_seconds = await _burst(system, agent)
         figures.queued_wait_seconds, figures.queued_burst_seconds = await _queued_burst(
             system, agent
@@ -101,6 +130,38 @@ async def _one_message(system: System, agent: Agent) -> None:
         events = await socket.subscribe("pacerelle_message")
         await system.emulator.send(agent.conversation_id, text="hello")
         await asyncio.wait_for(events.get(), EVENT_TIMEOUT)
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User and system CPU of a process, all its threads (/proc/<pid>/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def _measured_latencies(
+    system: System, agent: Agent
+) -> tuple[list[float], dict[str, list[float]], dict[str, float]]:
+    """The latencies, with the pipeline's stage times and each process's CPU per message."""
+    await system.hass.call_service("logger", "set_level", {PIPELINE_LOGGER: "debug"})
+    log = system.hass_process.log_path
+    offset = log.stat().st_size
+    processes = {"hass": system.hass_process.pid, "emulator": system.emulator_process.pid}
+    before = {name: _cpu_seconds(pid) for name, pid in processes.items()}
+    latencies = await _latencies(system, agent)
+    count = LATENCY_WARMUP + LATENCY_SAMPLES
+    cpu_ms = {
+        name: (_cpu_seconds(pid) - before[name]) * 1000 / count for name, pid in processes.items()
+    }
+    await system.hass.call_service("logger", "set_level", {PIPELINE_LOGGER: "warning"})
+    with log.open() as file:
+        file.seek(offset)
+        lines = STAGE_LINE.findall(file.read())
+    stages: dict[str, list[float]] = {}
+    for line in lines[LATENCY_WARMUP:]:
+        for pair in line.split():
+            name, milliseconds = pair.split("=")
+            stages.setdefault(name, []).append(float(milliseconds))
+    return latencies, stages, cpu_ms
 
 
 async def _latencies(system: System, agent: Agent) -> list[float]:
@@ -209,17 +270,33 @@ def _percentile(samples: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-def _report(figures: Figures) -> list[str]:
+def _latency_report(figures: Figures) -> list[str]:
     latencies_ms = [seconds * 1000 for seconds in figures.latencies]
     p95 = _percentile(latencies_ms, 0.95)
-    rate = BURST / figures.burst_seconds
-    one, ten = figures.rss["one agent"], figures.rss["ten agents"]
-    per_agent = (ten - one) / EXTRA_AGENTS / MIB
-    lines = [
+    return [
         "system: real hass and emulator processes on 127.0.0.1",
         f"event latency, {len(latencies_ms)} messages one at a time: median "
         f"{statistics.median(latencies_ms):.1f} ms, p95 {p95:.1f} ms, max "
         f"{max(latencies_ms):.1f} ms (target p95 < {TARGET_P95_MS:g} ms)",
+        "  CPU per message: "
+        + ", ".join(f"{name} {ms:.1f} ms" for name, ms in figures.cpu_ms.items())
+        + f" (1-minute load average {figures.load[0]:.1f}, then {figures.load[1]:.1f})",
+        "  hass inbox stages, median ms per message: "
+        + (
+            " ".join(
+                f"{name} {statistics.median(values):.2f}" for name, values in figures.stages.items()
+            )
+            or "none logged"
+        ),
+    ]
+
+
+def _report(figures: Figures) -> list[str]:
+    rate = BURST / figures.burst_seconds
+    one, ten = figures.rss["one agent"], figures.rss["ten agents"]
+    per_agent = (ten - one) / EXTRA_AGENTS / MIB
+    lines = [
+        *_latency_report(figures),
         f"burst of {BURST}: all events in {figures.burst_seconds:.1f} s ({rate:.0f} messages/s; "
         f"the emulator took {figures.burst_send_seconds:.1f} s to send them) "
         f"(target < {TARGET_BURST_S:g} s)",
