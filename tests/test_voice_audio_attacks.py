@@ -20,9 +20,11 @@ from homeassistant.setup import async_setup_component
 
 from custom_components.pacerelle import voice_audio
 from custom_components.pacerelle.voice_audio import (
+    MAX_CONCURRENT_CONVERSIONS,
     MAX_FFMPEG_OUTPUT_BYTES,
     MAX_FFMPEG_STDERR_BYTES,
     MAX_VOICE_BYTES,
+    VOICE_BYTES_PER_SECOND,
     VoiceAudioError,
     VoiceFormat,
     async_ffmpeg_to_pcm,
@@ -30,11 +32,13 @@ from custom_components.pacerelle.voice_audio import (
 )
 from tests.voice_audio_harness import (
     FORMATS,
+    SECONDS,
     MakeNote,
     assert_is_the_tone,
     make_note_file,
     note_maker,
     official_image_known,  # noqa: F401
+    pcm_samples,
     refusal,
     tone_hz,
 )
@@ -49,7 +53,7 @@ dir=$(dirname "$0")
 if [ "$1" = "-version" ]; then echo "ffmpeg version 9.0.0"; exit 0; fi
 echo "$@" > "$dir/args"
 case "$FAKE_FFMPEG_MODE" in
-  hang) sleep 60 & echo "$$ $!" > "$dir/pids.tmp"; mv "$dir/pids.tmp" "$dir/pids"; wait ;;
+  hang) sleep 60 & echo "$$ $!" > "$dir/tmp.$$"; mv "$dir/tmp.$$" "$dir/pids.$$"; wait ;;
   flood) exec cat /dev/zero ;;
   chatty) head -c 1000000 /dev/zero | tr '\\0' x >&2; head -c 32000 /dev/zero; exit 0 ;;
   input)
@@ -114,22 +118,34 @@ def _gone(pid: int) -> bool:
     return state in {"Z", "X"}
 
 
+def _started(directory: Path) -> list[int]:
+    """The hanging fake decoders started so far, and the child each started."""
+    return [int(pid) for path in directory.glob("pids.*") for pid in path.read_text().split()]
+
+
+async def _wait_started(directory: Path, decoders: int) -> list[int]:
+    async with asyncio.timeout(PROCESS_GONE_WITHIN):
+        while len(_started(directory)) < 2 * decoders:  # noqa: ASYNC110 - other processes
+            await asyncio.sleep(0.02)
+    return _started(directory)
+
+
 async def _wait_gone(pids: list[int]) -> None:
+    assert pids
     async with asyncio.timeout(PROCESS_GONE_WITHIN):
         while not all(_gone(pid) for pid in pids):  # noqa: ASYNC110 - other processes
             await asyncio.sleep(0.02)
 
 
 @contextlib.contextmanager
-def _kill_left_over(pids_file: Path) -> Iterator[None]:
-    """A failing test must not leave its fake decoder running."""
+def _kill_left_over(directory: Path) -> Iterator[None]:
+    """A failing test must not leave its fake decoders running."""
     try:
         yield
     finally:
-        if pids_file.exists():
-            for pid in map(int, pids_file.read_text().split()):
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, 9)
+        for pid in _started(directory):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, 9)
 
 
 @pytest.mark.parametrize("kind", ["hls", "concat", "file_url", "image2_pattern"])
@@ -152,14 +168,22 @@ HLS = VoiceFormat("hls", "hls", "mp3float,mp3")
 
 
 def _loosened(
-    monkeypatch: pytest.MonkeyPatch, *, protocols: str | None, formats: str | None
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    protocols: str | None = None,
+    formats: str | None = None,
+    codecs: str | None = None,
 ) -> None:
-    """The real ffmpeg command with one or both input whitelists widened."""
+    """The real ffmpeg command with some of its input whitelists widened."""
     build = voice_audio._ffmpeg_command  # the command under test
 
     def loosened(*args: Any) -> list[str]:
         command = build(*args)
-        for option, value in [("-protocol_whitelist", protocols), ("-format_whitelist", formats)]:
+        for option, value in [
+            ("-protocol_whitelist", protocols),
+            ("-format_whitelist", formats),
+            ("-codec_whitelist", codecs),
+        ]:
             if value is not None:
                 command[command.index(option) + 1] = value
         return command
@@ -196,16 +220,32 @@ async def test_the_forced_playlist_attack_is_real_without_the_locks(
     assert abs(tone_hz(pcm) - PLANTED_HZ) < PLANTED_HZ * 0.02
 
 
+async def test_a_wav_with_an_exotic_codec_reaches_no_decoder(
+    hass: HomeAssistant, make_note: MakeNote
+) -> None:
+    """Only the decoders of the codecs phones use may open: not, say, Yamaha ADPCM."""
+    assert await refusal(hass, make_note("wav_adpcm_yamaha"), "audio/wav") == "unreadable"
+
+
+async def test_the_exotic_codec_decodes_with_the_decoder_allowed(
+    hass: HomeAssistant, make_note: MakeNote, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The control of the test above: the note is sound, only the decoder list refuses it."""
+    _loosened(monkeypatch, codecs="adpcm_yamaha")
+    pcm = await async_voice_to_pcm(hass, make_note("wav_adpcm_yamaha"), "audio/wav")
+    assert len(pcm) > SECONDS * VOICE_BYTES_PER_SECOND // 2
+    assert max(pcm_samples(pcm)) > 1000
+
+
 @pytest.mark.parametrize("ffmpeg_bin", ["fake"], indirect=True)
 async def test_a_hanging_decoder_is_killed_with_its_children(
     hass: HomeAssistant, make_note: MakeNote, fake_ffmpeg: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FAKE_FFMPEG_MODE", "hang")
     monkeypatch.setattr(voice_audio, "CONVERT_TIMEOUT_SECONDS", FAKE_TIMEOUT_SECONDS)
-    pids_file = fake_ffmpeg.parent / "pids"
-    with _kill_left_over(pids_file):
+    with _kill_left_over(fake_ffmpeg.parent):
         assert await refusal(hass, make_note("ogg_opus"), "audio/ogg") == "timeout"
-        await _wait_gone([int(pid) for pid in pids_file.read_text().split()])
+        await _wait_gone(_started(fake_ffmpeg.parent))
 
 
 @pytest.mark.parametrize("ffmpeg_bin", ["fake"], indirect=True)
@@ -213,16 +253,36 @@ async def test_a_cancelled_conversion_leaves_no_decoder_behind(
     hass: HomeAssistant, make_note: MakeNote, fake_ffmpeg: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FAKE_FFMPEG_MODE", "hang")
-    pids_file = fake_ffmpeg.parent / "pids"
-    with _kill_left_over(pids_file):
+    with _kill_left_over(fake_ffmpeg.parent):
         task = asyncio.create_task(async_voice_to_pcm(hass, make_note("ogg_opus"), "audio/ogg"))
-        async with asyncio.timeout(PROCESS_GONE_WITHIN):
-            while not pids_file.exists():  # noqa: ASYNC110 - written by the fake decoder
-                await asyncio.sleep(0.02)
+        pids = await _wait_started(fake_ffmpeg.parent, 1)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        await _wait_gone([int(pid) for pid in pids_file.read_text().split()])
+        await _wait_gone(pids)
+
+
+@pytest.mark.parametrize("ffmpeg_bin", ["fake"], indirect=True)
+async def test_a_burst_of_notes_runs_two_decoders_at_a_time(
+    hass: HomeAssistant, make_note: MakeNote, fake_ffmpeg: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_FFMPEG_MODE", "hang")
+    note = make_note("ogg_opus")
+    with _kill_left_over(fake_ffmpeg.parent):
+        tasks = [
+            asyncio.create_task(async_voice_to_pcm(hass, note, "audio/ogg"))
+            for _ in range(MAX_CONCURRENT_CONVERSIONS + 1)
+        ]
+        await _wait_started(fake_ffmpeg.parent, MAX_CONCURRENT_CONVERSIONS)
+        # The next one would start within milliseconds were it allowed to.
+        await asyncio.sleep(0.3)
+        assert len(_started(fake_ffmpeg.parent)) == 2 * MAX_CONCURRENT_CONVERSIONS
+        tasks[0].cancel()  # a slot frees: the waiting note's decoder starts
+        pids = await _wait_started(fake_ffmpeg.parent, MAX_CONCURRENT_CONVERSIONS + 1)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await _wait_gone(pids)
 
 
 @pytest.mark.parametrize("ffmpeg_bin", ["fake"], indirect=True)

@@ -36,6 +36,11 @@ FORMATS: dict[str, tuple[str, list[str]]] = {
     "flac": ("audio/flac", ["-c:a", "flac", "-f", "flac"]),
     "wav_44k_stereo": ("audio/wav", ["-ar", "44100", "-ac", "2", "-c:a", "pcm_s16le", "-f", "wav"]),
     "wav_16k_mono": ("audio/wav", ["-ar", "16000", "-ac", "1", "-c:a", "pcm_s16le", "-f", "wav"]),
+    # A codec no phone uses: its decoder is not on voice_audio's list.
+    "wav_adpcm_yamaha": (
+        "audio/wav",
+        ["-ar", "16000", "-ac", "1", "-c:a", "adpcm_yamaha", "-f", "wav"],
+    ),
     # Cheap to make and decode at any length: for the duration limit through ffmpeg.
     "wav_8k_mono": ("audio/wav", ["-ar", "8000", "-ac", "1", "-c:a", "pcm_s16le", "-f", "wav"]),
 }

@@ -20,7 +20,7 @@ A voice note is a stranger's file until proven otherwise. Decisions:
   MAX_VOICE_SECONDS + 1 s (`-t`) and stdout is read up to that many bytes; the process
   runs in its own session and is killed with its whole group, and reaped, after
   CONVERT_TIMEOUT_SECONDS or when the caller gives up; stderr is bounded and logged at
-  debug only.
+  debug only. At most MAX_CONCURRENT_CONVERSIONS run at once; others wait their turn.
 - Bounds: MAX_VOICE_BYTES of input (`too_large`, before any work), MAX_VOICE_SECONDS of
   audio (`too_long`; 2 minutes is a long spoken command and 3.75 MiB of PCM), with
   VOICE_LENGTH_SLACK_SECONDS for codec padding.
@@ -43,6 +43,9 @@ from typing import Final
 from homeassistant.components.ffmpeg import DATA_FFMPEG, get_ffmpeg_manager
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
+from homeassistant.util.hass_dict import HassKey
+
+from .const import DOMAIN
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -63,11 +66,16 @@ FFMPEG_DURATION_CAP_SECONDS: Final = MAX_VOICE_SECONDS + 1
 MAX_FFMPEG_OUTPUT_BYTES: Final = FFMPEG_DURATION_CAP_SECONDS * VOICE_BYTES_PER_SECOND
 # A 2-minute Opus note decodes in about a second; 30 s is for a slow board, not a loop.
 CONVERT_TIMEOUT_SECONDS: Final = 30.0
+# ffmpeg processes at once: a burst of notes from many people queues rather than taking
+# every core of a small board. The wait is not part of a note's CONVERT_TIMEOUT_SECONDS.
+MAX_CONCURRENT_CONVERSIONS: Final = 2
 MAX_FFMPEG_STDERR_BYTES: Final = 4096
 FFMPEG_READ_CHUNK: Final = 64 * 1024
 FFMPEG_DOMAIN: Final = "ffmpeg"
 # The only protocol ffmpeg may open: the memfd. No file:, no network, no nesting.
 FFMPEG_INPUT_PROTOCOLS: Final = "fd"
+
+_CONVERSION_SLOTS: HassKey[asyncio.Semaphore] = HassKey(f"{DOMAIN}_voice_conversions")
 
 UNSUPPORTED_FORMAT: Final = "unsupported_format"
 TOO_LONG: Final = "too_long"
@@ -171,7 +179,10 @@ async def async_voice_to_pcm(hass: HomeAssistant, data: bytes, mime: str) -> byt
         pcm = await hass.async_add_executor_job(_pcm_from_voice_wav, data)
         if pcm is not None:
             return _checked_length(pcm)
-    pcm = await async_ffmpeg_to_pcm(await _async_ffmpeg_binary(hass), data, voice_format)
+    binary = await _async_ffmpeg_binary(hass)
+    slots = hass.data.setdefault(_CONVERSION_SLOTS, asyncio.Semaphore(MAX_CONCURRENT_CONVERSIONS))
+    async with slots:
+        pcm = await async_ffmpeg_to_pcm(binary, data, voice_format)
     return _checked_length(pcm)
 
 
@@ -271,22 +282,13 @@ async def async_ffmpeg_to_pcm(binary: str, data: bytes, voice_format: VoiceForma
     """The note decoded by `binary` (an ffmpeg) as 16 kHz mono s16le PCM, locked down."""
     if not hasattr(os, "memfd_create"):
         raise VoiceAudioError(NO_CONVERTER, "no memfd_create on this system")
-    loop = asyncio.get_running_loop()
-    fd = await loop.run_in_executor(None, _memfd_holding, data)
+    # Shielded: cancelled while the process starts, it is killed once started, not leaked.
+    spawning = asyncio.ensure_future(_async_spawn(binary, data, voice_format))
     try:
-        process = await asyncio.create_subprocess_exec(
-            *_ffmpeg_command(binary, voice_format, fd),
-            # A pipe closed at once, not /dev/null: opening that would block the loop.
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            pass_fds=(fd,),
-            start_new_session=True,
-        )
-    except (FileNotFoundError, PermissionError) as err:
-        raise VoiceAudioError(NO_CONVERTER, f"{binary}: {err}") from err
-    finally:
-        os.close(fd)
+        process = await asyncio.shield(spawning)
+    except asyncio.CancelledError:
+        spawning.add_done_callback(_kill_once_spawned)
+        raise
     if process.stdin is not None:
         process.stdin.close()
     stderr_task = asyncio.create_task(_read_capped(process.stderr, MAX_FFMPEG_STDERR_BYTES))
@@ -311,6 +313,42 @@ async def async_ffmpeg_to_pcm(binary: str, data: bytes, voice_format: VoiceForma
     return pcm
 
 
+async def _async_spawn(
+    binary: str, data: bytes, voice_format: VoiceFormat
+) -> asyncio.subprocess.Process:
+    """ffmpeg started on a memfd holding the note (closed here once ffmpeg has its copy)."""
+    fd = await asyncio.get_running_loop().run_in_executor(None, _memfd_holding, data)
+    try:
+        return await asyncio.create_subprocess_exec(
+            *_ffmpeg_command(binary, voice_format, fd),
+            # A pipe closed at once, not /dev/null: opening that would block the loop.
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            pass_fds=(fd,),
+            start_new_session=True,
+        )
+    except (FileNotFoundError, PermissionError) as err:
+        raise VoiceAudioError(NO_CONVERTER, f"{binary}: {err}") from err
+    finally:
+        os.close(fd)
+
+
+def _kill_once_spawned(spawning: asyncio.Future[asyncio.subprocess.Process]) -> None:
+    """Kill a decoder whose caller left while it started (asyncio's watcher reaps it)."""
+    if spawning.cancelled() or spawning.exception() is not None:
+        return
+    _kill_group(spawning.result())
+
+
+def _kill_group(process: asyncio.subprocess.Process) -> None:
+    """SIGKILL to ffmpeg's own session (ffmpeg and anything it started), and to ffmpeg."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        process.kill()  # should its session have failed to start
+
+
 async def _read_capped(
     stream: asyncio.StreamReader | None, limit: int, *, drain: bool = True
 ) -> bytes:
@@ -331,9 +369,6 @@ async def _read_capped(
 async def _async_kill_and_reap(process: asyncio.subprocess.Process) -> None:
     """Kill ffmpeg and anything it started (its own session), then wait for it."""
     if process.returncode is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        with contextlib.suppress(ProcessLookupError):
-            process.kill()  # should its session have failed to start
+        _kill_group(process)
     # Shielded: a caller cancelled twice must not leave a zombie behind.
     await asyncio.shield(process.wait())
