@@ -3,6 +3,7 @@ in text and voice; bad notes get a reason; untrusted devices reach no speech eng
 
 import asyncio
 import logging
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from custom_components.pacerelle import voice as voice_module
 from custom_components.pacerelle.events import EVENT_MESSAGE
 from custom_components.pacerelle.options import (
     CONF_ASSIST_AGENT,
+    CONF_MEDIA_FOLDER,
     CONF_VOICE_PIPELINE,
     CONF_VOICE_SPOKEN_ANSWER,
     CONF_VOICE_TRANSCRIPTS,
@@ -25,12 +27,13 @@ from tests.llm_harness import held, running_agent
 from tests.runtime_harness import wait_until
 from tests.test_assist_bridge import KITCHEN, kitchen_light  # noqa: F401 (a fixture)
 from tests.voice_assist_harness import (
+    SAMPLE_RATE,
     SPOKEN_PREFIX,
     VoiceAssistant,
     async_voice_assistant,
     wav_note,
 )
-from tests.voice_harness import send_voice_note, wait_received_audio
+from tests.voice_harness import make_audio, send_voice_note, wait_received_audio
 
 TRANSCRIPT = "turn on the kitchen light"
 ANSWER = "Turned on the light"
@@ -221,3 +224,36 @@ async def test_a_note_not_understood_gets_a_reason_and_stays_pending(
     assert reply["text"].startswith(answer)
     assert hass.states.get(KITCHEN).state == "off"
     assert [r.message_id for r in runtime.agent.pending_requests()] == [asked]
+
+
+@pytest.mark.usefixtures("kitchen_light")
+async def test_an_ogg_opus_note_is_converted_and_saved_once_downloaded(
+    hass: HomeAssistant,
+    emulator: EmulatorHandle,
+    voice: VoiceAssistant,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    media = tmp_path / "media" / "pacerelle"
+    media.mkdir(parents=True)
+    hass.config.allowlist_external_dirs = {str(tmp_path / "media")}
+    options = bridge_options(voice, **{CONF_MEDIA_FOLDER: str(media)})
+    installed, _ = await running_agent(hass, emulator, options=options)
+    events = async_capture_events(hass, EVENT_MESSAGE)
+    caplog.set_level(logging.INFO, logger="aiohttp.access")
+    note, mime = await make_audio(1.0, "ogg")  # what phones send: Opus in Ogg
+    asked = await send_voice_note(emulator, installed.conversation_id, note, mime)
+    # Sent right after: its event waits for the note's transcript.
+    text_id = await emulator.send(installed.conversation_id, text="thanks")
+    await wait_until(lambda: len(events) == 2)
+    assert [e.data["message_id"] for e in events] == [asked, text_id]
+    assert events[0].data["transcript"] == TRANSCRIPT
+    [heard] = voice.stt.calls
+    assert abs(heard - SAMPLE_RATE * 2) <= SAMPLE_RATE * 2 // 10  # about 1 s of 16 kHz PCM
+    # Saved as sent, from the one download speech-to-text used.
+    path = events[0].data["attachments"][0]["path"]
+    assert Path(path).read_bytes() == note
+    downloads = [r for r in caplog.records if "/agent/blobs/" in r.getMessage()]
+    assert len(downloads) == 1
+    await inbox_of(emulator, installed.conversation_id, 1)
+    assert hass.states.get(KITCHEN).state == "on"
