@@ -263,6 +263,31 @@ async def test_a_cancelled_conversion_leaves_no_decoder_behind(
 
 
 @pytest.mark.parametrize("ffmpeg_bin", ["fake"], indirect=True)
+async def test_a_conversion_cancelled_while_its_decoder_starts_leaves_none_behind(
+    hass: HomeAssistant, make_note: MakeNote, fake_ffmpeg: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The caller leaves after the process exists but before asyncio hands it over."""
+    monkeypatch.setenv("FAKE_FFMPEG_MODE", "hang")
+    spawn = asyncio.create_subprocess_exec
+    spawned = asyncio.Event()
+
+    async def slow_handover(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
+        process = await spawn(*args, **kwargs)
+        spawned.set()
+        await asyncio.sleep(0.2)  # the window in which the caller is cancelled
+        return process
+
+    monkeypatch.setattr(asyncio, "create_subprocess_exec", slow_handover)
+    with _kill_left_over(fake_ffmpeg.parent):
+        task = asyncio.create_task(async_voice_to_pcm(hass, make_note("ogg_opus"), "audio/ogg"))
+        await spawned.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await _wait_gone(await _wait_started(fake_ffmpeg.parent, 1))
+
+
+@pytest.mark.parametrize("ffmpeg_bin", ["fake"], indirect=True)
 async def test_a_burst_of_notes_runs_two_decoders_at_a_time(
     hass: HomeAssistant, make_note: MakeNote, fake_ffmpeg: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
