@@ -4,9 +4,13 @@ The emulator is a real server over TCP, the agent the reference agent (native li
 the audio real Opus/AAC made by ffmpeg.
 """
 
+import asyncio
 import base64
+import dataclasses
 import hashlib
 import json
+from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -14,6 +18,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from tests.emulator.reference_agent import ReferenceAgent
 from tests.emulator.state import Json
 from tests.emulator_fixtures import EmulatorHandle, Installed
+from tests.test_emulator_sdk import EchoAgent, _load_sdk, _stop
 from tests.voice_harness import (
     audio_duration_ms,
     make_audio,
@@ -217,3 +222,50 @@ async def test_page_endpoint_opens_only_this_conversations_blobs(emulator: Emula
         assert response.status == 404
     await victim_agent.close()
     await thief_agent.close()
+
+
+class VoiceEchoAgent(EchoAgent):
+    """Pacerelle's SDK, unchanged: hears each voice note and answers with it, as
+    `send_media` sends audio (mime and duration_ms inside the encryption)."""
+
+    heard: ClassVar[list[Any]] = []
+
+    @staticmethod
+    async def _echo(message: Any, client: Any) -> None:
+        for note in message.attachments or []:
+            VoiceEchoAgent.heard.append(note)
+            data = await client.download_attachment(note)
+            uploaded = await asyncio.to_thread(
+                client.upload_file, name=f"echo-{note.name}", data=data, mime=note.mime
+            )
+            spoken = dataclasses.replace(uploaded, duration_ms=note.duration_ms)
+            await client.reply(message, f"heard {len(data)} bytes", attachments=[spoken])
+
+
+async def test_pacerelles_sdk_hears_the_voice_note_and_answers_in_audio(
+    emulator: EmulatorHandle, tmp_path: Path
+) -> None:
+    """The SDK reads the emulator's voice note as an app's (AgentAttachment with the audio
+    mime and duration_ms) and its audio answer reads back through the harness."""
+    sdk = _load_sdk()
+    installed = await emulator.install()
+    runtime = await asyncio.to_thread(
+        sdk.request_agent_runtime_token,
+        installation_token=installed.installation_token,
+        base_url=emulator.base_url,
+    )
+    VoiceEchoAgent.heard.clear()
+    agent = VoiceEchoAgent(sdk, emulator.base_url, runtime, tmp_path)
+    agent.thread.start()
+    try:
+        await emulator.wait_agent(runtime.agent_id, lambda status: status["connected"])
+        audio, mime = await make_audio(1.0, "ogg")
+        duration = await audio_duration_ms(audio)
+        await send_voice_note(emulator, installed.conversation_id, audio, mime)
+        [answer] = await wait_received_audio(emulator, installed.conversation_id)
+    finally:
+        await _stop(emulator, agent, runtime.agent_id)
+    [heard] = VoiceEchoAgent.heard
+    assert (heard.mime, heard.duration_ms, heard.name) == (mime, duration, "voice-note.ogg")
+    assert (answer.data, answer.mime, answer.duration_ms) == (audio, mime, duration)
+    assert (answer.name, answer.text) == ("echo-voice-note.ogg", f"heard {len(audio)} bytes")
