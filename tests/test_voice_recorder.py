@@ -4,13 +4,17 @@ while automations still get it live in `pacerelle_message`."""
 import pytest
 from homeassistant.components.recorder import Recorder
 from homeassistant.components.recorder.db_schema import EventData, Events, EventTypes
+from homeassistant.components.recorder.history import get_significant_states
 from homeassistant.components.recorder.util import session_scope
 from homeassistant.core import HomeAssistant
+from homeassistant.helpers import entity_registry as er
+from homeassistant.util import dt as dt_util
 from pytest_homeassistant_custom_component.common import async_capture_events
 from pytest_homeassistant_custom_component.components.recorder.common import (
     async_wait_recording_done,
 )
 
+from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.events import EVENT_MESSAGE
 from custom_components.pacerelle.options import CONF_VOICE_PIPELINE, CONF_VOICE_TRANSCRIPTS
 from tests.emulator_fixtures import EmulatorHandle
@@ -51,11 +55,17 @@ async def test_the_transcript_is_not_in_the_recorder_database(
     options = {CONF_VOICE_PIPELINE: voice.pipeline.id, CONF_VOICE_TRANSCRIPTS: True}
     installed, entry = await running_agent(hass, emulator, options=options)
     events = async_capture_events(hass, EVENT_MESSAGE)
+    start = dt_util.utcnow()
     note, _ = wav_note(0.5)
-    await send_voice_note(emulator, installed.conversation_id, note, "audio/wav", 500)
+    voice_id = await send_voice_note(emulator, installed.conversation_id, note, "audio/wav", 500)
+    await wait_until(lambda: len(events) == 1)
+    assert events[0].data["transcript"] == SECRET_SPEECH  # automations get it live
+    messages_entity = [
+        state for state in hass.states.async_all("event") if state.attributes.get("transcript")
+    ]
+    assert [state.attributes["transcript"] for state in messages_entity] == [SECRET_SPEECH]
     await emulator.send(installed.conversation_id, text=SECRET_TEXT)
     await wait_until(lambda: len(events) == 2)
-    assert events[0].data["transcript"] == SECRET_SPEECH  # automations get it live
     # The same words in an event of another type are recorded: the query sees event data.
     hass.bus.async_fire(CONTROL_EVENT, {"words": SECRET_SPEECH})
     await async_wait_recording_done(hass)
@@ -66,4 +76,14 @@ async def test_the_transcript_is_not_in_the_recorder_database(
     leaked = [row for row in recorded if row[0] != CONTROL_EVENT and SECRET_SPEECH in row[1]]
     assert leaked == []
     assert not [row for row in recorded if SECRET_TEXT in row[1]]
+
+    # The event entity shows the transcript; its recorded history does not keep it.
+    messages = er.async_get(hass).async_get_entity_id("event", DOMAIN, f"{entry.entry_id}_messages")
+    assert messages is not None
+    history = await recorder_mock.async_add_executor_job(
+        get_significant_states, hass, start, None, [messages], None, True, False
+    )
+    shown = [s.attributes.get("transcript") for s in history[messages]]
+    assert SECRET_SPEECH not in shown
+    assert [s for s in history[messages] if s.attributes.get("message_id") == voice_id]
     assert await hass.config_entries.async_unload(entry.entry_id)

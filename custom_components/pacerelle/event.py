@@ -33,6 +33,7 @@ _ATTRIBUTES: Final = (
     "attachments",
     "widget",
     "widget_response",
+    "transcript",
     "received_at",
 )
 
@@ -59,7 +60,9 @@ async def async_setup_entry(
 
 class PacerelleMessageEvent(PacerelleEntity, EventEntity):
     entity_description: PacerelleEventDescription
-    _unrecorded_attributes = frozenset({"text", "attachments", "widget", "widget_response"})
+    _unrecorded_attributes = frozenset(
+        {"text", "attachments", "widget", "widget_response", "transcript"}
+    )
 
     @property
     @override
