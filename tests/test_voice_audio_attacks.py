@@ -56,6 +56,7 @@ case "$FAKE_FFMPEG_MODE" in
   hang) sleep 60 & echo "$$ $!" > "$dir/tmp.$$"; mv "$dir/tmp.$$" "$dir/pids.$$"; wait ;;
   flood) exec cat /dev/zero ;;
   chatty) head -c 1000000 /dev/zero | tr '\\0' x >&2; head -c 32000 /dev/zero; exit 0 ;;
+  old) echo "Unrecognized option 'fd'." >&2; exit 8 ;;
   input)
     fd=$(echo "$@" | sed 's/.* -fd \\([0-9]*\\) .*/\\1/')
     readlink "/proc/$$/fd/$fd" > "$dir/input"; exit 1 ;;
@@ -364,6 +365,15 @@ async def test_an_oversized_note_is_refused_before_any_decoder_runs(
     data = b"OggS" + bytes(MAX_VOICE_BYTES)
     assert await refusal(hass, data, "audio/ogg") == "too_large"
     assert not (fake_ffmpeg.parent / "args").exists()
+
+
+@pytest.mark.parametrize("ffmpeg_bin", ["fake"], indirect=True)
+async def test_an_ffmpeg_without_the_fd_protocol_is_no_converter(
+    hass: HomeAssistant, make_note: MakeNote, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An ffmpeg older than 6.0 cannot convert any note: said so, not "unreadable"."""
+    monkeypatch.setenv("FAKE_FFMPEG_MODE", "old")
+    assert await refusal(hass, make_note("ogg_opus"), "audio/ogg") == "no_converter"
 
 
 @pytest.mark.parametrize("ffmpeg_bin", ["missing"], indirect=True)

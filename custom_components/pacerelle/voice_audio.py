@@ -10,7 +10,8 @@ A voice note is a stranger's file until proven otherwise. Decisions:
 - A WAV that already is 16 kHz mono 16-bit PCM is unpacked in Python (`wave`, in the
   executor): no ffmpeg needed.
 - Everything else goes through Home Assistant's own ffmpeg (the `ffmpeg` integration's
-  configured binary), in a subprocess, so hostile media is decoded outside Home
+  configured binary; that integration is set up with its defaults if nothing loaded it,
+  as assist_pipeline does through tts), in a subprocess, so hostile media is decoded outside Home
   Assistant's process. The command is locked down: the demuxer is forced (`-f`) from the
   sniffed format and is the only one allowed (`-format_whitelist`), so a playlist, concat
   list or image pattern is never interpreted; only the decoders of the accepted codecs
@@ -26,7 +27,8 @@ A voice note is a stranger's file until proven otherwise. Decisions:
   VOICE_LENGTH_SLACK_SECONDS for codec padding.
 - A note that decodes only in part (cut short) gives what decodes; one that gives no
   audio at all, or makes ffmpeg fail, is `unreadable`. No ffmpeg binary (or no memfd,
-  outside Linux) is `no_converter`: 16 kHz WAV still works.
+  outside Linux, or an ffmpeg older than 6.0, which has no `fd` protocol) is
+  `no_converter`: 16 kHz WAV still works.
 """
 
 import asyncio
@@ -74,6 +76,8 @@ FFMPEG_READ_CHUNK: Final = 64 * 1024
 FFMPEG_DOMAIN: Final = "ffmpeg"
 # The only protocol ffmpeg may open: the memfd. No file:, no network, no nesting.
 FFMPEG_INPUT_PROTOCOLS: Final = "fd"
+# What an ffmpeg older than 6.0 (no `fd` protocol) says: it cannot convert any note.
+FFMPEG_WITHOUT_FD_MARKERS: Final = (b"Unrecognized option 'fd'", b"Protocol not found")
 
 _CONVERSION_SLOTS: HassKey[asyncio.Semaphore] = HassKey(f"{DOMAIN}_voice_conversions")
 
@@ -309,6 +313,8 @@ async def async_ffmpeg_to_pcm(binary: str, data: bytes, voice_format: VoiceForma
             "ffmpeg on a %s voice note: %s", voice_format.name, stderr.decode(errors="replace")
         )
     if returncode != 0:
+        if any(marker in stderr for marker in FFMPEG_WITHOUT_FD_MARKERS):
+            raise VoiceAudioError(NO_CONVERTER, "this ffmpeg cannot read from a descriptor")
         raise VoiceAudioError(UNREADABLE, f"ffmpeg exited with {returncode}")
     return pcm
 
