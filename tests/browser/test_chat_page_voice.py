@@ -1,8 +1,9 @@
 """Voice notes on the chat page (issue 19), in headless Chromium with a real agent behind it.
 
 The person uploads an audio file (Opus in Ogg, made by ffmpeg): it leaves as a voice note
-with the duration the page read from the audio, and the agent decrypts the same bytes.
-Then the person records one with the page's Record button (Chromium's fake microphone).
+with the duration the page read from the audio, and the agent decrypts the same bytes; a
+WAV from the composer's file picker leaves with its caption and duration. Then the person
+records one with the page's Record button (Chromium's fake microphone).
 The agent answers with a spoken answer: the page shows an <audio> player whose source
 loads from the emulator (metadata read, duration > 0). Screenshots go to
 tests/artifacts/browser/chat_page_voice/<run>/.
@@ -87,6 +88,18 @@ async def test_voice_notes_leave_with_their_duration_and_answers_play(
         await expect(mine).to_contain_text("Voice note · 0:02")
         await shots.take(page, "uploaded")
 
+        # An audio file of the composer's picker, with a caption: a voice note too.
+        wav, _ = await make_audio(1.2, "wav")
+        (tmp_path / "caption.wav").write_bytes(wav)
+        await page.locator("#files").set_input_files(tmp_path / "caption.wav")
+        await page.locator("#text").fill("listen")
+        await page.get_by_role("button", name="Send").click()
+        _, plaintext = await _next_message(agent)
+        captioned = json.loads(plaintext)
+        assert captioned["text"] == "listen"
+        assert captioned["attachments"][0]["mime"] == "audio/wav"
+        assert abs(captioned["attachments"][0]["duration_ms"] - 1200) <= DURATION_SLACK_MS
+
         # Recording: the elapsed time is the duration, the type the recorder's.
         await page.locator("#record").click()
         await expect(page.locator("#record")).to_have_text("■ Stop")
@@ -96,7 +109,7 @@ async def test_voice_notes_leave_with_their_duration_and_answers_play(
         [recorded] = json.loads(plaintext)["attachments"]
         assert recorded["mime"] == "audio/webm"
         assert RECORDING_MS <= recorded["duration_ms"] < RECORDING_MS + 2000
-        await expect(mine).to_have_count(2)
+        await expect(mine).to_have_count(3)
 
         # The agent's spoken answer: a player whose source loads from the emulator.
         answer, _ = await make_audio(1.0, "ogg")
