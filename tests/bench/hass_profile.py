@@ -1,15 +1,18 @@
 """Where a message's time goes in hass: cProfile of the latency loop (scripts/bench --profile).
 
-A real hass and the emulator (tests/system's harness) with hass run under cProfile; one
-agent, a warm-up, then `PROFILE_SAMPLES` messages one at a time as in system.py's latency.
+A real hass and the emulator (tests/system's harness), hass run by profiled_hass.py; one
+agent, a warm-up, then `PROFILE_SAMPLES` messages one at a time as in system.py's latency,
+profiled alone (not hass's start).
 cProfile (Python 3.12 and later) sees every thread, the executor's included, so the call
-counts are exact; the times of threads interleave and are only indicative. Printed: the
-integration's functions (and the few library ones that matter: JSON, AES-GCM, fsync) by
-their own CPU time, with calls per message, so the dump is read as "per message".
+counts are exact; the times (wall, with the profiler's overhead) of threads interleave and
+are only indicative. Printed: the functions by their own time, per message.
 """
 
 import asyncio
+import os
 import pstats
+import shutil
+import signal
 import sys
 import tempfile
 from collections.abc import Callable, Coroutine
@@ -21,25 +24,22 @@ from tests.system.harness import running_system
 from tests.system.processes import HomeAssistantProcess
 
 PROFILE_SAMPLES = 200
+SIGNAL_SECONDS = 0.2
+WRAPPER = Path(__file__).with_name("profiled_hass.py")
 TOP = 45
-INTERESTING = ("pacerelle", "json", "aead", "fsync", "executor", "posix")
 
 
 type Start = Callable[[HomeAssistantProcess], Coroutine[Any, Any, None]]
 
 
 def _profiled_start(profile_path: Path) -> Start:
-    """HomeAssistantProcess.start with hass under cProfile (written when hass stops)."""
+    """HomeAssistantProcess.start with hass under profiled_hass.py (SIGUSR1/SIGUSR2)."""
 
     async def start(process: HomeAssistantProcess) -> None:
         await process.spawn(
             sys.executable,
-            "-m",
-            "cProfile",
-            "-o",
+            str(WRAPPER),
             str(profile_path),
-            "-m",
-            "homeassistant",
             "--config",
             str(process.config_dir),
             "--skip-pip",
@@ -51,10 +51,17 @@ def _profiled_start(profile_path: Path) -> Start:
     return start
 
 
+KEEP_VARIABLE = "PACERELLE_PROFILE_KEEP"
+
+
 def run(samples: int = PROFILE_SAMPLES) -> list[str]:
+    """The report; the raw profile is copied to $PACERELLE_PROFILE_KEEP when it is set
+    (for pstats: callers, sort orders)."""
     with tempfile.TemporaryDirectory(prefix="pacerelle-profile-") as directory:
         path = Path(directory) / "hass.prof"
         asyncio.run(_measure(Path(directory), path, samples))
+        if keep := os.environ.get(KEEP_VARIABLE):
+            shutil.copyfile(path, keep)
         return _report(path, samples)
 
 
@@ -68,8 +75,15 @@ async def _measure(directory: Path, path: Path, samples: int) -> None:
             async with system.hass.socket() as socket:
                 events = await socket.subscribe("pacerelle_message")
                 for number in range(LATENCY_WARMUP + samples):
+                    if number == LATENCY_WARMUP:
+                        os.kill(system.hass_process.pid, signal.SIGUSR1)
+                        await asyncio.sleep(SIGNAL_SECONDS)
                     await system.emulator.send(agent.conversation_id, text=f"ping {number}")
                     await asyncio.wait_for(events.get(), EVENT_TIMEOUT)
+                os.kill(system.hass_process.pid, signal.SIGUSR2)
+                async with asyncio.timeout(EVENT_TIMEOUT):
+                    while not path.exists():  # noqa: ASYNC110 - written by hass
+                        await asyncio.sleep(SIGNAL_SECONDS)
     finally:
         HomeAssistantProcess.start = original  # type: ignore[method-assign]
 
@@ -79,13 +93,16 @@ def _report(path: Path, samples: int) -> list[str]:
     rows = []
     for (filename, line, name), (_, calls, own, cumulative, _) in stats.stats.items():  # type: ignore[attr-defined]
         where = f"{filename}:{line}({name})"
-        if not any(word in where for word in INTERESTING):
-            continue
-        rows.append((own, cumulative, calls, where))
-    rows.sort(reverse=True)
-    lines = [f"hass under cProfile, {samples} messages one at a time (whole run, startup too)"]
-    lines.append(f"{'own s':>8} {'cum s':>8} {'calls/msg':>10}  function")
-    for own, cumulative, calls, where in rows[:TOP]:
         short = where.split("custom_components/")[-1].split("site-packages/")[-1]
-        lines.append(f"{own:8.3f} {cumulative:8.3f} {calls / samples:10.2f}  {short}")
+        rows.append((own, cumulative, calls, short))
+    rows.sort(reverse=True)
+    lines = [
+        f"hass under cProfile, {samples} messages one at a time (only them), per message:",
+        f"{'own ms':>8} {'cum ms':>8} {'calls':>8}  function",
+    ]
+    lines += [
+        f"{own * 1000 / samples:8.3f} {cumulative * 1000 / samples:8.3f} "
+        f"{calls / samples:8.2f}  {short}"
+        for own, cumulative, calls, short in rows[:TOP]
+    ]
     return lines
