@@ -26,10 +26,10 @@ from custom_components.pacerelle.voice_audio import (
     MAX_VOICE_BYTES,
     VOICE_BYTES_PER_SECOND,
     VoiceAudioError,
-    VoiceFormat,
     async_ffmpeg_to_pcm,
     async_voice_to_pcm,
 )
+from custom_components.pacerelle.voice_formats import VoiceFormat
 from tests.voice_audio_harness import (
     FORMATS,
     SECONDS,

@@ -13,15 +13,11 @@ import time
 from pathlib import Path
 
 from custom_components.pacerelle.voice_audio import (
-    MP4,
-    OGG,
     VOICE_BYTES_PER_SECOND,
-    WAV,
-    WEBM,
-    VoiceFormat,
     _pcm_from_voice_wav,
     async_ffmpeg_to_pcm,
 )
+from custom_components.pacerelle.voice_formats import MP4, OGG, WAV, WEBM, VoiceFormat
 from tests.voice_audio_harness import FORMATS, make_note_file
 
 NOTE_SECONDS = 30
