@@ -180,3 +180,20 @@ async def test_blocking_the_device_that_delivered_a_members_key_drops_all_their_
         )
     await member_writes(emulator, agent, group_id, text="hello", user_id=BEN)
     assert [e.data["sender_id"] for e in agent.events[before:]] == [BEN]
+
+
+async def test_a_member_whose_app_was_reinstalled_is_changed_not_lost(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    agent = await start_agent(hass, emulator)
+    group_id, _ = await family_group(emulator, agent)
+    owner = agent.installed.owner_id
+    first = await member_writes(emulator, agent, group_id, text="hi", user_id=owner)
+    assert first["trusted"] is True  # the owner's first device, trusted on first use
+
+    # A new identity for the owner's first device; the next epoch's key comes from it.
+    await emulator.admin("POST", f"/conversations/{agent.conversation_id}/devices/1/reset")
+    emulator.emulator.humans.device(owner, "1")
+    await emulator.admin("POST", f"/groups/{group_id}/members", {"remove": [BEN]})
+    after = await member_writes(emulator, agent, group_id, text="hi again", user_id=owner)
+    assert (after["trusted"], after["trust_state"]) == (False, "changed")

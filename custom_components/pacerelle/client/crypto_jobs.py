@@ -178,7 +178,9 @@ def _learn_group_keys(
         device = envelope.get("sender_device_id")
         try:
             peer = peer_of(sender, conversation_id, device if isinstance(device, str) else "1")
-            signal, plaintext = engine.decrypt(data.signal, peer, base64.b64decode(sealed))
+            # A reinstalled app delivers its keys with a new identity, accepted as for a
+            # direct message: the trust judge then finds the key's device `changed`.
+            signal, plaintext, _ = _decrypt(data, peer, base64.b64decode(sealed))
             key = groups.parse_sender_key(
                 plaintext,
                 conversation_id=conversation_id,
