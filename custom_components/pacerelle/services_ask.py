@@ -10,21 +10,45 @@ Nor does an answer from a device that is not trusted (trust.py), the person's ow
 The person's answer is marked processed: it was consumed by the waiting script.
 Asked while the agent is offline, the question is queued (client/send_queue.py) with the
 ask's own `timeout` as its expiry: it goes out when the connection is back, or never.
+
+`response_mode` (groups only; put on the widget, so the apps show it too):
+- not given: as above, the person asked settles it, in a group as anywhere.
+- `collective`: the first answer that counts from ANY current member settles it; the
+  response has the same fields as without a mode.
+- `individual`: every member answers for themself (each answer fires its events as
+  always). The action waits until every current member has answered or cancelled, or
+  the timeout, and returns the fields of the first answer that is no cancel (else of the
+  first cancel; `status` is `answered`, `cancelled` when only cancels came, `timeout` when
+  nothing came) plus `answers`: `{sender_id, sender_device_id, value, cancelled,
+  answer_message_id, answered_at}` per member, in arrival order. A member's FIRST answer
+  counts; their later ones are logged and ignored (and left pending).
+- Members are the group as the agent knows it: the senders of the keys it holds for the
+  group's newest epoch (client/widget_answers.py `group_members`), itself excluded,
+  recomputed at each answer. An answer from anyone else (a member who left, a forged
+  sender) never counts, nor one from an untrusted device. When the agent knows no member
+  (only keys stored before their sender was recorded), anyone in the group's
+  conversation counts and `individual` waits for the timeout.
+- A mode for a question to one person (a direct conversation, or no group target) is
+  refused with a translated ServiceValidationError before anything is sent.
+Every answer that counted is marked processed.
 """
 
 import asyncio
 import contextlib
-import logging
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any, Final
 
 import probatio
-from homeassistant.core import Event, ServiceCall, ServiceResponse, callback
+from homeassistant.core import ServiceCall, ServiceResponse, callback
+from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import config_validation as cv
 from homeassistant.util import dt as dt_util
 
+from .ask_answers import INDIVIDUAL, AnswerWait
 from .client.errors import PacerelleError
-from .client.widget_answers import Addressee, answer_problem
+from .client.gateway_frames import GROUP_PREFIX
+from .client.widget_answers import Addressee, group_members
 from .client.widgets import (
     CHOICE,
     CONFIRM,
@@ -32,11 +56,13 @@ from .client.widgets import (
     DATETIME_MODES,
     FORM,
     PERMISSION,
+    RESPONSE_MODES,
     WidgetError,
     build_widget,
 )
-from .const import CONF_OWNER_ID
+from .const import CONF_AGENT_ID, CONF_CONVERSATION_ID, CONF_OWNER_ID, DOMAIN
 from .events import ATTR_ENTRY_ID, ATTR_WIDGET_ID, EVENT_WIDGET_RESPONSE
+from .runtime import PacerelleConfigEntry
 from .services_common import (
     AGENT_FIELDS,
     TARGET_FIELDS,
@@ -45,8 +71,6 @@ from .services_common import (
     target_fields,
     widget_invalid,
 )
-
-_LOGGER = logging.getLogger(__name__)
 
 ASK_KINDS: Final = (CONFIRM, CHOICE, FORM, DATETIME, PERMISSION)
 DEFAULT_TIMEOUT: Final = 300
@@ -58,6 +82,7 @@ STATUS_TIMEOUT: Final = "timeout"
 
 ATTR_KIND: Final = "kind"
 ATTR_TIMEOUT: Final = "timeout"
+ATTR_RESPONSE_MODE: Final = "response_mode"
 
 # Action fields that go into the spec, by the spec's own name.
 _SPEC_FIELDS: Final = {
@@ -92,6 +117,7 @@ ASK_SCHEMA: Final = probatio.Schema(
         probatio.Optional("min"): cv.string,
         probatio.Optional("max"): cv.string,
         probatio.Optional("spec"): dict,
+        probatio.Optional(ATTR_RESPONSE_MODE): probatio.In(RESPONSE_MODES),
         probatio.Optional(ATTR_TIMEOUT, default=DEFAULT_TIMEOUT): probatio.All(
             probatio.Coerce(float), probatio.Range(min=1, max=MAX_TIMEOUT)
         ),
@@ -121,6 +147,14 @@ async def async_ask(call: ServiceCall) -> ServiceResponse:
     hass = call.hass
     entry = resolve_entry(hass, call)
     target = target_fields(call)
+    agent = entry.runtime_data.agent
+    mode: str | None = call.data.get(ATTR_RESPONSE_MODE)
+    if mode is not None and not _asks_a_group(entry, target):
+        raise ServiceValidationError(
+            translation_domain=DOMAIN,
+            translation_key="response_mode_not_group",
+            translation_placeholders={"response_mode": mode},
+        )
     timeout: float = call.data[ATTR_TIMEOUT]
     deadline = dt_util.utcnow() + timedelta(seconds=timeout)
     try:
@@ -128,52 +162,36 @@ async def async_ask(call: ServiceCall) -> ServiceResponse:
             call.data[ATTR_KIND],
             question_spec(dict(call.data)),
             expires=deadline.isoformat(timespec="seconds"),
+            response_mode=mode,
         )
     except WidgetError as err:
         raise widget_invalid(err) from err
-    widget_id, kind, spec = widget["id"], widget["kind"], widget["spec"]
-    answer: asyncio.Future[dict[str, Any]] = hass.loop.create_future()
+    widget_id = widget["id"]
+    agent_id = str(entry.data[CONF_AGENT_ID])
+    conversation: list[str] = []
+
+    def members() -> frozenset[str]:
+        keys = agent.data.conversations.group_keys.values()
+        return group_members(keys, conversation[0], agent_id) if conversation else frozenset()
+
+    wait = AnswerWait(
+        hass, widget_id, widget["kind"], widget["spec"], response_mode=mode, members=members
+    )
 
     @callback
     def ours(data: dict[str, Any]) -> bool:
         return data.get(ATTR_ENTRY_ID) == entry.entry_id and data.get(ATTR_WIDGET_ID) == widget_id
 
-    # Who may answer is known once the question is sent; answers before that wait for it.
-    addressee: list[Addressee] = []
-    early: list[dict[str, Any]] = []
-
-    @callback
-    def answered(event: Event[dict[str, Any]]) -> None:
-        if not addressee:
-            early.append(dict(event.data))
-        elif not answer.done():
-            consider(event.data)
-
-    @callback
-    def consider(data: dict[str, Any]) -> None:
-        refusal = addressee[0].refusal(data["conversation_id"], data["sender_id"])
-        if refusal is None and not data.get("trusted"):
-            refusal = f"device {data['sender_device_id']} is {data.get('trust_state')}"
-        if refusal is not None:
-            _LOGGER.warning("Ignored an answer to widget %s: %s", widget_id, refusal)
-            return
-        problem = None if data["cancelled"] else answer_problem(kind, spec, data["value"])
-        if problem is not None:
-            # Never hand a script something it could mistake for consent: wait on.
-            _LOGGER.warning("Ignored an answer to widget %s: %s", widget_id, problem)
-            return
-        answer.set_result(dict(data))
-
     # Listening before sending: a quick answer cannot slip between the two.
-    unsubscribe = hass.bus.async_listen(EVENT_WIDGET_RESPONSE, answered, event_filter=ours)
+    unsubscribe = hass.bus.async_listen(EVENT_WIDGET_RESPONSE, wait.answered, event_filter=ours)
     try:
-        agent = entry.runtime_data.agent
         with client_errors(entry, target["source_message_id"]):
             # Offline, the question waits queued no longer than the answer is awaited.
             reply = await agent.send_widget(widget, **target, expire_after=timeout)
         source = target["source_message_id"]
         asked = agent.find_request(source) if source is not None else None
-        addressee.append(
+        conversation.append(reply.conversation_id)
+        wait.addressed(
             Addressee.of(
                 reply.conversation_id,
                 reply.to,
@@ -181,26 +199,59 @@ async def async_ask(call: ServiceCall) -> ServiceResponse:
                 str(entry.data[CONF_OWNER_ID]),
             )
         )
-        for data in early:
-            if not answer.done():
-                consider(data)
-        question = {"widget_id": widget_id, "message_id": reply.message_id}
-        try:
+        with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout):
-                data = await answer
-        except TimeoutError:
-            return {**question, **_no_answer(STATUS_TIMEOUT)}
+                await wait.settled
     finally:
         unsubscribe()
-    with contextlib.suppress(PacerelleError):
-        await agent.mark_processed(data["message_id"], f"Answer to pacerelle.ask {widget_id}")
+    answers = wait.answers
+    for data in answers:
+        with contextlib.suppress(PacerelleError):
+            await agent.mark_processed(data["message_id"], f"Answer to pacerelle.ask {widget_id}")
+    question = {"widget_id": widget_id, "message_id": reply.message_id}
+    if mode == INDIVIDUAL:
+        return {**question, **_first_of(answers), "answers": [_answer(d) for d in answers]}
+    if not answers:
+        return {**question, **_no_answer(STATUS_TIMEOUT)}
+    return {**question, **_result(answers[0])}
+
+
+def _asks_a_group(entry: PacerelleConfigEntry, target: dict[str, Any]) -> bool:
+    """Whether the question goes to a group conversation (as the client's Sender resolves
+    it). An unknown source message counts as one: the send refuses it, translated."""
+    source = target["source_message_id"]
+    if source is not None:
+        request = entry.runtime_data.agent.find_request(source)
+        return request is None or request.is_group
+    conversation = target["conversation_id"] or str(entry.data[CONF_CONVERSATION_ID])
+    return bool(target["to"] == GROUP_PREFIX + conversation)
+
+
+def _first_of(answers: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """`individual`: the first answer that is no cancel, else the first cancel, else none."""
+    chosen = next((d for d in answers if not d["cancelled"]), answers[0] if answers else None)
+    return _result(chosen) if chosen is not None else _no_answer(STATUS_TIMEOUT)
+
+
+def _result(data: Mapping[str, Any]) -> dict[str, Any]:
     return {
-        **question,
         "status": STATUS_CANCELLED if data["cancelled"] else STATUS_ANSWERED,
         "value": data["value"],
         "answer_message_id": data["message_id"],
         "sender_id": data["sender_id"],
         "sender_device_id": data["sender_device_id"],
+        "answered_at": data["received_at"],
+    }
+
+
+def _answer(data: Mapping[str, Any]) -> dict[str, Any]:
+    """One member's entry of `answers`."""
+    return {
+        "sender_id": data["sender_id"],
+        "sender_device_id": data["sender_device_id"],
+        "value": data["value"],
+        "cancelled": data["cancelled"],
+        "answer_message_id": data["message_id"],
         "answered_at": data["received_at"],
     }
 

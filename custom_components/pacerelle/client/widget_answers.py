@@ -1,15 +1,17 @@
-"""A person's answer to one of our widgets: parsing it, whether it fits the widget, and
-whether it comes from someone the question was addressed to (`Addressee`).
+"""A person's answer to one of our widgets: parsing it, whether it fits the widget,
+whether it comes from someone the question was addressed to (`Addressee`, `group_members`),
+and a group's answers one per member (`MemberAnswers`).
 
 `{"type": "widget.response", "id", "ref", "value"?, "cancelled"?}`; `ref` is the widget's
 id. What the apps send as `value` depends on the kind (see `answer_problem`).
 """
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .gateway_frames import GROUP_PREFIX
+from .groups import GroupKey
 from .widgets import (
     CHOICE,
     CONFIRM,
@@ -98,16 +100,19 @@ def _form_problem(spec: Mapping[str, Any], value: Any) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class Addressee:
-    """Who may answer a question: one person, in the conversation it was sent to.
+    """Who may answer a question: one person, or a group's members, in one conversation.
 
     In a direct conversation that is the person it went to, from any of their devices. In
-    a group (`individual` answers, the only mode `pacerelle.ask` uses) it is the person
-    whose message the question answers, or the agent's owner when it answers none: one
-    member never answers for another.
+    a group asked without a response mode it is the person whose message the question
+    answers, or the agent's owner when it answers none: one member never answers for
+    another. Asked with a response mode (`individual` or `collective`) it is any member of
+    the group (`person_id` None): see `group_members`. When no member is known, anyone in
+    the group's conversation counts (the relay delivers it only from its members).
     """
 
     conversation_id: str
-    person_id: str
+    person_id: str | None
+    members: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, conversation_id: str, to: str, asked_by: str | None, owner_id: str) -> Addressee:
@@ -116,10 +121,55 @@ class Addressee:
             return cls(conversation_id, asked_by or owner_id)
         return cls(conversation_id, to)
 
+    @classmethod
+    def group(cls, conversation_id: str, members: Iterable[str]) -> Addressee:
+        """Any of the group's `members` (asked with a response mode)."""
+        return cls(conversation_id, None, frozenset(members))
+
     def refusal(self, conversation_id: str, sender_id: str) -> str | None:
         """Why an answer from this sender and conversation does not count, or None."""
         if conversation_id != self.conversation_id:
             return f"it came from conversation {conversation_id}, not {self.conversation_id}"
-        if sender_id != self.person_id:
+        if self.person_id is not None and sender_id != self.person_id:
             return f"it came from {sender_id}, not {self.person_id}"
+        if self.person_id is None and self.members and sender_id not in self.members:
+            return f"it came from {sender_id}, who is not a member of the group now"
         return None
+
+
+def group_members(keys: Iterable[GroupKey], conversation_id: str, agent_id: str) -> frozenset[str]:
+    """The group's members as the agent knows them: the senders of the keys it holds for
+    the group's newest epoch (a member who left makes no key of the epochs after), the
+    agent itself excluded. Empty when it holds none, or only keys stored before their
+    sender was recorded."""
+    held = [key for key in keys if key.conversation_id == conversation_id]
+    if not held:
+        return frozenset()
+    epoch = max(key.epoch for key in held)
+    return frozenset(
+        key.sender_id
+        for key in held
+        if key.epoch == epoch and key.sender_id is not None and key.sender_id != agent_id
+    )
+
+
+class MemberAnswers:
+    """`individual` answers: each member's first answer, in arrival order.
+
+    A member's later answers are refused (`add` returns False): the first one is what the
+    waiting script sees, as an app offers the question once per member.
+    """
+
+    def __init__(self) -> None:
+        self.answers: dict[str, Mapping[str, Any]] = {}
+
+    def add(self, sender_id: str, answer: Mapping[str, Any]) -> bool:
+        """Keep the member's answer; False when they had answered already."""
+        if sender_id in self.answers:
+            return False
+        self.answers[sender_id] = answer
+        return True
+
+    def complete(self, members: frozenset[str]) -> bool:
+        """Every member answered (never, when no member is known: wait for the timeout)."""
+        return bool(members) and members <= self.answers.keys()
