@@ -6,6 +6,7 @@ the action returns once all did (or at the timeout) with every answer in `answer
 current members count, from trusted devices; the mode is refused outside groups.
 """
 
+import asyncio
 import base64
 import json
 import os
@@ -310,3 +311,26 @@ async def test_readme_family_dinner_poll_example(
         return pending.isdisjoint([asked["message_id"], *answers])
 
     await wait_until(handled)
+
+
+async def test_individual_cancels_count_as_answers_and_the_first_real_answer_leads(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    _, group_id, members = await trusted_family(hass, emulator)
+    question = ask(hass, group_id, "individual", timeout=30)
+    widget_id = await widget_on_every_phone(emulator, group_id, members, "individual")
+    for user_id in (members[0], ANA):
+        await emulator.admin(
+            "POST",
+            f"/conversations/{group_id}/send",
+            {"widget_response": {"ref": widget_id, "cancelled": True}, "user_id": user_id},
+        )
+    await answer(emulator, group_id, widget_id, BEN, False)
+
+    result = await asyncio.wait_for(question, 10)  # all three answered: no 30 s wait
+    assert (result["status"], result["value"], result["sender_id"]) == ("answered", False, BEN)
+    assert [(a["sender_id"], a["cancelled"], a["value"]) for a in result["answers"]] == [
+        (members[0], True, None),
+        (ANA, True, None),
+        (BEN, False, False),
+    ]
