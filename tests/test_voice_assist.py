@@ -257,3 +257,20 @@ async def test_an_ogg_opus_note_is_converted_and_saved_once_downloaded(
     assert len(downloads) == 1
     await inbox_of(emulator, installed.conversation_id, 1)
     assert hass.states.get(KITCHEN).state == "on"
+
+
+@pytest.mark.usefixtures("kitchen_light")
+async def test_a_failing_voice_still_gets_the_text_answer(
+    hass: HomeAssistant, emulator: EmulatorHandle, voice: VoiceAssistant
+) -> None:
+    voice.tts.broken = True
+    options = bridge_options(voice, **{CONF_VOICE_SPOKEN_ANSWER: True})
+    installed, entry = await running_agent(hass, emulator, options=options)
+    runtime: PacerelleRuntime = entry.runtime_data
+    note, _ = wav_note(0.5)
+    await send_voice_note(emulator, installed.conversation_id, note, "audio/wav", 500)
+    [reply] = await inbox_of(emulator, installed.conversation_id, 1)
+    assert (reply["kind"], reply["text"]) == ("text", ANSWER)
+    assert voice.tts.messages == [ANSWER]
+    assert hass.states.get(KITCHEN).state == "on"
+    await wait_until(lambda: runtime.status.pending == 0)

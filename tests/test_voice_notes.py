@@ -12,7 +12,12 @@ from homeassistant.core import HomeAssistant
 
 from custom_components.pacerelle.client.inbox import Request
 from custom_components.pacerelle.client.trust import DeviceTrust, TrustState
-from custom_components.pacerelle.voice import VoiceNotes, VoicePolicy
+from custom_components.pacerelle.voice import VoiceNotes, VoicePolicy, check_declared_bounds
+from custom_components.pacerelle.voice_audio import (
+    MAX_VOICE_BYTES,
+    MAX_VOICE_SECONDS,
+    VoiceAudioError,
+)
 from tests.runtime_harness import wait_until
 from tests.voice_assist_harness import VoiceAssistant, async_voice_assistant, wav_note
 
@@ -102,3 +107,17 @@ async def test_whose_notes_are_wanted(hass: HomeAssistant) -> None:
         assert (found is not None) == wanted, (rule, asked.sender_id, asked.is_group)
     text_only = replace(request("m"), attachments=({"id": "p", "mime": "image/png"},))
     assert VoiceNotes(hass, policy("p"), trusted).wanted(text_only) is None
+
+
+def test_declared_bounds_refuse_before_any_download() -> None:
+    check_declared_bounds(NOTE)
+    check_declared_bounds({"mime": "audio/ogg"})  # nothing declared: the download decides
+    limits = [
+        ({"duration_ms": MAX_VOICE_SECONDS * 1000 + 1}, "too_long"),
+        ({"size": MAX_VOICE_BYTES + 1}, "too_large"),
+    ]
+    for declared, reason in limits:
+        with pytest.raises(VoiceAudioError) as refused:
+            check_declared_bounds({**NOTE, **declared})
+        assert refused.value.reason == reason
+    check_declared_bounds({**NOTE, "duration_ms": MAX_VOICE_SECONDS * 1000})

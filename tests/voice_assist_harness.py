@@ -113,6 +113,7 @@ class ScriptedTextToSpeech(tts.TextToSpeechEntity):
 
     def __init__(self) -> None:
         self.messages: list[str] = []
+        self.broken = False  # set: the engine fails
 
     @property
     def supported_languages(self) -> list[str]:
@@ -126,6 +127,8 @@ class ScriptedTextToSpeech(tts.TextToSpeechEntity):
         self, message: str, language: str, options: dict[str, Any]
     ) -> tts.TtsAudioType:
         self.messages.append(message)
+        if self.broken:
+            raise RuntimeError("the voice engine is down")
         return "mp3", SPOKEN_PREFIX + message.encode()
 
 

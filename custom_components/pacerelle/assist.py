@@ -244,7 +244,10 @@ class AssistBridge:
             return await async_speak(self._hass, pipeline, answer)
         except (SpokenAnswerError, TimeoutError, HomeAssistantError) as err:
             _LOGGER.warning("Spoken answer to %s failed, text only: %s", message_id, err)
-            return None
+        except Exception:
+            # A TTS engine may raise anything: its failure must not cost the text answer.
+            _LOGGER.exception("Spoken answer to %s failed, text only", message_id)
+        return None
 
     def _trust_placeholders(self, request: Mapping[str, Any]) -> dict[str, str]:
         trust = self._entry.runtime_data.trust
