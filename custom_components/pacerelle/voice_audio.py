@@ -72,6 +72,7 @@ CONVERT_TIMEOUT_SECONDS: Final = 30.0
 MAX_CONCURRENT_CONVERSIONS: Final = 2
 MAX_FFMPEG_STDERR_BYTES: Final = 4096
 FFMPEG_READ_CHUNK: Final = 64 * 1024
+MAX_LOGGED_MIME_CHARS: Final = 64
 FFMPEG_DOMAIN: Final = "ffmpeg"
 # The only protocol ffmpeg may open: the memfd. No file:, no network, no nesting.
 FFMPEG_INPUT_PROTOCOLS: Final = "fd"
@@ -104,11 +105,13 @@ async def async_voice_to_pcm(hass: HomeAssistant, data: bytes, mime: str) -> byt
     if len(data) > MAX_VOICE_BYTES:
         raise VoiceAudioError(TOO_LARGE, f"{len(data)} bytes")
     voice_format = sniff_voice_format(data)
-    announced = announced_format(mime)
+    shown_mime = mime[:MAX_LOGGED_MIME_CHARS]  # the sender's text: short, and quoted
     if voice_format is None:
-        raise VoiceAudioError(UNSUPPORTED_FORMAT, f"unknown bytes, mime {mime!r}")
-    if announced is not voice_format:
-        _LOGGER.debug("Voice note sent as %r is %s: going by its bytes", mime, voice_format.name)
+        raise VoiceAudioError(UNSUPPORTED_FORMAT, f"unknown bytes, mime {shown_mime!r}")
+    if announced_format(mime) is not voice_format:
+        _LOGGER.debug(
+            "Voice note sent as %r is %s: going by its bytes", shown_mime, voice_format.name
+        )
     if voice_format is WAV:
         pcm = await hass.async_add_executor_job(_pcm_from_voice_wav, data)
         if pcm is not None:
