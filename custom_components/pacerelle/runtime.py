@@ -24,6 +24,7 @@ from .client.agent import Agent, AgentStatus
 from .client.agent_connect import request_runtime_token
 from .client.agent_core import AgentConfig, AgentHooks
 from .client.agent_data import SECTIONS, AgentData, AgentDataError
+from .client.agent_restore import rekeyed_after_restore
 from .client.decrypt_failures import DecryptFailures
 from .client.encrypted_file import StoreError, StoreProblem
 from .client.errors import PacerelleAuthError, PacerelleError, PacerelleResponseError
@@ -259,7 +260,7 @@ async def _async_load(
         document = {**document, **sections}
         await store.async_save(document)
     # A store behind its witness was put back from an older copy (store_generation.py).
-    document = await async_advance(
+    document, restored = await async_advance(
         hass,
         store,
         document,
@@ -267,6 +268,11 @@ async def _async_load(
         entry_id=entry.entry_id,
         agent_name=agent_name,
     )
+    if restored:
+        # The newer state's one-time prekeys are replaced before anything is published.
+        data = await hass.async_add_executor_job(rekeyed_after_restore, data)
+        document = {**document, **await hass.async_add_executor_job(data.sections)}
+        await store.async_save(document)
     return document, data
 
 

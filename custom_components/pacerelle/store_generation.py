@@ -53,20 +53,23 @@ async def async_advance(
     agent_id: str,
     entry_id: str,
     agent_name: str,
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], bool]:
     """Check `document` against the witness (a repair issue if behind), then advance both.
 
-    Returns the document as saved, with its new generation.
+    Returns the document as saved, with its new generation, and whether it was behind (the
+    runtime then replaces the one-time prekeys the newer state published: agent_restore.py).
     """
     witness = _witness(hass)
     known = await witness.async_load() or {}
     generation = stored_generation(document)
     witnessed = known.get(agent_id)
-    if isinstance(witnessed, int) and generation < witnessed:
+    restored = isinstance(witnessed, int) and generation < witnessed
+    if restored:
         raise_store_restored(hass, entry_id, agent_name)
-    return await _async_write(
+    saved = await _async_write(
         store, witness, known, document, agent_id, max(generation, witnessed or 0) + 1
     )
+    return saved, restored
 
 
 async def async_advance_at_stop(hass: HomeAssistant, store: AgentStore, agent_id: str) -> None:

@@ -1,0 +1,51 @@
+"""One-time prekeys after the agent's store was put back from an older copy (a restore).
+
+The lost, newer state went on publishing one-time prekeys after the backup: their ids
+follow the restored state's counter (`next_one_time_prekey_id`, one after the other), and
+their private halves went with that state. The relay hands its oldest keys out first, so a
+person whose app then fetches the agent's bundle gets one of them, and their first message
+cannot be decrypted: they cannot start a session at all.
+
+The relay's API has no call to list or delete them, but an upload under an id it holds
+replaces that key. So after a restore the agent makes fresh keys for the next
+RESTORE_REKEYED_PREKEYS ids of its counter (the ids the lost state used, in its order) and
+publishes them at the next connection, with the bundle (prekey_publisher.py, in uploads of
+at most MAX_PREKEYS_PER_UPLOAD): every key the lost state published among those ids is
+replaced by one whose private half the agent holds. A lost state that published more than
+that (about three refills of 31, some 90 new sessions after the backup) leaves keys
+beyond, each of which fails one new device's first message. Keys of the lost state already
+handed out cannot be taken back: that person's first message fails and their device has to
+start over, as for every session the restore lost (decrypt_issues.py).
+"""
+
+import logging
+from dataclasses import replace
+
+from .agent_data import AgentData
+
+_LOGGER = logging.getLogger(__name__)
+
+RESTORE_REKEYED_PREKEYS = 100
+"""One-time prekey ids re-keyed after a restore: what the lost state most likely published."""
+
+
+def rekeyed_after_restore(data: AgentData) -> AgentData:
+    """`data` with fresh one-time prekeys for the next ids of its counter, marked unpublished
+    (CPU work: run it in the executor); logged at warning."""
+    prekeys = data.signal.prekeys
+    target = len(prekeys.one_time_prekeys) + RESTORE_REKEYED_PREKEYS
+    updated, created = prekeys.replenish_one_time_prekeys(target)
+    ids = [prekey.prekey_id for prekey in created]
+    _LOGGER.warning(
+        "The agent's store was restored from an older copy: %d one-time prekeys (ids %s to "
+        "%s) are made again and published at the next connection, replacing those that the "
+        "newer state published",
+        len(ids),
+        ids[0] if ids else "-",
+        ids[-1] if ids else "-",
+    )
+    return replace(
+        data,
+        signal=data.signal.with_prekeys(updated),
+        published_prekeys=data.published_prekeys - set(ids),
+    )
