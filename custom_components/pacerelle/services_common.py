@@ -50,6 +50,7 @@ _SEND_REFUSALS: Final = {
     "bad_attachment": "attachment_unreadable",
     "no_trusted_device": "no_trusted_device",
     "blocked_device": "blocked_device",
+    "invalid_device_id": "invalid_device_id",
     "queue_full": "queue_full",
 }
 
