@@ -15,9 +15,11 @@ from typing import Any, ClassVar
 import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from tests.emulator import EmulatorConfig
+from tests.emulator.agent_api import GCM_TAG_BYTES
 from tests.emulator.reference_agent import ReferenceAgent
 from tests.emulator.state import Json
-from tests.emulator_fixtures import EmulatorHandle, Installed
+from tests.emulator_fixtures import AdminError, EmulatorHandle, Installed, running_emulator
 from tests.test_emulator_sdk import EchoAgent, _load_sdk, _stop
 from tests.voice_harness import (
     audio_duration_ms,
@@ -269,3 +271,26 @@ async def test_pacerelles_sdk_hears_the_voice_note_and_answers_in_audio(
     assert (heard.mime, heard.duration_ms, heard.name) == (mime, duration, "voice-note.ogg")
     assert (answer.data, answer.mime, answer.duration_ms) == (audio, mime, duration)
     assert (answer.name, answer.text) == ("echo-voice-note.ogg", f"heard {len(audio)} bytes")
+
+
+SMALL_BLOB_LIMIT = 1024 * 1024
+
+
+async def test_a_voice_note_as_large_as_a_blob_may_be_fits_the_send_body(
+    socket_enabled: None,
+) -> None:
+    """The admin `send` carries files in base64: its body limit leaves room for the largest
+    blob, and a file over it is refused as Pacerelle refuses a blob (413, JSON)."""
+    config = EmulatorConfig(max_blob_bytes=SMALL_BLOB_LIMIT)
+    async with running_emulator(config) as emulator:
+        installed = await emulator.install()
+        agent = await emulator.agent(installed)
+        largest = bytes(SMALL_BLOB_LIMIT - GCM_TAG_BYTES)
+        await send_voice_note(emulator, installed.conversation_id, largest, "audio/wav", 1000)
+        with pytest.raises(AdminError) as refused:
+            await send_voice_note(
+                emulator, installed.conversation_id, largest + b"!", "audio/wav", 1000
+            )
+        assert refused.value.status == 413
+        assert refused.value.body == {"error": "the blob is too large"}
+        agent.peer.close()

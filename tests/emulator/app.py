@@ -21,6 +21,9 @@ from .human_side import HumanSide
 
 # Room for the largest blob plus request overhead.
 _BODY_SLACK = 64 * 1024
+# The admin `send` carries a file in base64 (4 characters for 3 bytes): a file as large
+# as the largest blob must fit in its JSON body.
+_BASE64_GROWTH = 4 / 3
 
 
 def create_app(config: EmulatorConfig | None = None) -> web.Application:
@@ -30,7 +33,7 @@ def create_app(config: EmulatorConfig | None = None) -> web.Application:
     emulator.humans = HumanSide(emulator)
     app = web.Application(
         middlewares=[error_middleware, faults_middleware(emulator.faults)],
-        client_max_size=config.max_blob_bytes + _BODY_SLACK,
+        client_max_size=int(config.max_blob_bytes * _BASE64_GROWTH) + _BODY_SLACK,
     )
     app[EMULATOR] = emulator
     modules = (

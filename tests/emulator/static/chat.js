@@ -15,9 +15,9 @@ const COPIED_FEEDBACK_MS = 2000;
 // opened) only as download links. Audio plays in an <audio> player. The emulator serves
 // each file decrypted, and only audio and these pictures with their own type (chat_files.py).
 const INLINE_IMAGE_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp"];
-// The admin `send` body carries files in base64: this much fits the emulator's body limit
-// (25 MiB blobs plus 64 KiB) once encoded.
-const MAX_UPLOAD_BYTES = 18 * 1024 * 1024;
+// Pacerelle's largest blob (25 MiB) holds a file and its 16-byte GCM tag. The admin `send`
+// body takes such a file in base64 (app.py).
+const MAX_UPLOAD_BYTES = 25 * 1024 * 1024 - 16;
 // How long the page waits for an audio file's metadata before sending it without duration.
 const MEASURE_TIMEOUT_MS = 5000;
 // A recording stops by itself after this long.
@@ -181,7 +181,7 @@ function measureDuration(blob) {
 
 // A file as the admin `send` takes it; audio goes as a voice note, with its duration.
 async function attachmentOf(file, durationMs) {
-  if (file.size > MAX_UPLOAD_BYTES) throw new Error(`${file.name} is over ${MAX_UPLOAD_BYTES / 1048576} MiB`);
+  if (file.size > MAX_UPLOAD_BYTES) throw new Error(`${file.name} is too large: files go as blobs of at most 25 MiB`);
   const item = { name: file.name, mime: file.type || "application/octet-stream", data_b64: await fileToBase64(file) };
   if (item.mime.startsWith("audio/")) {
     const ms = durationMs ?? await measureDuration(file);
