@@ -18,6 +18,12 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 
+from custom_components.pacerelle.client.groups import GroupKey
+from custom_components.pacerelle.client.widget_answers import (
+    Addressee,
+    MemberAnswers,
+    group_members,
+)
 from tests.emulator_fixtures import EmulatorHandle
 from tests.runtime_harness import wait_until
 from tests.services_harness import Agent, call, human_writes, refused, start_agent
@@ -334,3 +340,29 @@ async def test_individual_cancels_count_as_answers_and_the_first_real_answer_lea
         (ANA, True, None),
         (BEN, False, False),
     ]
+
+
+def test_members_are_the_senders_of_the_newest_epochs_keys() -> None:
+    def key(sender: str | None, epoch: int, conversation: str = "c1") -> GroupKey:
+        return GroupKey(conversation, f"k-{sender}-{epoch}", epoch, bytes(32), sender)
+
+    keys = [
+        key("usr_a", 1),
+        key("usr_gone", 1),  # left: no key of epoch 2
+        key("usr_a", 2),
+        key("usr_b", 2),
+        key(None, 2),  # stored before senders were recorded
+        key("agt_1", 2),  # the agent itself is no member to wait for
+        key("usr_other", 3, "c2"),
+    ]
+    assert group_members(keys, "c1", "agt_1") == {"usr_a", "usr_b"}
+    assert group_members(keys, "c3", "agt_1") == frozenset()
+    # Knowing nobody: anyone in the conversation counts, and `individual` never completes.
+    nobody = Addressee.group("c1", frozenset())
+    assert nobody.refusal("c1", "usr_x") is None
+    assert nobody.refusal("c2", "usr_x") is not None
+    collected = MemberAnswers()
+    assert collected.add("usr_x", {})
+    assert not collected.add("usr_x", {})
+    assert not collected.complete(frozenset())
+    assert collected.complete(frozenset({"usr_x"}))
