@@ -27,7 +27,10 @@ ask's own `timeout` as its expiry: it goes out when the connection is back, or n
   recomputed at each answer. An answer from anyone else (a member who left, a forged
   sender) never counts, nor one from an untrusted device. When the agent knows no member
   (only keys stored before their sender was recorded), anyone in the group's
-  conversation counts and `individual` waits for the timeout.
+  conversation counts and `individual` waits for the timeout. A member leaves this list
+  when the agent holds the new epoch's keys (fetched before every group send, and with
+  the first message of that epoch); `individual` checks for completion at each answer, so
+  a member who leaves mid-wait ends it at the next answer or the timeout.
 - A mode for a question to one person (a direct conversation, or no group target) is
   refused with a translated ServiceValidationError before anything is sent.
 Every answer that counted is marked processed.
