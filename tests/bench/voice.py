@@ -2,11 +2,14 @@
 
 Wall time (median of a few rounds) of voice_audio's conversion of a 30 s note in each
 format a phone sends, through the same locked-down ffmpeg subprocess (or, for 16 kHz
-WAV, the same Python path) Home Assistant uses. CPU load from other work shows up here.
+WAV, the same Python path) Home Assistant uses, and the CPU time ffmpeg itself took
+(user + system, from the reaped child's usage): the wall time grows with other load on
+the machine, the CPU time hardly.
 """
 
 import argparse
 import asyncio
+import resource
 import statistics
 import tempfile
 import time
@@ -30,14 +33,20 @@ CASES: tuple[tuple[str, VoiceFormat | None], ...] = (
 )
 
 
-async def _one(data: bytes, voice_format: VoiceFormat | None) -> tuple[float, int]:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def _one(data: bytes, voice_format: VoiceFormat | None) -> tuple[float, float, int]:
+    cpu = _children_cpu()
     started = time.perf_counter()
     if voice_format is None:
         pcm = await asyncio.get_running_loop().run_in_executor(None, _pcm_from_voice_wav, data)
         assert pcm is not None
     else:
         pcm = await async_ffmpeg_to_pcm("ffmpeg", data, voice_format)
-    return time.perf_counter() - started, len(pcm)
+    return time.perf_counter() - started, _children_cpu() - cpu, len(pcm)
 
 
 async def _run(rounds: int) -> list[str]:
@@ -46,14 +55,16 @@ async def _run(rounds: int) -> list[str]:
         for name, voice_format in CASES:
             path = make_note_file(Path(directory) / name, FORMATS[name][1], seconds=NOTE_SECONDS)
             data = path.read_bytes()
-            times = []
+            times, cpu_times = [], []
             for _ in range(rounds):
-                elapsed, pcm_bytes = await _one(data, voice_format)
+                elapsed, cpu, pcm_bytes = await _one(data, voice_format)
                 times.append(elapsed)
+                cpu_times.append(cpu)
             seconds_out = pcm_bytes / VOICE_BYTES_PER_SECOND
             lines.append(
                 f"  {name:15} {len(data) / 1024:8.0f} KiB -> {seconds_out:5.1f} s of PCM"
                 f" in {statistics.median(times) * 1000:7.1f} ms"
+                f" (ffmpeg CPU {statistics.median(cpu_times) * 1000:6.1f} ms)"
             )
     return lines
 
