@@ -121,3 +121,17 @@ def test_declared_bounds_refuse_before_any_download() -> None:
             check_declared_bounds({**NOTE, **declared})
         assert refused.value.reason == reason
     check_declared_bounds({**NOTE, "duration_ms": MAX_VOICE_SECONDS * 1000})
+
+
+async def test_a_failure_of_any_kind_is_an_outcome_not_an_exception(
+    hass: HomeAssistant, voice: VoiceAssistant
+) -> None:
+    notes = VoiceNotes(hass, policy(voice.pipeline.id), judged(TrustState.TRUSTED))
+
+    async def download(_attachment: Mapping[str, Any]) -> bytes:
+        raise RuntimeError("a bug somewhere below")
+
+    outcome = await notes.async_transcribe(request("m1"), NOTE, download)
+    assert (outcome.transcript, outcome.problem) == (None, "stt_failed")
+    assert notes.take("m1") == outcome
+    assert voice.stt.calls == []

@@ -157,6 +157,7 @@ class VoiceNotes:
         self._policy = policy
         self._peek = peek
         self._locks: dict[str, asyncio.Lock] = {}
+        self._users: dict[str, int] = {}
         self._outcomes: OrderedDict[str, VoiceOutcome] = OrderedDict()
 
     @property
@@ -177,13 +178,23 @@ class VoiceNotes:
         self, request: Request, note: Mapping[str, Any], download: Download
     ) -> VoiceOutcome:
         """Transcribe the note (one at a time per sender) and keep the outcome."""
-        lock = self._locks.setdefault(request.sender_id, asyncio.Lock())
+        sender = request.sender_id
+        lock = self._locks.setdefault(sender, asyncio.Lock())
+        # Kept while anyone holds or awaits it (a released lock looks free to a newcomer
+        # before its next waiter has woken up).
+        self._users[sender] = self._users.get(sender, 0) + 1
         try:
             async with lock:
                 outcome = await self._outcome(request, note, download)
+        except Exception:
+            # Whatever an engine or a converter raises: the message's files are still
+            # saved and its event still fires, with the problem told (never silence).
+            _LOGGER.exception("Voice note of %s could not be transcribed", request.message_id)
+            outcome = VoiceOutcome(problem=STT_FAILED)
         finally:
-            if not lock.locked() and self._locks.get(request.sender_id) is lock:
-                del self._locks[request.sender_id]
+            self._users[sender] -= 1
+            if not self._users[sender]:
+                del self._users[sender], self._locks[sender]
         self._keep(request.message_id, outcome)
         return outcome
 
