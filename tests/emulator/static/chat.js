@@ -351,7 +351,7 @@ function fileView(item, file) {
   const name = String(file.name ?? "file");
   if (file.error || file.id === undefined) return el("div", {}, "Attachment " + name + (file.error ? ` (${file.error})` : ""));
   const url = fileUrl(item, file);
-  const mime = String(file.mime ?? "");
+  const mime = String(file.mime ?? "").toLowerCase();
   const download = el("a", { href: url, download: name }, "Download " + name);
   if (mime.startsWith("audio/")) {
     const duration = Number.isInteger(file.duration_ms) ? " · " + formatDuration(file.duration_ms) : "";
