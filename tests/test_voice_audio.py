@@ -5,6 +5,7 @@ flooding decoder, no decoder) are in test_voice_audio_attacks.py.
 """
 
 import logging
+import random
 
 import pytest
 from homeassistant.core import HomeAssistant
@@ -13,6 +14,7 @@ from homeassistant.setup import async_setup_component
 from custom_components.pacerelle import voice_audio
 from custom_components.pacerelle.voice_audio import (
     MAX_VOICE_BYTES,
+    MAX_VOICE_PCM_BYTES,
     MAX_VOICE_SECONDS,
     async_voice_to_pcm,
 )
@@ -102,3 +104,20 @@ async def test_an_mp4_cut_before_its_index_is_unreadable(
     """ffmpeg writes the MP4 index (moov) last: without it, nothing decodes."""
     note = make_note("m4a_aac")
     assert await refusal(hass, note[: len(note) // 2], "audio/mp4") == "unreadable"
+
+
+@pytest.mark.parametrize("name", ["ogg_opus", "webm_opus", "m4a_aac", "mp3", "flac"])
+async def test_a_corrupted_note_gives_bounded_audio_or_unreadable(
+    hass: HomeAssistant, make_note: MakeNote, name: str
+) -> None:
+    """Bytes scribbled over past the header: never a hang, a crash or unbounded output."""
+    note = bytearray(make_note(name))
+    scribbles = random.Random(name)
+    for _ in range(64):
+        note[scribbles.randrange(64, len(note))] = scribbles.randrange(256)
+    pcm, reason = b"", ""
+    try:
+        pcm = await async_voice_to_pcm(hass, bytes(note), FORMATS[name][0])
+    except voice_audio.VoiceAudioError as err:
+        reason = err.reason
+    assert reason == "unreadable" or 0 < len(pcm) <= MAX_VOICE_PCM_BYTES
