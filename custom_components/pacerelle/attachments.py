@@ -11,6 +11,7 @@ import logging
 import mimetypes
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Final
 
 from homeassistant.core import HomeAssistant
@@ -132,7 +133,13 @@ async def async_read_file(hass: HomeAssistant, path: str) -> OutgoingFile:
     """A file to send: a regular file inside the allowlist, small enough, read at once."""
     try:
         content = await hass.async_add_executor_job(
-            read_regular_file, path, hass.config.is_allowed_path, MAX_UPLOAD_BYTES
+            partial(
+                read_regular_file,
+                path,
+                hass.config.is_allowed_path,
+                MAX_UPLOAD_BYTES,
+                config_dir=hass.config.config_dir,
+            )
         )
     except FileRefusedError as err:
         if err.reason == TOO_LARGE:

@@ -5,6 +5,17 @@ swap a file for a link (to the agent's key, say) or a FIFO. So both directions w
 descriptors: the file or folder is opened first, without following a final link and
 without blocking, and what was opened is what gets checked (its type, its size, and its
 real path, read back from the descriptor) and then read or written.
+
+A hard link is no link to resolve: a second name of the same file, which the real-path
+check takes for a file of the allowed folder. So a file to send that has more than one
+name (st_nlink > 1) is refused when it is one of the files whose content must never leave:
+any regular file under the configuration's `.storage` (Home Assistant's own storage, with
+its tokens; every agent's store and its `.key`) or `secrets.yaml`, compared by device and
+inode. A file with one name is not looked up (st_nlink > 1 alone would refuse legitimate
+files: deduplicated media, backup tools' links). Left open, on purpose: a link to an older
+version of a file that was replaced since (written to a temporary file and renamed, as
+`.storage` files are) is the only name of that older content, and cannot be told apart;
+the agent's `.key` is written once and never replaced, so a link to it always is.
 """
 
 import errno
@@ -18,6 +29,10 @@ from .incoming_files import IncomingPath, UnsafePathError, absolute_path
 
 # A second file of the same name gets "name (1).ext", ... up to this many.
 MAX_SAME_NAME: Final = 999
+# Files of `.storage` looked at when a file to send has other names (hard links).
+MAX_PROTECTED_FILES: Final = 10_000
+PROTECTED_FOLDER: Final = ".storage"
+PROTECTED_FILES: Final = ("secrets.yaml",)
 FILE_MODE: Final = 0o640
 FOLDER_MODE: Final = 0o750
 _CLOEXEC: Final = getattr(os, "O_CLOEXEC", 0)
@@ -59,11 +74,30 @@ def opened_path(fd: int, path: str) -> str:
         return real
 
 
-def read_regular_file(path: str, is_allowed: IsAllowed, limit: int) -> bytes:
+def protected_files(config_dir: str) -> set[tuple[int, int]]:
+    """(st_dev, st_ino) of the files that must never be sent (see the module docstring)."""
+    found: set[tuple[int, int]] = set()
+    candidates = [os.path.join(config_dir, name) for name in PROTECTED_FILES]
+    for root, _folders, files in os.walk(os.path.join(config_dir, PROTECTED_FOLDER)):
+        candidates.extend(os.path.join(root, name) for name in files)
+        if len(candidates) > MAX_PROTECTED_FILES:
+            break
+    for candidate in candidates[:MAX_PROTECTED_FILES]:
+        with suppress(OSError):
+            info = os.stat(candidate, follow_symlinks=False)
+            if stat.S_ISREG(info.st_mode):
+                found.add((info.st_dev, info.st_ino))
+    return found
+
+
+def read_regular_file(
+    path: str, is_allowed: IsAllowed, limit: int, *, config_dir: str | None = None
+) -> bytes:
     """The bytes of the regular file at `path`, inside an allowed folder, at most `limit`.
 
     FileRefusedError when it is outside (after resolving links), a link itself, not a
-    regular file (folder, FIFO, device, socket) or too large; OSError when unreadable.
+    regular file (folder, FIFO, device, socket), another name (a hard link) of a protected
+    file of `config_dir`, or too large; OSError when unreadable.
     """
     try:
         absolute_path(path)
@@ -83,6 +117,12 @@ def read_regular_file(path: str, is_allowed: IsAllowed, limit: int) -> bytes:
         if not stat.S_ISREG(info.st_mode):
             raise FileRefusedError(NOT_REGULAR)
         if not is_allowed(opened_path(fd, path)):
+            raise FileRefusedError(NOT_ALLOWED)
+        if (
+            config_dir is not None
+            and info.st_nlink > 1
+            and (info.st_dev, info.st_ino) in protected_files(config_dir)
+        ):
             raise FileRefusedError(NOT_ALLOWED)
         if info.st_size > limit:
             raise FileRefusedError(TOO_LARGE)
