@@ -274,3 +274,23 @@ async def test_a_failing_voice_still_gets_the_text_answer(
     assert voice.tts.messages == [ANSWER]
     assert hass.states.get(KITCHEN).state == "on"
     await wait_until(lambda: runtime.status.pending == 0)
+
+
+@pytest.mark.usefixtures("kitchen_light")
+async def test_with_no_voice_assistant_chosen_the_owner_is_told(
+    hass: HomeAssistant, emulator: EmulatorHandle, voice: VoiceAssistant
+) -> None:
+    options = {CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT}
+    installed, entry = await running_agent(hass, emulator, options=options)
+    runtime: PacerelleRuntime = entry.runtime_data
+    conversation = installed.conversation_id
+    note, _ = wav_note(0.5)
+    asked = await send_voice_note(emulator, conversation, note, "audio/wav", 500)
+    [told] = await inbox_of(emulator, conversation, 1)
+    assert told["text"].startswith("Home Assistant is not set up to listen to voice notes")
+    # A note with text is answered by its text, as before voice notes.
+    await send_voice_note(emulator, conversation, note, "audio/wav", 500, text=TRANSCRIPT)
+    [_, answered] = await inbox_of(emulator, conversation, 2)
+    assert answered["text"] == ANSWER
+    assert voice.stt.calls == []
+    await wait_until(lambda: [r.message_id for r in runtime.agent.pending_requests()] == [asked])
