@@ -7,15 +7,16 @@ person whose app then fetches the agent's bundle gets one of them, and their fir
 cannot be decrypted: they cannot start a session at all.
 
 The relay's API has no call to list or delete them, but an upload under an id it holds
-replaces that key. So after a restore the agent makes fresh keys for the next
-RESTORE_REKEYED_PREKEYS ids of its counter (the ids the lost state used, in its order) and
-publishes them at the next connection, with the bundle (prekey_publisher.py, in uploads of
-at most MAX_PREKEYS_PER_UPLOAD): every key the lost state published among those ids is
-replaced by one whose private half the agent holds. A lost state that published more than
-that (about three refills of 31, some 90 new sessions after the backup) leaves keys
-beyond, each of which fails one new device's first message. Keys of the lost state already
-handed out cannot be taken back: that person's first message fails and their device has to
-start over, as for every session the restore lost (decrypt_issues.py).
+replaces that key (the emulator's rule; PROTOCOL.md is silent, and keys are stored by id).
+So after a restore the agent makes fresh keys for the next RESTORE_REKEYED_PREKEYS ids of
+its counter (the ids the lost state used, in its order) and publishes them at the next
+connection, with the bundle (prekey_publisher.py; api.py uploads them in chunks): every key
+the lost state published among those ids is replaced by one whose private half the agent
+holds. A lost state that published more than that (about three refills of 31, some 90 new
+sessions after the backup) leaves keys beyond, each of which fails one new device's first
+message. Keys of the lost state already handed out cannot be taken back: that person's
+first message fails and their device has to start over, as for every session the restore
+lost (decrypt_issues.py).
 """
 
 import logging

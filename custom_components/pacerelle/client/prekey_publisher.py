@@ -20,8 +20,6 @@ from .signal.prekeys import one_time_prekeys_json
 
 _LOGGER = logging.getLogger(__name__)
 
-MAX_PREKEYS_PER_UPLOAD = 50  # what Pacerelle's SDK uploads at once: the relay takes it
-
 
 class PrekeyPublisher:
     def __init__(self, core: AgentCore, api: AgentApi) -> None:
@@ -73,9 +71,7 @@ class PrekeyPublisher:
         fresh = [p for p in prekeys.one_time_prekeys if p.prekey_id not in published]
         if not fresh:
             return
-        for start in range(0, len(fresh), MAX_PREKEYS_PER_UPLOAD):  # many after a restore
-            chunk = fresh[start : start + MAX_PREKEYS_PER_UPLOAD]
-            await self._api.post_one_time_prekeys(one_time_prekeys_json(chunk)["one_time_prekeys"])
+        await self._api.post_one_time_prekeys(one_time_prekeys_json(fresh)["one_time_prekeys"])
         async with core.lock:
             data = core.data
             held = {p.prekey_id for p in data.signal.prekeys.one_time_prekeys}
