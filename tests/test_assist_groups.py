@@ -30,15 +30,17 @@ async def test_a_trusted_member_drives_assist_and_everyone_reads_the_answer(
     group_id, members = await family_group(emulator, agent)
     everyone = sorted((member, device) for member in members for device in DEVICES)
 
-    # Ana is unverified: her command is not run, and the group is told why.
+    # Ana is unverified: her command is not run, and the group is told why, with the code
+    # of the device judged (the one that delivered her key: her first, not this second one).
     refused = await member_writes(
-        emulator, agent, group_id, text="turn on the kitchen light", user_id=ANA
+        emulator, agent, group_id, text="turn on the kitchen light", user_id=ANA, device_id="2"
     )
     assert refused["trust_state"] == "unverified"
     told = await emulator.wait_inbox(group_id, len(everyone))
     assert sorted((e["user_id"], e["device_id"]) for e in told) == everyone
     assert {e["reply_to_message_id"] for e in told} == {refused["message_id"]}
-    assert all("does not trust" in e["text"] for e in told), told
+    code = emulator.emulator.humans.device(ANA, "1").describe()["verification_code"]
+    assert all("does not trust" in e["text"] and code in e["text"] for e in told), told
     assert light_state(hass) == "off"
     pending = [r.message_id for r in agent.runtime.agent.pending_requests()]
     assert pending == [refused["message_id"]]

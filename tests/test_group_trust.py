@@ -15,6 +15,8 @@ import pytest
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 
+from custom_components.pacerelle.client.groups import GroupKey
+from custom_components.pacerelle.client.inbox import Request
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.repairs import issue_id
 from tests.emulator.state import GroupRecord
@@ -197,3 +199,25 @@ async def test_a_member_whose_app_was_reinstalled_is_changed_not_lost(
     await emulator.admin("POST", f"/groups/{group_id}/members", {"remove": [BEN]})
     after = await member_writes(emulator, agent, group_id, text="hi again", user_id=owner)
     assert (after["trusted"], after["trust_state"]) == (False, "changed")
+
+
+def test_the_key_and_request_keep_who_delivered_the_key_across_a_restart() -> None:
+    key = GroupKey("c-group", "k-1", 2, bytes(32), ANA, "1", b"\x05" + bytes(32))
+    assert GroupKey.from_json(key.to_json()) == key
+    request = Request(
+        "m-1",
+        "c-group",
+        ANA,
+        "2",
+        "group:c-group",
+        True,
+        "text",
+        "hi",
+        None,
+        1.0,
+        group_key=key.name,
+    )
+    assert Request.from_json(request.to_json()) == request
+    # A request stored before the field existed is judged without a key (unverified).
+    older = {name: value for name, value in request.to_json().items() if name != "group_key"}
+    assert Request.from_json(older).group_key is None
