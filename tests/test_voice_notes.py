@@ -8,8 +8,11 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from homeassistant.components.assist_pipeline import Pipeline
+from homeassistant.const import MATCH_ALL
 from homeassistant.core import HomeAssistant
 
+from custom_components.pacerelle.assist import conversation_language
 from custom_components.pacerelle.client.inbox import Request
 from custom_components.pacerelle.client.trust import DeviceTrust, TrustState
 from custom_components.pacerelle.voice import VoiceNotes, VoicePolicy, check_declared_bounds
@@ -135,3 +138,22 @@ async def test_a_failure_of_any_kind_is_an_outcome_not_an_exception(
     assert (outcome.transcript, outcome.problem) == (None, "stt_failed")
     assert notes.take("m1") == outcome
     assert voice.stt.calls == []
+
+
+def test_an_llm_pipeline_talks_to_its_agent_in_its_spoken_language() -> None:
+    spoken = Pipeline(
+        conversation_engine="conversation.llm",
+        conversation_language=MATCH_ALL,
+        language="fr",
+        name="LLM",
+        stt_engine="stt.x",
+        stt_language="fr-CA",
+        tts_engine=None,
+        tts_language=None,
+        tts_voice=None,
+        wake_word_entity=None,
+        wake_word_id=None,
+    )
+    assert conversation_language(spoken) == "fr-CA"
+    assert conversation_language(replace(spoken, stt_language=None)) == "fr"
+    assert conversation_language(replace(spoken, conversation_language="de")) == "de"

@@ -47,6 +47,7 @@ from typing import Any, Final
 from homeassistant.components import conversation
 from homeassistant.components.assist_pipeline import Pipeline, async_get_pipelines
 from homeassistant.config_entries import ConfigEntry
+from homeassistant.const import MATCH_ALL
 from homeassistant.core import Context, Event, HomeAssistant, callback
 from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers.translation import async_get_exception_message
@@ -171,7 +172,7 @@ class AssistBridge:
                 await self._tell_voice_problem(message_id, pipeline)
                 return
             text, agent_id = str(transcript), pipeline.conversation_engine
-            language = pipeline.conversation_language
+            language = conversation_language(pipeline)
         try:
             answer = await self._ask(request, text, agent_id, language)
         except Exception:
@@ -259,7 +260,7 @@ class AssistBridge:
         trust = self._entry.runtime_data.trust
         stored = self._entry.runtime_data.agent.find_request(str(request["message_id"]))
         # The device judged: in a group, the one that delivered the member's key (trust.py).
-        device_id = request["sender_device_id"]  # HELPERB-TEMP
+        device_id = trust.presented(stored)[0] if trust and stored else request["sender_device_id"]
         device = trust.book.get(str(request["sender_id"]), str(device_id)) if trust else None
         return {
             "state": str(request.get("trust_state")),
@@ -293,6 +294,14 @@ class AssistBridge:
         if not isinstance(speech, str) or not speech.strip():
             raise NoAnswerError(f"{agent_id} gave no spoken answer")
         return speech
+
+
+def conversation_language(pipeline: Pipeline) -> str:
+    """The language a pipeline speaks to its agent: an LLM agent's `*` (every language)
+    becomes the pipeline's spoken language, as the pipeline's own intent stage does."""
+    if pipeline.conversation_language != MATCH_ALL:
+        return pipeline.conversation_language
+    return pipeline.stt_language or pipeline.tts_language or pipeline.language
 
 
 def request_age(request: Mapping[str, Any], now: float | None = None) -> float:
