@@ -105,6 +105,17 @@ def _payload(**changes: Any) -> bytes:
         _payload(iv_b64="***"),
         _payload(ciphertext_b64=None),
     ],
+    # Named: the sealed payloads carry a random IV, and the workers of pytest-xdist
+    # (scripts/test) must collect the same test ids.
+    ids=[
+        "not_json",
+        "not_an_object",
+        "sender_key_type",
+        "lowercase_alg",
+        "short_iv",
+        "iv_not_base64",
+        "no_ciphertext",
+    ],
 )
 def test_malformed_group_payloads_are_refused(payload: bytes) -> None:
     with pytest.raises(GroupError):
