@@ -85,6 +85,8 @@ async def test_a_voice_note_turns_on_the_light_and_is_answered_in_text_and_voice
     await wait_until(lambda: runtime.status.pending == 0)
     handled = runtime.agent.data.history.requests[-1]
     assert handled.note == f"Answered by {voice.pipeline.conversation_engine} (Assist bridge)"
+    assert runtime.voice is not None
+    assert runtime.voice.take(asked) is None  # the transcript is not kept once answered
 
 
 @pytest.mark.usefixtures("kitchen_light")

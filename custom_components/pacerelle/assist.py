@@ -144,6 +144,9 @@ class AssistBridge:
 
     async def _answer(self, request: Mapping[str, Any]) -> None:
         message_id = str(request["message_id"])
+        voice = self._entry.runtime_data.voice
+        # Taken whatever happens next: a transcript is not kept in memory once handled.
+        outcome = voice.take(message_id) if voice is not None else None
         if not request.get("trusted"):
             _LOGGER.warning(
                 "Assist bridge did not run request %s: device %s is %s, not trusted",
@@ -169,7 +172,7 @@ class AssistBridge:
             pipeline = self._pipeline() if self._voice_pipeline is not None else None
             transcript = request.get("transcript")
             if pipeline is None or not transcript:
-                await self._tell_voice_problem(message_id, pipeline)
+                await self._tell_voice_problem(message_id, pipeline, outcome)
                 return
             text, agent_id = str(transcript), pipeline.conversation_engine
             language = conversation_language(pipeline)
@@ -221,10 +224,10 @@ class AssistBridge:
             _LOGGER.warning("Voice pipeline %s does not exist", self._voice_pipeline)
         return found[0] if found else None
 
-    async def _tell_voice_problem(self, message_id: str, pipeline: Pipeline | None) -> None:
+    async def _tell_voice_problem(
+        self, message_id: str, pipeline: Pipeline | None, outcome: VoiceOutcome | None
+    ) -> None:
         """Why a voice note was not run (never silence); it stays pending."""
-        voice = self._entry.runtime_data.voice
-        outcome = voice.take(message_id) if voice is not None else None
         if outcome is None:
             outcome = VoiceOutcome()
         key = VOICE_PROBLEM_KEYS.get(outcome.problem or "", VOICE_FAILED_KEY)
