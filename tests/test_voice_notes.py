@@ -157,3 +157,24 @@ def test_an_llm_pipeline_talks_to_its_agent_in_its_spoken_language() -> None:
     assert conversation_language(spoken) == "fr-CA"
     assert conversation_language(replace(spoken, stt_language=None)) == "fr"
     assert conversation_language(replace(spoken, conversation_language="de")) == "de"
+
+
+async def test_a_device_distrusted_before_delivery_gets_no_transcript(
+    hass: HomeAssistant, voice: VoiceAssistant
+) -> None:
+    notes = VoiceNotes(hass, policy(voice.pipeline.id), judged(TrustState.TRUSTED))
+    data, _ = wav_note(0.25)
+
+    async def download(_attachment: Mapping[str, Any]) -> bytes:
+        return data
+
+    asked = request("m1")
+    outcome = await notes.async_transcribe(asked, NOTE, download)
+    assert outcome.transcript == voice.stt.text
+    # Blocked (or its key changed) while the note was being heard: judged again at delivery.
+    assert notes.delivered(asked, judged(TrustState.BLOCKED)(asked)) is None
+    assert notes.take("m1") is None  # and forgotten
+    # Trusted still: the transcript; kept for the bridge, which answers the owner.
+    await notes.async_transcribe(request("m2"), NOTE, download)
+    assert notes.delivered(request("m2"), judged(TrustState.TRUSTED)(asked)) == voice.stt.text
+    assert notes.take("m2") == outcome
