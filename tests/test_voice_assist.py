@@ -296,3 +296,16 @@ async def test_with_no_voice_assistant_chosen_the_owner_is_told(
     assert answered["text"] == ANSWER
     assert voice.stt.calls == []
     await wait_until(lambda: [r.message_id for r in runtime.agent.pending_requests()] == [asked])
+
+
+@pytest.mark.usefixtures("kitchen_light")
+async def test_a_deleted_voice_assistant_is_a_told_failure(
+    hass: HomeAssistant, emulator: EmulatorHandle, voice: VoiceAssistant
+) -> None:
+    options = {CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT, CONF_VOICE_PIPELINE: "01NOSUCHPIPELINE"}
+    installed, _ = await running_agent(hass, emulator, options=options)
+    note, _ = wav_note(0.5)
+    await send_voice_note(emulator, installed.conversation_id, note, "audio/wav", 500)
+    [told] = await inbox_of(emulator, installed.conversation_id, 1)
+    assert told["text"].startswith("Home Assistant could not listen to this voice note")
+    assert voice.stt.calls == []

@@ -219,7 +219,12 @@ class AssistBridge:
         return self._voice_pipeline is not None or not str(request["text"]).strip()
 
     def _pipeline(self) -> Pipeline | None:
-        found = [p for p in async_get_pipelines(self._hass) if p.id == self._voice_pipeline]
+        """The chosen voice pipeline; None if it was deleted (or Assist is not loaded)."""
+        try:
+            pipelines = async_get_pipelines(self._hass)
+        except KeyError:  # the assist_pipeline integration is not set up
+            pipelines = []
+        found = [p for p in pipelines if p.id == self._voice_pipeline]
         if not found:
             _LOGGER.warning("Voice pipeline %s does not exist", self._voice_pipeline)
         return found[0] if found else None
