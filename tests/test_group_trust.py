@@ -22,7 +22,7 @@ from custom_components.pacerelle.repairs import issue_id
 from tests.emulator.state import GroupRecord
 from tests.emulator_fixtures import EmulatorHandle
 from tests.runtime_harness import wait_until
-from tests.services_harness import Agent, call, start_agent
+from tests.services_harness import Agent, call, refused, start_agent
 from tests.test_group_conversations import family_group, member_writes
 
 ANA, BEN = "usr_ana", "usr_ben"
@@ -221,3 +221,78 @@ def test_the_key_and_request_keep_who_delivered_the_key_across_a_restart() -> No
     # A request stored before the field existed is judged without a key (unverified).
     older = {name: value for name, value in request.to_json().items() if name != "group_key"}
     assert Request.from_json(older).group_key is None
+
+
+def relay_adds_a_member_key(emulator: EmulatorHandle, agent: Agent, group_id: str) -> str:
+    """The relay makes up a person in the group and delivers, over its own new session, a
+    key of the highest epoch, which no member holds; its key id."""
+    emu = emulator.emulator
+    key_id, epoch = "gk-relay", 99
+    plaintext = json.dumps(
+        {
+            "type": "pacerelle.group.sender_key",
+            "v": 1,
+            "alg": "AES-256-GCM",
+            "conversation_id": group_id,
+            "key_id": key_id,
+            "epoch": epoch,
+            "raw_key_b64": base64.b64encode(os.urandom(32)).decode(),
+        }
+    ).encode()
+    device = emu.humans.device("usr_relay", "1")
+    sealed = device.encrypt_for(emu, agent.installed.agent_id, plaintext, group_id)
+    emu.state.group_keys.append(
+        {
+            "conversation_id": group_id,
+            "key_id": key_id,
+            "epoch": epoch,
+            "sender_id": "usr_relay",
+            "sender_device_id": "1",
+            "envelope_b64": base64.b64encode(sealed).decode(),
+            "agent_id": agent.installed.agent_id,
+        }
+    )
+    return key_id
+
+
+async def test_the_agent_never_seals_with_a_key_the_relay_delivered(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    agent = await start_agent(hass, emulator)
+    group_id, members = await family_group(emulator, agent)
+    owner = agent.installed.owner_id
+    await member_writes(emulator, agent, group_id, text="hi", user_id=owner)
+    asked = await member_writes(emulator, agent, group_id, text="lights?", user_id=ANA)
+    relay_key = relay_adds_a_member_key(emulator, agent, group_id)
+
+    await call(hass, "send_message", {"text": "Off", "source_message_id": asked["message_id"]})
+    await call(
+        hass,
+        "send_message",
+        {"text": "Dinner", "conversation_id": group_id, "to": f"group:{group_id}"},
+    )
+    entries = await emulator.wait_inbox(group_id, 2 * len(members) * 2)
+    assert {e.get("key_id") for e in entries}.isdisjoint({relay_key, None}), entries
+    assert sorted(e["text"] for e in entries) == ["Dinner"] * 6 + ["Off"] * 6
+
+
+async def test_a_group_without_a_trusted_member_gets_only_replies(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    agent = await start_agent(hass, emulator)
+    created = await emulator.admin(
+        "POST",
+        "/groups",
+        {"name": "Neighbours", "members": [ANA, BEN], "agent_ids": [agent.installed.agent_id]},
+    )
+    group_id = str(created["conversation_id"])
+    asked = await member_writes(emulator, agent, group_id, text="parcel?", user_id=BEN)
+    assert asked["trusted"] is False
+
+    # Nobody trusted: nothing that answers no message (as for a person's unverified phone).
+    group = {"text": "Hello", "conversation_id": group_id, "to": f"group:{group_id}"}
+    await refused(hass, "send_message", group, "no_trusted_device")
+    # A reply is sealed with the asker's own key, as a direct answer goes to the asking phone.
+    await call(hass, "send_message", {"text": "Yes", "source_message_id": asked["message_id"]})
+    entries = await emulator.wait_inbox(group_id, 2)
+    assert {(e["user_id"], e["text"]) for e in entries} == {(ANA, "Yes"), (BEN, "Yes")}

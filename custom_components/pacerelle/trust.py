@@ -17,6 +17,10 @@ refused (client/crypto_jobs.py), so the relay cannot write as a member. What rem
 members of a group share their sender keys with each other, so one member can seal a
 message with another's key and write as them; a group message is only as trustworthy as
 every member of the group. Keys stored before their sender was recorded judge unverified.
+The agent seals its own group messages only with a key a message would be trusted from,
+or, for a reply, the asker's own (`group_key_policy`): a key the relay delivers over a
+session it made up is never used to seal, and a group where nobody is trusted gets
+replies only (`no_trusted_device` otherwise, as for a person's unverified devices).
 
 Where it is kept: `.storage/pacerelle.trust.<entry id>`, a Home Assistant store of its own
 beside the encrypted agent store (it holds public identity keys and decisions, no secret),
@@ -35,6 +39,7 @@ from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers.storage import Store
 
 from .client.agent import Agent
+from .client.groups import GroupKey
 from .client.inbox import Request
 from .client.sender import SendError
 from .client.signal.session import DEVICE_SEPARATOR, PeerAddress
@@ -67,6 +72,7 @@ class TrustManager:
         and hold the agent's sends without a source to trusted devices."""
         self._agent = agent
         agent.set_device_policy(self.device_policy)
+        agent.set_group_key_policy(self.group_key_policy)
         saved = await self._store.async_load()
         if saved is not None:
             self.book = TrustBook.from_json(saved)
@@ -142,6 +148,25 @@ class TrustManager:
             return proposed
         raise SendError("no_trusted_device", person_id)
 
+    def group_key_policy(self, answered: str | None) -> Callable[[GroupKey], bool]:
+        """Which group keys a group send may be sealed with: those a message would be
+        trusted from (judged as for incoming ones), and for a reply the asker's own (same
+        session and identity key, as a direct answer goes to the asking device). Judged on
+        a snapshot of the book: the predicate runs in the executor."""
+        book, owner = self.book, self._owner_id
+        held = self._agent.data.conversations.group_keys if self._agent is not None else {}
+        asker = held.get(answered) if answered is not None else None
+
+        def allowed(key: GroupKey) -> bool:
+            if asker is not None and _same_sender(key, asker):
+                return True
+            if key.sender_id is None or key.sender_device_id is None:
+                return False
+            judged = book.judge(key.sender_id, key.sender_device_id, key.sender_identity, owner)
+            return judged.trusted
+
+        return allowed
+
     def _has_session(self, person_id: str, conversation_id: str, device: str | None) -> bool:
         if self._agent is None or device is None or not device.isdigit():
             return False
@@ -169,6 +194,14 @@ class TrustManager:
             request.sender_id, request.conversation_id, int(request.sender_device_id)
         )
         return request.sender_device_id, self._agent.data.signal.record(peer).trusted_identity
+
+
+def _same_sender(key: GroupKey, other: GroupKey) -> bool:
+    return (key.sender_id, key.sender_device_id, key.sender_identity) == (
+        other.sender_id,
+        other.sender_device_id,
+        other.sender_identity,
+    )
 
 
 def _sessions(agent: Agent) -> list[tuple[str, str, bytes]]:

@@ -37,7 +37,14 @@ from .inbox_pipeline import InboxPipeline
 from .payloads import chat_payload
 from .prekey_publisher import PrekeyPublisher
 from .send_queue import DEFAULT_EXPIRE_AFTER
-from .sender import DevicePolicy, Sender, SendError, public_descriptor, secret_descriptor
+from .sender import (
+    DevicePolicy,
+    GroupKeyPolicy,
+    Sender,
+    SendError,
+    public_descriptor,
+    secret_descriptor,
+)
 from .server_answers import device_id
 from .signal.identity import verification_code
 from .tokens import InstallationRevokedError, RuntimeCredential, RuntimeTokens
@@ -161,6 +168,10 @@ class Agent:
     def set_device_policy(self, policy: DevicePolicy) -> None:
         """Decide where sends without a source message may go (see sender.DevicePolicy)."""
         self._sender.device_policy = policy
+
+    def set_group_key_policy(self, policy: GroupKeyPolicy) -> None:
+        """Decide which group keys group sends may be sealed with (see sender.GroupKeyPolicy)."""
+        self._sender.group_key_policy = policy
 
     def find_request(self, message_id: str) -> Request | None:
         """A request by id: pending, being handed over, or still in the history."""

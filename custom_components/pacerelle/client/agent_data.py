@@ -9,7 +9,7 @@ builds a new AgentData, saves it, and only then uses it, so a failed save change
 """
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -73,8 +73,15 @@ class Conversations:
         last_devices[name] = device_id
         return replace(self, last_devices=last_devices)
 
-    def latest_group_key(self, conversation_id: str) -> GroupKey | None:
-        keys = [k for k in self.group_keys.values() if k.conversation_id == conversation_id]
+    def latest_group_key(
+        self, conversation_id: str, allowed: Callable[[GroupKey], bool] | None = None
+    ) -> GroupKey | None:
+        """The newest key of the group (of those `allowed`, when given)."""
+        keys = [
+            k
+            for k in self.group_keys.values()
+            if k.conversation_id == conversation_id and (allowed is None or allowed(k))
+        ]
         return max(keys, key=lambda key: key.epoch) if keys else None
 
     def to_json(self) -> dict[str, Any]:

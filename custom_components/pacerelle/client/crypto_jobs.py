@@ -7,7 +7,7 @@ outgoing message. A message that cannot be opened leaves the data as it was.
 
 import base64
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -28,6 +28,10 @@ _LOGGER = logging.getLogger(__name__)
 
 class MissingGroupKeyError(PacerelleError):
     """No key yet for a group message: leave it unacknowledged, it comes back later."""
+
+
+class UntrustedGroupKeysError(MissingGroupKeyError):
+    """A group send finds keys, but none it may seal with (see `seal`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,20 +219,26 @@ def seal(
     plaintext: str,
     encrypted: bool,
     group_envelopes: Sequence[Mapping[str, Any]] = (),
+    group_key_allowed: Callable[[groups.GroupKey], bool] | None = None,
 ) -> Sealed:
     """The payload of an outgoing MSG (and its history record) and the data to save.
 
     A group message is sealed with the newest key, after learning `group_envelopes` (the
     group's keys fetched just before, as the SDK does): members rotate their keys when
     someone leaves, and a key the agent learns only from the next incoming message would
-    leave the one who left able to read what the agent says meanwhile.
+    leave the one who left able to read what the agent says meanwhile. Only keys that
+    `group_key_allowed` accepts are used (trust.py: those of trusted sessions, and the
+    asker's own for a reply): the relay can deliver a key of its own, over a session it
+    made up, with the highest epoch, and would read what the agent seals with it.
     """
     if not encrypted:
         return Sealed(data, plaintext.encode(), None)
     if to == groups_target(conversation_id):
         data = _learn_group_keys(data, conversation_id, group_envelopes)
-        key = data.conversations.latest_group_key(conversation_id)
+        key = data.conversations.latest_group_key(conversation_id, group_key_allowed)
         if key is None:
+            if data.conversations.latest_group_key(conversation_id) is not None:
+                raise UntrustedGroupKeysError(f"no trusted group key for {conversation_id}")
             raise MissingGroupKeyError(f"no group key for {conversation_id}")
         payload = groups.seal_message(key, plaintext)
     else:

@@ -25,9 +25,10 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from .agent_core import AgentCore, ConnectionState
 from .agent_data import AgentData, UncertainSend, device_key
 from .api import AgentApi
-from .crypto_jobs import groups_target, seal
+from .crypto_jobs import UntrustedGroupKeysError, groups_target, seal
 from .errors import PacerelleConnectionError, PacerelleError
 from .gateway_frames import build_message
+from .groups import GroupKey
 from .history import FAILED, SENT, UNCERTAIN, Reply
 from .inbox import Request
 from .outbox import Outbox, Written
@@ -49,6 +50,9 @@ NOT_RUNNING = frozenset({ConnectionState.STOPPED, ConnectionState.DISCONNECTED})
 # answers that device's own request) -> the device to use; raises SendError when none may
 # (see the integration's trust.py).
 type DevicePolicy = Callable[[str, str, str | None, bool], str | None]
+# (the name of the key of the group message answered, or None) -> which group keys a send
+# may be sealed with; the predicate runs in the executor, on a snapshot (see crypto_jobs.seal).
+type GroupKeyPolicy = Callable[[str | None], Callable[[GroupKey], bool]]
 
 
 class SendError(PacerelleError):
@@ -64,6 +68,8 @@ class Target:
     conversation_id: str
     to: str
     device_id: str | None
+    # A reply in a group: the key the answered message was sealed with.
+    group_key: str | None = None
 
 
 class Sender:
@@ -73,6 +79,7 @@ class Sender:
         self.outbox = Outbox()
         self.queue = QueuedSends(core, self.outbox)
         self.device_policy: DevicePolicy | None = None
+        self.group_key_policy: GroupKeyPolicy | None = None
 
     def find_request(self, message_id: str) -> Request | None:
         data = self._core.data
@@ -100,7 +107,7 @@ class Sender:
             if request is None:
                 raise SendError("unknown_request", source_message_id)
             if request.is_group:
-                return Target(request.conversation_id, request.to, None)
+                return Target(request.conversation_id, request.to, None, request.group_key)
             if self.device_policy is not None:
                 # An answer goes to the device that wrote, unless the user blocked it.
                 self.device_policy(
@@ -156,6 +163,9 @@ class Sender:
         config = core.config
         message_id = str(uuid.uuid4())
         envelopes = await self._group_envelopes(target)
+        in_group = target.to == groups_target(target.conversation_id)
+        policy = self.group_key_policy if in_group else None
+        allowed = policy(target.group_key) if policy is not None else None
         async with core.lock:
             connected = core.connection is not None and not core.connection.closed
             # Queued only while the agent is trying to connect: a stopped or revoked one
@@ -174,8 +184,11 @@ class Sender:
                         plaintext=plaintext,
                         encrypted=config.encrypted,
                         group_envelopes=envelopes,
+                        group_key_allowed=allowed,
                     )
                 )
+            except UntrustedGroupKeysError as err:
+                raise SendError("no_trusted_device", f"group {target.conversation_id}") from err
             except SignalError as err:
                 if err.kind is SignalErrorKind.NO_SESSION:
                     raise SendError("no_session", "the person has not written yet") from err
