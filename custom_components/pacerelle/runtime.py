@@ -270,6 +270,7 @@ async def _async_load(
     )
     if restored:
         # The newer state's one-time prekeys are replaced before anything is published.
+        _LOGGER.warning("The store of agent %s is an older copy (restored)", agent_name)
         data = await hass.async_add_executor_job(rekeyed_after_restore, data)
         document = {**document, **await hass.async_add_executor_job(data.sections)}
         await store.async_save(document)

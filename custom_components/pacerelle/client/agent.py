@@ -15,17 +15,20 @@ import json
 import logging
 import secrets
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
+from functools import partial
 from typing import Any
 
 import aiohttp
 
 from .agent_core import AgentConfig, AgentCore, AgentHooks, ConnectionState
 from .agent_data import AgentData
+from .agent_restore import MAX_HELD_FOR_REKEY, rekeyed_after_restore
 from .api import AgentApi
 from .checkpoints import Checkpoint, check_fields
+from .decrypt_failures import DecryptionOutcome
 from .errors import PacerelleError, PacerelleResponseError
 from .gateway import CLOSE_TOKEN_EXPIRED, GatewayConnection
 from .gateway_frames import IdentityChanged, InboundMessage, RefusedMessage, RelayError, build_ack
@@ -46,6 +49,7 @@ from .sender import (
     secret_descriptor,
 )
 from .server_answers import device_id
+from .signal.errors import SignalErrorKind
 from .signal.identity import verification_code
 from .tokens import InstallationRevokedError, RuntimeCredential, RuntimeTokens
 
@@ -93,6 +97,8 @@ class Agent:
     ) -> None:
         self._session = session
         self._tokens = tokens
+        self._rekeyed = False  # prekeys re-keyed once per run at most (agent_restore.py)
+        hooks = replace(hooks, decryption=self._watching_prekeys(hooks.decryption))
         self._core = AgentCore(config, hooks, data, extra)
         self._api = AgentApi(session, config.server_url, tokens)
         self._inbox = InboxPipeline(self._core, self._api)
@@ -136,6 +142,44 @@ class Agent:
         self._tasks = []
         if self._core.state is not ConnectionState.DISCONNECTED:
             self._core.set_state(ConnectionState.STOPPED)
+
+    def _watching_prekeys(
+        self, report: Callable[[DecryptionOutcome], None]
+    ) -> Callable[[DecryptionOutcome], None]:
+        """The host's decryption hook, re-keying prekeys on the first `unknown_prekey`."""
+
+        def decryption(outcome: DecryptionOutcome) -> None:
+            report(outcome)
+            if outcome.reason == SignalErrorKind.UNKNOWN_PREKEY.value and not self._rekeyed:
+                self._rekeyed = True
+                self._tasks.append(asyncio.create_task(self._rekey(), name="pacerelle-rekey"))
+
+        return decryption
+
+    async def _rekey(self) -> None:
+        """A first message named a prekey this agent never held: most likely its state was
+        restored from a backup (a full restore is not seen at start-up): agent_restore.py."""
+        try:
+            await self._rekey_once()
+        except Exception:  # a failed save: never an error out of stop()
+            _LOGGER.exception("Could not make new one-time prekeys")
+
+    async def _rekey_once(self) -> None:
+        core = self._core
+        async with core.lock:
+            if len(core.data.signal.prekeys.one_time_prekeys) >= MAX_HELD_FOR_REKEY:
+                return
+            _LOGGER.warning(
+                "A first message names a prekey that agent %s does not hold: its state was "
+                "most likely restored from an older copy",
+                core.config.agent_id,
+            )
+            data = await core.hooks.run_blocking(partial(rekeyed_after_restore, core.data))
+            await core.commit(data)
+        try:
+            await self._prekeys.publish()
+        except PacerelleError as err:  # they go out with the next connection's publication
+            _LOGGER.info("Could not publish the new one-time prekeys yet: %s", err)
 
     # Status and queries
 

@@ -17,6 +17,13 @@ sessions after the backup) leaves keys beyond, each of which fails one new devic
 message. Keys of the lost state already handed out cannot be taken back: that person's
 first message fails and their device has to start over, as for every session the restore
 lost (decrypt_issues.py).
+
+Two signs of a restore lead here: at start-up, a store behind its witness (only an agent
+folder put back on its own: store_generation.py); while running, a first message that
+names a prekey the agent does not hold (`unknown_prekey`), which is what a full restore of
+Home Assistant (witness rolled back too) shows first. That message is lost, but the next
+new devices get keys the agent holds. Once per run, and not while MAX_HELD_FOR_REKEY keys
+are held; without a restore it only adds keys under ids never published.
 """
 
 import logging
@@ -29,6 +36,10 @@ _LOGGER = logging.getLogger(__name__)
 RESTORE_REKEYED_PREKEYS = 100
 """One-time prekey ids re-keyed after a restore: what the lost state most likely published."""
 
+MAX_HELD_FOR_REKEY = 2 * RESTORE_REKEYED_PREKEYS
+"""No re-keying on a failure while this many one-time prekeys are held (a relay forging
+`unknown_prekey` failures at every start cannot grow the store without bound)."""
+
 
 def rekeyed_after_restore(data: AgentData) -> AgentData:
     """`data` with fresh one-time prekeys for the next ids of its counter, marked unpublished
@@ -38,9 +49,8 @@ def rekeyed_after_restore(data: AgentData) -> AgentData:
     updated, created = prekeys.replenish_one_time_prekeys(target)
     ids = [prekey.prekey_id for prekey in created]
     _LOGGER.warning(
-        "The agent's store was restored from an older copy: %d one-time prekeys (ids %s to "
-        "%s) are made again and published at the next connection, replacing those that the "
-        "newer state published",
+        "%d one-time prekeys (ids %s to %s) are made again and published, replacing those "
+        "that a newer copy of this agent's state published",
         len(ids),
         ids[0] if ids else "-",
         ids[-1] if ids else "-",
