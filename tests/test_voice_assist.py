@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from homeassistant.components.assist_pipeline import OPTION_PREFERRED
+from homeassistant.components.assist_pipeline.pipeline import KEY_ASSIST_PIPELINE
 from homeassistant.components.conversation import HOME_ASSISTANT_AGENT
 from homeassistant.core import HomeAssistant
 from pytest_homeassistant_custom_component.common import async_capture_events
@@ -90,10 +92,13 @@ async def test_a_voice_note_turns_on_the_light_and_is_answered_in_text_and_voice
 
 
 @pytest.mark.usefixtures("kitchen_light")
-async def test_without_spoken_answers_the_answer_is_text_only(
+async def test_the_preferred_voice_assistant_answers_in_text_only(
     hass: HomeAssistant, emulator: EmulatorHandle, voice: VoiceAssistant
 ) -> None:
-    installed, _ = await running_agent(hass, emulator, options=bridge_options(voice))
+    # "preferred": whichever voice assistant Home Assistant prefers when the note comes.
+    hass.data[KEY_ASSIST_PIPELINE].pipeline_store.async_set_preferred_item(voice.pipeline.id)
+    options = bridge_options(voice, **{CONF_VOICE_PIPELINE: OPTION_PREFERRED})
+    installed, _ = await running_agent(hass, emulator, options=options)
     note, _ = wav_note(0.5)
     await send_voice_note(emulator, installed.conversation_id, note, "audio/wav", duration_ms=500)
     [reply] = await inbox_of(emulator, installed.conversation_id, 1)

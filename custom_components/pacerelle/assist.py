@@ -45,7 +45,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from homeassistant.components import conversation
-from homeassistant.components.assist_pipeline import Pipeline, async_get_pipelines
+from homeassistant.components.assist_pipeline import Pipeline
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.const import MATCH_ALL
 from homeassistant.core import Context, Event, HomeAssistant, callback
@@ -57,7 +57,7 @@ from .client.payloads import CHAT_MESSAGE
 from .const import CONF_OWNER_ID, DOMAIN
 from .options import AgentOptions
 from .runtime import EVENT_MESSAGE, PacerelleRuntime
-from .voice import VOICE_PROBLEM_KEYS, VoiceOutcome, voice_note
+from .voice import VOICE_PROBLEM_KEYS, VoiceOutcome, find_pipeline, voice_note
 from .voice_answer import SpokenAnswer, SpokenAnswerError, async_speak
 from .voice_audio import MAX_VOICE_BYTES, MAX_VOICE_SECONDS
 
@@ -219,15 +219,8 @@ class AssistBridge:
         return self._voice_pipeline is not None or not str(request["text"]).strip()
 
     def _pipeline(self) -> Pipeline | None:
-        """The chosen voice pipeline; None if it was deleted (or Assist is not loaded)."""
-        try:
-            pipelines = async_get_pipelines(self._hass)
-        except KeyError:  # the assist_pipeline integration is not set up
-            pipelines = []
-        found = [p for p in pipelines if p.id == self._voice_pipeline]
-        if not found:
-            _LOGGER.warning("Voice pipeline %s does not exist", self._voice_pipeline)
-        return found[0] if found else None
+        assert self._voice_pipeline is not None
+        return find_pipeline(self._hass, self._voice_pipeline)
 
     async def _tell_voice_problem(
         self, message_id: str, pipeline: Pipeline | None, outcome: VoiceOutcome | None

@@ -37,13 +37,16 @@ from typing import Any, Final
 
 from homeassistant.components import stt
 from homeassistant.components.assist_pipeline import (
+    OPTION_PREFERRED,
     AudioSettings,
+    Pipeline,
     PipelineEvent,
     PipelineEventType,
     PipelineNotFound,
     async_pipeline_from_audio_stream,
 )
 from homeassistant.components.assist_pipeline.models import PipelineStage
+from homeassistant.components.assist_pipeline.pipeline import async_get_pipeline
 from homeassistant.core import Context, HomeAssistant, callback
 
 from .client.errors import PacerelleError
@@ -107,6 +110,21 @@ class VoiceOutcome:
 
     transcript: str | None = None
     problem: str | None = None
+
+
+def run_pipeline_id(option: str) -> str | None:
+    """The pipeline id to run for the option's value: "preferred" is Home Assistant's
+    preferred voice assistant at the time of the note (None to the pipeline API)."""
+    return None if option == OPTION_PREFERRED else option
+
+
+def find_pipeline(hass: HomeAssistant, option: str) -> Pipeline | None:
+    """The option's pipeline; None if it was deleted or Assist is not set up."""
+    try:
+        return async_get_pipeline(hass, run_pipeline_id(option))
+    except PipelineNotFound, KeyError:  # KeyError: the assist_pipeline integration is off
+        _LOGGER.warning("Voice pipeline %s does not exist", option)
+        return None
 
 
 def voice_note(attachments: Iterable[Mapping[str, Any]]) -> Mapping[str, Any] | None:
@@ -236,7 +254,7 @@ class VoiceNotes:
                     event_callback=on_event,
                     stt_metadata=_pcm_metadata(),
                     stt_stream=_chunks(pcm),
-                    pipeline_id=self._policy.pipeline_id,
+                    pipeline_id=run_pipeline_id(self._policy.pipeline_id),
                     start_stage=PipelineStage.STT,
                     end_stage=PipelineStage.STT,
                     audio_settings=AudioSettings(is_vad_enabled=False),
