@@ -9,6 +9,7 @@ key) must not reach device 1's session, the trust book or an event as device 1.
 import json
 
 import pytest
+from homeassistant.core import HomeAssistant
 
 from custom_components.pacerelle.client.agent_data import Conversations, device_key
 from custom_components.pacerelle.client.crypto_jobs import peer_of
@@ -18,6 +19,7 @@ from custom_components.pacerelle.client.sender import SendError
 from custom_components.pacerelle.client.server_answers import device_id
 from tests.client_agent_harness import Recorder, connected_agent, wait_for
 from tests.emulator_fixtures import EmulatorHandle
+from tests.services_harness import refused, spoken_agent
 
 IMPOSTORS = ("01", "+1", " 1", "1\n", "\u0661", "\uff11", "1_0")
 
@@ -101,3 +103,14 @@ async def test_a_send_to_a_non_canonical_device_is_refused(emulator: EmulatorHan
         with pytest.raises(SendError) as refused:
             await agent.send_text("hi", to_device_id="\u0661")
     assert refused.value.reason == "invalid_device_id"
+
+
+async def test_the_send_action_refuses_a_non_canonical_device_with_a_translated_error(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    agent = await spoken_agent(hass, emulator)
+    error = await refused(
+        hass, "send_message", {"text": "hi", "to_device_id": "\u0661"}, "invalid_device_id"
+    )
+    assert "\u0661" in (error.translation_placeholders or {})["detail"]
+    assert len(await emulator.inbox(agent.conversation_id)) == 0
