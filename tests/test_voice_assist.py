@@ -14,6 +14,7 @@ from homeassistant.core import HomeAssistant
 from pytest_homeassistant_custom_component.common import async_capture_events
 
 from custom_components.pacerelle import voice as voice_module
+from custom_components.pacerelle.client.trust import TrustState
 from custom_components.pacerelle.events import EVENT_MESSAGE
 from custom_components.pacerelle.options import (
     CONF_ASSIST_AGENT,
@@ -314,3 +315,25 @@ async def test_a_deleted_voice_assistant_is_a_told_failure(
     [told] = await inbox_of(emulator, installed.conversation_id, 1)
     assert told["text"].startswith("Home Assistant could not listen to this voice note")
     assert voice.stt.calls == []
+
+
+@pytest.mark.usefixtures("kitchen_light")
+async def test_a_blocked_device_note_is_dropped_unheard(
+    hass: HomeAssistant, emulator: EmulatorHandle, voice: VoiceAssistant
+) -> None:
+    installed, entry = await running_agent(hass, emulator, options=bridge_options(voice))
+    runtime: PacerelleRuntime = entry.runtime_data
+    assert runtime.trust is not None
+    conversation = installed.conversation_id
+    events = async_capture_events(hass, EVENT_MESSAGE)
+    await emulator.send(conversation, text="hello", device_id="2")
+    await wait_until(lambda: len(events) == 1)
+    await runtime.trust.async_decide(installed.owner_id, "2", TrustState.BLOCKED)
+    note, _ = wav_note(0.5)
+    dropped = await send_voice_note(emulator, conversation, note, "audio/wav", 500, device_id="2")
+    await wait_until(lambda: runtime.agent.find_request(dropped) is not None)
+    pending = runtime.agent.pending_requests
+    await wait_until(lambda: dropped not in {r.message_id for r in pending()})
+    assert len(events) == 1
+    assert voice.stt.calls == []
+    assert hass.states.get(KITCHEN).state == "off"
