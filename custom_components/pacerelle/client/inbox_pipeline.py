@@ -246,10 +246,15 @@ def _accepted(data: AgentData, requests: Sequence[Request]) -> AgentData:
 
 def _deliver(core: AgentCore, requests: Sequence[Request]) -> None:
     """Hand the saved requests over in arrival order; synchronous, so that nothing runs
-    between the write that accepted them and their events."""
+    between the write that accepted them and their events.
+
+    The status (pending count, last message: Home Assistant writes nine entity states, a
+    millisecond or two) is told at the loop's next pass, after what the events woke up
+    (their WebSocket subscribers' writes), not before.
+    """
     for request in requests:
         core.hooks.deliver(request)
-    core.hooks.status_changed()
+    asyncio.get_running_loop().call_soon(core.hooks.status_changed)
 
 
 def _conflict(message: InboundMessage) -> None:
