@@ -108,7 +108,7 @@ async def test_binary_garbage_and_unknown_frames_are_skipped(
 
 
 async def test_an_oversized_frame_ends_the_connection(
-    relay: tuple[Relay, str], session: aiohttp.ClientSession
+    relay: tuple[Relay, str], session: aiohttp.ClientSession, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A frame over MAX_FRAME_BYTES is an error: nothing after it is read."""
     server, url = relay
@@ -124,6 +124,7 @@ async def test_an_oversized_frame_ends_the_connection(
         assert await _collect(connection) == []
         assert connection.closed
         assert connection.close_code == aiohttp.WSCloseCode.MESSAGE_TOO_BIG
+        assert f"a frame over {MAX_FRAME_BYTES} bytes" in caplog.text  # told, at warning
     finally:
         await connection.close()
 

@@ -86,7 +86,14 @@ class GatewayConnection:
             elif message.type is aiohttp.WSMsgType.BINARY:
                 _LOGGER.warning("Ignoring a binary gateway frame")
             elif message.type is aiohttp.WSMsgType.ERROR:
-                _LOGGER.debug("Gateway connection error: %s", message.data)
+                if self._ws.close_code == aiohttp.WSCloseCode.MESSAGE_TOO_BIG:
+                    # Unreadable, so it cannot be acknowledged: a relay that redelivers it
+                    # at every connection keeps the agent reconnecting (README).
+                    _LOGGER.warning(
+                        "The relay sent a frame over %d bytes: the connection ends", MAX_FRAME_BYTES
+                    )
+                else:
+                    _LOGGER.debug("Gateway connection error: %s", message.data)
                 return
             else:  # CLOSE, CLOSING, CLOSED
                 return
