@@ -79,6 +79,8 @@ async def test_a_voice_note_turns_on_the_light_and_is_answered_in_text_and_voice
     assert spoken.data == SPOKEN_PREFIX + ANSWER.encode()
     assert spoken.mime == "audio/mpeg"
     assert voice.tts.messages == [ANSWER]
+    tts_cache = Path(hass.config.path("tts"))
+    assert not await hass.async_add_executor_job(lambda: list(tts_cache.glob("*")))
     [reply] = await emulator.inbox(installed.conversation_id)
     assert reply["reply_to_message_id"] == asked
     [event] = events
