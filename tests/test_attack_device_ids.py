@@ -19,7 +19,7 @@ from custom_components.pacerelle.client.sender import SendError
 from custom_components.pacerelle.client.server_answers import device_id
 from tests.client_agent_harness import Recorder, connected_agent, wait_for
 from tests.emulator_fixtures import EmulatorHandle
-from tests.services_harness import refused, spoken_agent
+from tests.services_harness import refused, spoken_agent, start_agent
 
 IMPOSTORS = ("01", "+1", " 1", "1\n", "\u0661", "\uff11", "1_0")
 
@@ -114,3 +114,31 @@ async def test_the_send_action_refuses_a_non_canonical_device_with_a_translated_
     )
     assert "\u0661" in (error.translation_placeholders or {})["detail"]
     assert len(await emulator.inbox(agent.conversation_id)) == 0
+
+
+async def test_a_group_key_labelled_with_a_json_number_keeps_its_device(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    """`sender_device_id: 2` (a number) in /agent/group-keys was read as device 1."""
+    agent = await start_agent(hass, emulator)
+    owner = agent.installed.owner_id
+    await emulator.admin("POST", "/users/usr_ana/devices", {"device_id": "2"})
+    created = await emulator.admin(
+        "POST",
+        "/groups",
+        {"name": "Family", "members": [owner, "usr_ana"], "agent_ids": [agent.installed.agent_id]},
+    )
+    group_id = str(created["conversation_id"])
+    for envelope in emulator.emulator.state.group_keys:
+        if envelope["sender_id"] == "usr_ana":
+            envelope["sender_device_id"] = 2  # the relay's JSON number
+    before = len(agent.events)
+    await emulator.admin(
+        "POST",
+        f"/conversations/{group_id}/send",
+        {"text": "hi", "user_id": "usr_ana", "device_id": "2"},
+    )
+    await wait_for(lambda: len(agent.events) > before, within=5)
+    assert agent.events[-1].data["sender_device_id"] == "2"
+    keys = agent.runtime.agent.data.conversations.group_keys.values()
+    assert [key.sender_device_id for key in keys if key.sender_id == "usr_ana"] == ["2"]

@@ -181,7 +181,9 @@ def _learn_group_keys(
             continue
         device = envelope.get("sender_device_id")
         try:
-            peer = peer_of(sender, conversation_id, device if isinstance(device, str) else "1")
+            # Absent: the default device; a JSON number is read as one (never as device 1).
+            checked = "1" if device is None else server_answers.device_id(device, "device")
+            peer = peer_of(sender, conversation_id, checked)
             # A reinstalled app delivers its keys with a new identity, accepted as for a
             # direct message: the trust judge then finds the key's device `changed`.
             signal, plaintext, _ = _decrypt(data, peer, base64.b64decode(sealed))
