@@ -6,11 +6,13 @@ emulator in this process. The owner writes from device 1 (trusted on first use);
 Chromium, Settings -> Repairs shows one repair for it, with the verification code the
 emulator's chat page shows for that device; the person chooses "Trust it". Then
 `pacerelle.ask`, called through Home Assistant's REST API, is answered from device 2 and
-counts. Screenshots: tests/artifacts/browser/trust_repair/<run>/; the repair dialog and the
-agent's device page are also README's images.
+counts. Screenshots: tests/artifacts/browser/trust_repair/<run>/; with
+PACERELLE_PUBLISH_IMAGES=1 the repair dialog and the agent's device page also become README's
+images (a test run never rewrites tracked files otherwise).
 """
 
 import asyncio
+import os
 import re
 import shutil
 from pathlib import Path
@@ -188,7 +190,9 @@ async def _question_on_device(emulator: EmulatorHandle, conversation: str) -> di
 
 
 def _publish(shots: Screenshots) -> None:
-    """README's images of the trust repair, from this run."""
+    """README's images of the trust repair, from this run, when asked for."""
+    if os.environ.get("PACERELLE_PUBLISH_IMAGES") != "1":
+        return
     for name, image in (
         ("repair-dialog", "trust-1-repair-dialog.png"),
         ("device-page", "trust-2-device-page.png"),
