@@ -114,6 +114,7 @@ class ScriptedTextToSpeech(tts.TextToSpeechEntity):
     def __init__(self) -> None:
         self.messages: list[str] = []
         self.broken = False  # set: the engine fails
+        self.silent = False  # set: the engine gives no audio (HA then names the message)
 
     @property
     def supported_languages(self) -> list[str]:
@@ -129,6 +130,8 @@ class ScriptedTextToSpeech(tts.TextToSpeechEntity):
         self.messages.append(message)
         if self.broken:
             raise RuntimeError("the voice engine is down")
+        if self.silent:
+            return None, None
         return "mp3", SPOKEN_PREFIX + message.encode()
 
 

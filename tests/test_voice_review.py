@@ -1,0 +1,99 @@
+"""Review of voice notes with hostile or failing parts: what a person said or was answered
+never reaches the log at info or above; an entry unloaded mid-transcription leaves nothing
+running."""
+
+import asyncio
+import logging
+
+import pytest
+from homeassistant.components.conversation import HOME_ASSISTANT_AGENT
+from homeassistant.core import HomeAssistant
+
+from custom_components.pacerelle.options import (
+    CONF_ASSIST_AGENT,
+    CONF_VOICE_PIPELINE,
+    CONF_VOICE_SPOKEN_ANSWER,
+)
+from custom_components.pacerelle.runtime import PacerelleRuntime
+from tests.emulator_fixtures import EmulatorHandle
+from tests.llm_harness import running_agent
+from tests.runtime_harness import wait_until
+from tests.test_assist_bridge import kitchen_light  # noqa: F401 (a fixture)
+from tests.voice_assist_harness import VoiceAssistant, async_voice_assistant, wav_note
+from tests.voice_harness import send_voice_note
+
+ANSWER = "Turned on the light"
+PACERELLE_LOGGERS = "custom_components.pacerelle"
+
+
+@pytest.fixture
+async def voice(hass: HomeAssistant) -> VoiceAssistant:
+    return await async_voice_assistant(hass)
+
+
+def said_in_log(caplog: pytest.LogCaptureFixture, *texts: str) -> list[str]:
+    """Our records at info or above that carry any of `texts` (message or exception).
+
+    Home Assistant's tts logs the answer itself (at error, "Error getting audio for ..."):
+    that is its own log, out of our hands."""
+    found = []
+    for record in caplog.records:
+        if record.levelno < logging.INFO or not record.name.startswith(PACERELLE_LOGGERS):
+            continue
+        shown = record.getMessage() + (str(record.exc_info[1]) if record.exc_info else "")
+        if any(text.lower() in shown.lower() for text in texts):
+            found.append(f"{record.levelname} {record.name}: {shown}")
+    return found
+
+
+@pytest.mark.usefixtures("kitchen_light")
+async def test_a_silent_voice_engine_logs_neither_answer_nor_transcript(
+    hass: HomeAssistant,
+    emulator: EmulatorHandle,
+    voice: VoiceAssistant,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # An engine with nothing to say: Home Assistant's error then quotes the whole answer.
+    voice.tts.silent = True
+    options = {
+        CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT,
+        CONF_VOICE_PIPELINE: voice.pipeline.id,
+        CONF_VOICE_SPOKEN_ANSWER: True,
+    }
+    installed, _ = await running_agent(hass, emulator, options=options)
+    note, _ = wav_note(0.5)
+    await send_voice_note(emulator, installed.conversation_id, note, "audio/wav", 500)
+    [reply] = await emulator.wait_inbox(installed.conversation_id, 1, within=10)
+    assert reply["text"] == ANSWER  # the text answer went alone
+    assert voice.tts.messages == [ANSWER]
+    assert "Spoken answer" in caplog.text  # the failure is logged ...
+    assert said_in_log(caplog, ANSWER, voice.stt.text) == []  # ... without what was said
+
+
+async def test_an_entry_unloaded_mid_transcription_leaves_nothing_running(
+    hass: HomeAssistant,
+    emulator: EmulatorHandle,
+    voice: VoiceAssistant,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    options = {CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT, CONF_VOICE_PIPELINE: voice.pipeline.id}
+    installed, entry = await running_agent(hass, emulator, options=options)
+    runtime: PacerelleRuntime = entry.runtime_data
+    voice.stt.hold = asyncio.Event()  # the engine hears the note and never answers
+    note, _ = wav_note(0.5)
+    await send_voice_note(emulator, installed.conversation_id, note, "audio/wav", 500)
+    await wait_until(lambda: voice.stt.active == 1)
+
+    async with asyncio.timeout(5):
+        assert await hass.config_entries.async_unload(entry.entry_id)
+        await wait_until(lambda: voice.stt.active == 0)  # the pipeline run was cancelled
+    await hass.async_block_till_done()
+    assert runtime.voice is not None
+    assert runtime.voice._locks == {}  # no lock outlives its note
+    left = [
+        task.get_name()
+        for task in asyncio.all_tasks()
+        if not task.done() and "pacerelle" in repr(task.get_coro()).lower()
+    ]
+    assert left == []
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
