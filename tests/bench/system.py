@@ -29,6 +29,7 @@ import statistics
 import tempfile
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -141,13 +142,15 @@ def _cpu_seconds(pid: int) -> float:
 async def _measured_latencies(
     system: System, agent: Agent
 ) -> tuple[list[float], dict[str, list[float]], dict[str, float]]:
-    """The latencies, with the pipeline's stage times and each process's CPU per message."""
+    """The latencies, with where they went (_split, then the pipeline's stages) and each
+    process's CPU per message."""
     await system.hass.call_service("logger", "set_level", {PIPELINE_LOGGER: "debug"})
     log = system.hass_process.log_path
     offset = log.stat().st_size
     processes = {"hass": system.hass_process.pid, "emulator": system.emulator_process.pid}
     before = {name: _cpu_seconds(pid) for name, pid in processes.items()}
-    latencies = await _latencies(system, agent)
+    marks: list[Marks] = []
+    latencies = await _latencies(system, agent, marks)
     count = LATENCY_WARMUP + LATENCY_SAMPLES
     cpu_ms = {
         name: (_cpu_seconds(pid) - before[name]) * 1000 / count for name, pid in processes.items()
@@ -156,7 +159,7 @@ async def _measured_latencies(
     with log.open() as file:
         file.seek(offset)
         lines = STAGE_LINE.findall(file.read())
-    stages: dict[str, list[float]] = {}
+    stages = await _split(system, marks)
     for line in lines[LATENCY_WARMUP:]:
         for pair in line.split():
             name, milliseconds = pair.split("=")
@@ -164,11 +167,23 @@ async def _measured_latencies(
     return latencies, stages, cpu_ms
 
 
-async def _latencies(system: System, agent: Agent) -> list[float]:
+@dataclass(frozen=True)
+class Marks:
+    """Wall times of one message: sent (the admin call began), the event fired in hass,
+    the event received by the WebSocket subscriber."""
+
+    message_id: str
+    sent: float
+    fired: float
+    received: float
+
+
+async def _latencies(system: System, agent: Agent, marks: list[Marks] | None = None) -> list[float]:
     samples: list[float] = []
     async with system.hass.socket() as socket:
         events = await socket.subscribe("pacerelle_message")
         for number in range(LATENCY_WARMUP + LATENCY_SAMPLES):
+            sent = time.time()
             start = time.perf_counter()
             message_id = await system.emulator.send(agent.conversation_id, text=f"ping {number}")
             event = await asyncio.wait_for(events.get(), EVENT_TIMEOUT)
@@ -177,7 +192,27 @@ async def _latencies(system: System, agent: Agent) -> list[float]:
                 raise RuntimeError("events arrived out of order")
             if number >= LATENCY_WARMUP:
                 samples.append(elapsed)
+                if marks is not None:
+                    fired = datetime.fromisoformat(event["time_fired"]).timestamp()
+                    marks.append(Marks(message_id, sent, fired, sent + elapsed))
     return samples
+
+
+async def _split(system: System, marks: list[Marks]) -> dict[str, list[float]]:
+    """Each message's latency in three (ms): the emulator (send to frame pushed, its
+    `delivered` record), hass (pushed to event fired), the event to the subscriber."""
+    pushed = {
+        item["message_id"]: float(item["wall"])
+        for item in await system.emulator.admin("GET", "/events?kind=delivered")
+    }
+    split: dict[str, list[float]] = {"emulator": [], "hass": [], "to subscriber": []}
+    for mark in marks:
+        if mark.message_id not in pushed:
+            continue  # beyond the emulator's event memory
+        split["emulator"].append((pushed[mark.message_id] - mark.sent) * 1000)
+        split["hass"].append((mark.fired - pushed[mark.message_id]) * 1000)
+        split["to subscriber"].append((mark.received - mark.fired) * 1000)
+    return split
 
 
 async def _send_burst(system: System, agent: Agent) -> None:
@@ -281,7 +316,9 @@ def _latency_report(figures: Figures) -> list[str]:
         "  CPU per message: "
         + ", ".join(f"{name} {ms:.1f} ms" for name, ms in figures.cpu_ms.items())
         + f" (1-minute load average {figures.load[0]:.1f}, then {figures.load[1]:.1f})",
-        "  hass inbox stages, median ms per message: "
+        "  median ms per message, from wall clocks: emulator (send to frame pushed), hass (to "
+        "event fired), to subscriber; hass's inbox stages (lock, decrypt, save of which build, "
+        "events, ack): "
         + (
             " ".join(
                 f"{name} {statistics.median(values):.2f}" for name, values in figures.stages.items()
