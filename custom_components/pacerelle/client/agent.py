@@ -216,6 +216,7 @@ class Agent:
     def set_group_key_policy(self, policy: GroupKeyPolicy) -> None:
         """Decide which group keys group sends may be sealed with (see sender.GroupKeyPolicy)."""
         self._sender.group_key_policy = policy
+        self._core.group_key_policy = policy
 
     def find_request(self, message_id: str) -> Request | None:
         """A request by id: pending, being handed over, or still in the history."""

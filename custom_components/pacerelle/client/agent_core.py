@@ -19,6 +19,7 @@ from .decrypt_failures import DecryptionOutcome
 from .encrypted_file import DocumentTooLargeError
 from .errors import PacerelleConnectionError
 from .gateway import GatewayConnection
+from .group_key_bounds import KeyValue
 from .inbox import Request
 from .store_bounds import StoredSizes, shrink, within_bounds
 
@@ -35,10 +36,13 @@ def _document(extra: dict[str, Any], data: AgentData) -> dict[str, Any]:
 
 
 def _bounded_document(
-    extra: dict[str, Any], data: AgentData, sizes: StoredSizes
+    extra: dict[str, Any],
+    data: AgentData,
+    sizes: StoredSizes,
+    group_keys_valued: KeyValue | None = None,
 ) -> tuple[AgentData, dict[str, Any]]:
     """`data` within bounds and its document: one executor job (each hop costs latency)."""
-    data = within_bounds(data, sizes)
+    data = within_bounds(data, sizes, group_keys_valued)
     return data, _document(extra, data)
 
 
@@ -124,6 +128,9 @@ class AgentCore:
         self.state = ConnectionState.STOPPED
         self._sizes = StoredSizes()  # used under `lock` only
         self.last_commit = CommitTiming(0.0, 0.0)
+        # The host's judge of group keys (trust.py, via Agent.set_group_key_policy): the
+        # keys it would seal with are the last evicted (group_key_bounds.py).
+        self.group_key_policy: Callable[[str | None], KeyValue] | None = None
 
     @property
     def data(self) -> AgentData:
@@ -140,8 +147,10 @@ class AgentCore:
             return
         started = time.perf_counter()
         extra = dict(self._extra)
+        policy = self.group_key_policy
+        valued = policy(None) if policy is not None else None
         data, document = await self.hooks.run_blocking(
-            partial(_bounded_document, extra, data, self._sizes)
+            partial(_bounded_document, extra, data, self._sizes, valued)
         )
         built = time.perf_counter()
         for attempt in range(MAX_SHRINKS + 1):

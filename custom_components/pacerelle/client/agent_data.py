@@ -54,6 +54,7 @@ class Conversations:
     """Per-conversation secrets and routing memory."""
 
     history_keys: Mapping[str, HistoryKey] = field(default_factory=dict)
+    # Name -> key, the least recently used first (stored as a list in that order).
     group_keys: Mapping[str, GroupKey] = field(default_factory=dict)
     # "user|conversation" -> the device that person last wrote from, the most recent last
     # (bounded by store_bounds.py, the least recent first).
@@ -63,7 +64,21 @@ class Conversations:
         return replace(self, history_keys={**self.history_keys, conversation_id: key})
 
     def with_group_key(self, key: GroupKey) -> Conversations:
-        return replace(self, group_keys={**self.group_keys, key.name: key})
+        """With `key` learned: the most recently used (group_key_bounds.py evicts the least)."""
+        name = key.name
+        if name not in self.group_keys:
+            return replace(self, group_keys={**self.group_keys, name: key})
+        keys = dict(self.group_keys)
+        del keys[name]  # re-inserted last
+        keys[name] = key
+        return replace(self, group_keys=keys)
+
+    def with_group_key_used(self, name: str) -> Conversations:
+        """With the key `name` (which opened or sealed a message) the most recently used."""
+        key = self.group_keys.get(name)
+        if key is None or list(self.group_keys)[-1] == name:
+            return self
+        return self.with_group_key(key)
 
     def with_device(self, user_id: str, conversation_id: str, device_id: str) -> Conversations:
         name = device_key(user_id, conversation_id)

@@ -15,7 +15,9 @@ from . import groups, history_v1, server_answers
 from .agent_data import AgentData
 from .errors import PacerelleError
 from .gateway_frames import InboundMessage
-from .inbox import Request, RequestTooLargeError
+from .group_key_bounds import SenderEpochs
+from .inbox import Request, RequestTooLargeError, stored_size
+from .limits import MAX_GROUP_KEY_BYTES
 from .payloads import parse_content
 from .signal import engine
 from .signal.errors import SignalError, SignalErrorKind
@@ -118,6 +120,8 @@ def _open_one(
                 f"a group message from {message.sender_id} sealed with {key.sender_id}'s key"
             )
         group_key = key.name
+        # Recently used keys are the last evicted (group_key_bounds.py).
+        data = replace(data, conversations=data.conversations.with_group_key_used(key.name))
     else:
         peer = peer_of(message.sender_id, message.conversation_id, message.sender_device_id)
         signal, raw, changed = _decrypt(data, peer, message.payload)
@@ -164,7 +168,13 @@ def _decrypt(
 def _learn_group_keys(
     data: AgentData, conversation_id: str, envelopes: Sequence[Mapping[str, Any]]
 ) -> AgentData:
-    """Open the group key envelopes we do not hold yet, with each sender's Signal session."""
+    """Open the group key envelopes we do not hold yet, with each sender's Signal session.
+
+    The relay's list is at most api.MAX_GROUP_KEY_ENVELOPES long, so the work of one fetch
+    is bounded; an envelope older than the epochs kept of its sender, or whose key would
+    be bigger than MAX_GROUP_KEY_BYTES stored, is not learned (group_key_bounds.py).
+    """
+    held = SenderEpochs(data.conversations.group_keys, conversation_id)
     for envelope in envelopes:
         key_id, epoch = envelope.get("key_id"), envelope.get("epoch")
         sender, sealed = envelope.get("sender_id"), envelope.get("envelope_b64")
@@ -173,6 +183,7 @@ def _learn_group_keys(
             or not isinstance(key_id, str)
             or type(epoch) is not int
             or not isinstance(sender, str)
+            or not 0 < len(sender) <= server_answers.MAX_ID_CHARS
             or not isinstance(sealed, str)
         ):
             _LOGGER.warning("Ignoring a malformed group key envelope")
@@ -183,6 +194,8 @@ def _learn_group_keys(
         try:
             # Absent: the default device; a JSON number is read as one (never as device 1).
             checked = "1" if device is None else server_answers.device_id(device, "device")
+            if not held.worth_opening((sender, checked), epoch):
+                continue  # would be evicted at once: not worth a decryption
             peer = peer_of(sender, conversation_id, checked)
             # A reinstalled app delivers its keys with a new identity, accepted as for a
             # direct message: the trust judge then finds the key's device `changed`.
@@ -199,6 +212,11 @@ def _learn_group_keys(
         except (SignalError, PacerelleError, ValueError) as err:
             _LOGGER.warning("Ignoring a group key envelope that does not open: %s", err)
             continue
+        if stored_size(key.to_json()) > MAX_GROUP_KEY_BYTES:
+            _LOGGER.warning("Ignoring a group key over %d bytes stored", MAX_GROUP_KEY_BYTES)
+            data = replace(data, signal=signal)  # the session moved on all the same
+            continue
+        held.add(key)
         data = replace(data, signal=signal, conversations=data.conversations.with_group_key(key))
     return data
 
@@ -243,6 +261,7 @@ def seal(
                 raise UntrustedGroupKeysError(f"no trusted group key for {conversation_id}")
             raise MissingGroupKeyError(f"no group key for {conversation_id}")
         payload = groups.seal_message(key, plaintext)
+        data = replace(data, conversations=data.conversations.with_group_key_used(key.name))
     else:
         peer = peer_of(to, conversation_id, device_id or "1")
         signal, payload = engine.encrypt(data.signal, peer, plaintext.encode())

@@ -19,6 +19,7 @@ class Evictions:
     sessions: int = 0
     last_devices: int = 0  # people forgotten as the last device of a conversation
     archived_sessions: int = 0
+    group_keys: int = 0  # beyond the bounds of group_key_bounds.py
     store_shrinks: int = 0  # saves the writer's size check sent back for more eviction
 
     def added(self, **counts: int) -> Evictions:

@@ -13,7 +13,9 @@ budgets are in bytes of the stored form, never in characters):
     sessions                                 MAX_SESSION_RECORDS records, each ~2 KiB
                                              fresh, more with archived states and
                                              skipped keys (libsignal's own bounds)
-    receipts, checkpoints, keys, the rest    well under 2 MiB
+    group keys                               MAX_KEYED_GROUPS x MAX_KEYS_PER_GROUP
+                                             x MAX_GROUP_KEY_BYTES     4 MiB
+    receipts, checkpoints, other keys, rest  well under 2 MiB
 The sum stays under MAX_DOCUMENT_BYTES for every realistic state; what no budget covers
 (a session record swollen by skipped keys, say) is caught by the writer's size check, and
 store_bounds.shrink evicts further before writing.
@@ -60,3 +62,23 @@ without end; the least recently heard from are forgotten first."""
 MAX_SESSION_RECORDS: Final = 256
 """Session records in all: every person the agent talks to, in every conversation. With
 libsignal's ARCHIVED_STATES_MAX_LENGTH archived states each, the store stays loadable."""
+
+MAX_GROUP_KEY_EPOCHS: Final = 3
+"""Epochs of group keys kept per sender (person and device) in a group: every change of
+members starts an epoch, so a message sealed before the last two changes, still in flight,
+opens; older ones are lost (the emulator, as the relay, keeps two: KEPT_EPOCHS). One key per
+sender and epoch (group_key_bounds.py)."""
+
+MAX_KEYS_PER_GROUP: Final = 64
+"""Group keys kept per group: two per member of the largest group (32) at its current and
+last epoch; beyond it, keys of untrusted senders go first, then the least recently used."""
+
+MAX_KEYED_GROUPS: Final = 64
+"""Groups whose keys are kept; beyond it, whole groups go, those without a trusted key
+first, then the least recently used. With MAX_KEYS_PER_GROUP, at most 4096 keys (~350
+bytes each as Pacerelle's apps make them: ~1.4 MiB)."""
+
+MAX_GROUP_KEY_BYTES: Final = 1024
+"""One group key as stored. Its ids are at most 128 + 128 + 256 characters (conversation,
+key id, sender), which JSON escapes can make 6 KiB; Pacerelle's are short ASCII ids, so a
+bigger key comes from a relay playing with the store's budget and is not learned."""

@@ -1,7 +1,8 @@
 """Keep the agent's data within the bounds of limits.py: evict the oldest, log it, count it.
 
 `within_bounds` runs before every save (AgentCore.commit): pending requests by count and
-size, history by size, session records per person and conversation and in total. The
+size, history by size, session records per person and conversation and in total, group
+keys per sender, group and in all (group_key_bounds.py). The
 writer then checks the real size of the serialized document; if it is still over the one
 limit that loading also applies, `shrink` evicts further (history, pending requests,
 archived session states, then whole session records, the least valuable first) and the
@@ -16,11 +17,15 @@ from dataclasses import replace
 from typing import Any
 
 from .agent_data import AgentData
+from .group_key_bounds import KeyValue, bound_group_keys
 from .history import History
 from .inbox import stored_size
 from .limits import (
     MAX_DEVICES_PER_PEER,
+    MAX_GROUP_KEY_EPOCHS,
     MAX_HISTORY_BYTES,
+    MAX_KEYED_GROUPS,
+    MAX_KEYS_PER_GROUP,
     MAX_LAST_DEVICES,
     MAX_PENDING,
     MAX_PENDING_BYTES,
@@ -49,6 +54,9 @@ class StoredSizes:
     def __init__(self) -> None:
         self._sizes: dict[Hashable, tuple[object, int]] = {}
         self._seen: dict[Hashable, tuple[object, int]] = {}
+        # The group keys mapping last found within bounds (immutable: replaced on change),
+        # so that a save that learned no key does not sort them all again.
+        self.bounded_group_keys: object = None
 
     def size(self, key: Hashable, entry: object, to_json: Callable[[], Any]) -> int:
         known = self._sizes.get(key)
@@ -62,10 +70,14 @@ class StoredSizes:
         self._sizes, self._seen = self._seen, {}
 
 
-def within_bounds(data: AgentData, sizes: StoredSizes | None = None) -> AgentData:
-    """`data` with the oldest pending requests, history and sessions beyond the limits gone.
+def within_bounds(
+    data: AgentData, sizes: StoredSizes | None = None, group_keys_valued: KeyValue | None = None
+) -> AgentData:
+    """`data` with the oldest pending requests, history, sessions and group keys beyond the
+    limits gone.
 
-    `sizes` (the agent's) spares measuring again what an earlier save measured.
+    `sizes` (the agent's) spares measuring again what an earlier save measured;
+    `group_keys_valued` tells the group keys kept first (group_key_bounds.py).
     """
     sizes = StoredSizes() if sizes is None else sizes
     data = _bound_received(data)
@@ -73,6 +85,9 @@ def within_bounds(data: AgentData, sizes: StoredSizes | None = None) -> AgentDat
     data = _bound_history(data, sizes)
     sizes.settle()
     data = _bound_last_devices(data)
+    if data.conversations.group_keys is not sizes.bounded_group_keys:
+        data = _bound_group_keys(data, group_keys_valued)
+        sizes.bounded_group_keys = data.conversations.group_keys
     return _bound_sessions(data)
 
 
@@ -272,6 +287,25 @@ def _bound_last_devices(data: AgentData) -> AgentData:
     )
     conversations = replace(conversations, last_devices=kept)
     return _counted(replace(data, conversations=conversations), last_devices=excess)
+
+
+def _bound_group_keys(data: AgentData, valued: KeyValue | None) -> AgentData:
+    bounded = bound_group_keys(data.conversations.group_keys, valued)
+    if not bounded.evicted:
+        return data
+    _LOGGER.warning(
+        "Evicted %d group keys: %d of older epochs (%d kept per sender), %d beyond %d in a "
+        "group, %d of groups beyond %d, untrusted and least recently used first",
+        bounded.evicted,
+        bounded.old_epochs,
+        MAX_GROUP_KEY_EPOCHS,
+        bounded.over_group,
+        MAX_KEYS_PER_GROUP,
+        bounded.groups,
+        MAX_KEYED_GROUPS,
+    )
+    conversations = replace(data.conversations, group_keys=bounded.keys)
+    return _counted(replace(data, conversations=conversations), group_keys=bounded.evicted)
 
 
 def _bound_sessions(data: AgentData) -> AgentData:

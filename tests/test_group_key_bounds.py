@@ -1,0 +1,253 @@
+"""Group keys stay bounded whatever a relay delivers (client/group_key_bounds.py).
+
+Real crypto throughout: every key arrives as a Signal envelope sealed by a reference peer
+(libsignal) over a session of its own, as the relay's `/agent/group-keys` lists them, and
+is learned by the agent's own code (crypto_jobs.open_batch), then bounded by the save's
+`within_bounds`. The relay's sessions are invented: peers whose identity nobody verified.
+"""
+
+import base64
+import json
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from custom_components.pacerelle.client import groups
+from custom_components.pacerelle.client.agent_data import AgentData
+from custom_components.pacerelle.client.crypto_jobs import groups_target, open_batch, seal
+from custom_components.pacerelle.client.gateway_frames import InboundMessage
+from custom_components.pacerelle.client.inbox import stored_size
+from custom_components.pacerelle.client.limits import (
+    MAX_GROUP_KEY_BYTES,
+    MAX_GROUP_KEY_EPOCHS,
+    MAX_KEYED_GROUPS,
+    MAX_KEYS_PER_GROUP,
+)
+from custom_components.pacerelle.client.store_bounds import StoredSizes, within_bounds
+from tests.reference_peer import ReferencePeer, reference_peer_available
+from tests.signal.interop import AGENT_NAME, Agent
+
+pytestmark = pytest.mark.skipif(not reference_peer_available(), reason="no reference peer")
+
+FAMILY = "c-family"
+ENVELOPES = 5000
+FETCH = 250  # within the integration's cap on one /agent/group-keys answer (256)
+
+
+@dataclass
+class Sender:
+    """One Signal session that delivers group keys: a person's device (real or invented)."""
+
+    person: str
+    device: str
+    peer: ReferencePeer
+
+    def envelope(self, key: groups.GroupKey) -> dict[str, Any]:
+        sealed = self.peer.encrypt(AGENT_NAME, json.dumps(key.to_json()).encode())
+        return {
+            "conversation_id": key.conversation_id,
+            "key_id": key.key_id,
+            "epoch": key.epoch,
+            "sender_id": self.person,
+            "sender_device_id": self.device,
+            "envelope_b64": base64.b64encode(sealed).decode(),
+        }
+
+
+def _senders(agent: Agent, *names: tuple[str, str]) -> list[Sender]:
+    found = []
+    for person, device in names:
+        peer = ReferencePeer(f"{person}.{device}")
+        peer.process_prekey_bundle(AGENT_NAME, agent.bundle())
+        found.append(Sender(person, device, peer))
+    return found
+
+
+def _key(conversation_id: str, key_id: str, epoch: int) -> groups.GroupKey:
+    return groups.GroupKey(conversation_id, key_id, epoch, os.urandom(32))
+
+
+def _learn(
+    data: AgentData, envelopes: list[dict[str, Any]], sizes: StoredSizes, valued: Any = None
+) -> AgentData:
+    """One fetch per conversation, then the save's bounds, as the runtime does."""
+    by_conversation: dict[str, list[dict[str, Any]]] = {}
+    for envelope in envelopes:
+        by_conversation.setdefault(envelope["conversation_id"], []).append(envelope)
+    data, _ = open_batch(data, [], require_encryption=True, now=1.0, envelopes=by_conversation)
+    return within_bounds(data, sizes, valued)
+
+
+def _group_message(sender: str, key: groups.GroupKey, text: str) -> InboundMessage:
+    return InboundMessage(
+        f"m-{key.name}-{text}",
+        key.conversation_id,
+        sender,
+        "1",
+        groups_target(key.conversation_id),
+        groups.seal_message(key, text),
+        True,
+        None,
+        (),
+        f"m-{key.name}",
+    )
+
+
+def _opens(data: AgentData, message: InboundMessage) -> str | None:
+    _, [opened] = open_batch(data, [message], require_encryption=True, now=1.0, envelopes={})
+    return opened.request.text if opened.request is not None else None
+
+
+def _chunks(items: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+    for start in range(0, len(items), FETCH):
+        yield items[start : start + FETCH]
+
+
+def test_a_relay_delivering_5000_key_envelopes_over_invented_sessions() -> None:
+    """Members alice and bob (verified) hold the current keys of the family group; the relay
+    then delivers 5,000 envelopes over sessions it made up: 2,500 in the family group (25
+    invented devices, two of them claiming to be alice's and bob's, 100 epochs each) and
+    2,500 in 100 groups it invents. The store stays bounded, the members' keys survive and
+    their messages open, the agent still seals with a member's key, evictions are counted."""
+    agent = Agent()
+    alice, bob = _senders(agent, ("u-alice", "1"), ("u-bob", "1"))
+    invented = _senders(
+        agent,
+        ("u-alice", "7"),
+        ("u-bob", "9"),
+        *((f"u-ghost-{index}", "1") for index in range(23)),
+    )
+    strangers = _senders(agent, *((f"u-stranger-{index}", "1") for index in range(100)))
+    verified = {(alice.person, alice.device), (bob.person, bob.device)}
+
+    def trusted(key: groups.GroupKey) -> bool:  # trust.py's judgment, for verified devices
+        return (key.sender_id, key.sender_device_id) in verified
+
+    alice_key, bob_key = _key(FAMILY, "k-alice", 4), _key(FAMILY, "k-bob", 4)
+    sizes = StoredSizes()
+    data = _learn(
+        AgentData(agent.state), [alice.envelope(alice_key), bob.envelope(bob_key)], sizes, trusted
+    )
+    assert _opens(data, _group_message("u-bob", bob_key, "before")) == "before"
+
+    flood = [
+        sender.envelope(_key(FAMILY, f"k-{sender.person}-{sender.device}-{epoch}", epoch))
+        for sender in invented
+        for epoch in range(1, 101)
+    ]
+    flood += [
+        sender.envelope(_key(f"c-invented-{index}", f"k-{epoch}", epoch))
+        for index, sender in enumerate(strangers)
+        for epoch in range(1, 26)
+    ]
+    assert len(flood) == ENVELOPES
+    started = time.perf_counter()
+    for chunk in _chunks(flood):
+        data = _learn(data, chunk, sizes, trusted)
+    elapsed = time.perf_counter() - started
+
+    keys = data.conversations.group_keys
+    family = [key for key in keys.values() if key.conversation_id == FAMILY]
+    assert len(family) == MAX_KEYS_PER_GROUP
+    assert len({key.conversation_id for key in keys.values()}) == MAX_KEYED_GROUPS
+    per_sender: dict[tuple[str | None, str | None, str], int] = {}
+    for key in keys.values():
+        name = (key.sender_id, key.sender_device_id, key.conversation_id)
+        per_sender[name] = per_sender.get(name, 0) + 1
+    assert max(per_sender.values()) <= MAX_GROUP_KEY_EPOCHS
+    # The members' keys survived, and their messages open.
+    assert alice_key.name in keys
+    assert bob_key.name in keys
+    assert _opens(data, _group_message("u-alice", alice_key, "after")) == "after"
+    assert _opens(data, _group_message("u-bob", bob_key, "after")) == "after"
+    # The agent seals with a member's key, never with the relay's epoch 100 (trust.py).
+    sealed = seal(
+        data,
+        agent_id="a-1",
+        message_id="r-1",
+        conversation_id=FAMILY,
+        to=groups_target(FAMILY),
+        device_id=None,
+        plaintext="dinner at 7",
+        encrypted=True,
+        group_key_allowed=trusted,
+    )
+    assert json.loads(sealed.payload)["key_id"] in {"k-alice", "k-bob"}
+    # Every key learned and not kept is counted.
+    assert data.evictions.group_keys == ENVELOPES + 2 - len(keys)
+    stored = stored_size(data.conversations.to_json()["group_keys"])
+    print(f"\n{len(keys)} group keys kept, {stored} bytes stored; the flood took {elapsed:.2f} s")
+    assert stored <= MAX_KEYED_GROUPS * MAX_KEYS_PER_GROUP * MAX_GROUP_KEY_BYTES
+    assert stored < 128 * 1024  # measured ~76 KiB (253 keys) for these short ids
+
+
+def test_a_group_with_many_member_changes_keeps_only_the_last_epochs() -> None:
+    """Ten changes of members: alice makes a key per epoch (and, once, a second key in an
+    epoch). The agent keeps her last MAX_GROUP_KEY_EPOCHS epochs, one key each: a message
+    still in flight from two changes ago opens, one from before that is deferred."""
+    agent = Agent()
+    [alice] = _senders(agent, ("u-alice", "1"))
+    sizes = StoredSizes()
+    data = AgentData(agent.state)
+    made = []
+    for epoch in range(1, 11):
+        key = _key(FAMILY, f"k-{epoch}", epoch)
+        made.append(key)
+        data = _learn(data, [alice.envelope(key)], sizes)
+    replaced = _key(FAMILY, "k-10-again", 10)
+    data = _learn(data, [alice.envelope(replaced)], sizes)
+
+    held = sorted((key.epoch, key.key_id) for key in data.conversations.group_keys.values())
+    assert held == [(8, "k-8"), (9, "k-9"), (10, "k-10-again")]
+    assert data.evictions.group_keys == 8
+    assert _opens(data, _group_message("u-alice", made[7], "in flight")) == "in flight"
+    _, [late] = open_batch(
+        data,
+        [_group_message("u-alice", made[6], "too late")],
+        require_encryption=True,
+        now=1.0,
+        envelopes={},
+    )
+    assert late.deferred
+    # The relay listing an evicted epoch again: not even decrypted (it would go at once).
+    again = _key(FAMILY, "k-old", 2)
+    after, _ = open_batch(
+        data,
+        [],
+        require_encryption=True,
+        now=1.0,
+        envelopes={FAMILY: [alice.envelope(again)]},
+    )
+    assert after is data
+
+
+def test_without_a_trust_judge_the_least_recently_used_group_goes_first() -> None:
+    """With no host policy (a bare client), whole groups go by recency: a group whose key
+    just opened a message is kept over groups learned after it."""
+    agent = Agent()
+    senders = _senders(agent, *((f"u-{index}", "1") for index in range(MAX_KEYED_GROUPS + 1)))
+    sizes = StoredSizes()
+    data = AgentData(agent.state)
+    first = _key("c-0", "k", 1)
+    data = _learn(data, [senders[0].envelope(first)], sizes)
+    for index, sender in enumerate(senders[1:-1], start=1):
+        data = _learn(data, [sender.envelope(_key(f"c-{index}", "k", 1))], sizes)
+    # The first group is used (a message opens), then one group too many arrives.
+    data, [opened] = open_batch(
+        data,
+        [_group_message("u-0", first, "still here")],
+        require_encryption=True,
+        now=1.0,
+        envelopes={},
+    )
+    assert opened.request is not None
+    data = _learn(data, [senders[-1].envelope(_key("c-last", "k", 1))], sizes)
+    conversations = {key.conversation_id for key in data.conversations.group_keys.values()}
+    assert len(conversations) == MAX_KEYED_GROUPS
+    assert "c-0" in conversations  # used last but one
+    assert "c-1" not in conversations  # the least recently used
+    assert data.evictions.group_keys == 1
