@@ -20,7 +20,7 @@ from tests.llm_harness import running_agent
 from tests.runtime_harness import wait_until
 from tests.test_assist_bridge import kitchen_light  # noqa: F401 (a fixture)
 from tests.voice_assist_harness import VoiceAssistant, async_voice_assistant, wav_note
-from tests.voice_harness import send_voice_note
+from tests.voice_harness import send_voice_note, wait_received_audio
 
 ANSWER = "Turned on the light"
 PACERELLE_LOGGERS = "custom_components.pacerelle"
@@ -97,3 +97,27 @@ async def test_an_entry_unloaded_mid_transcription_leaves_nothing_running(
     ]
     assert left == []
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+@pytest.mark.usefixtures("kitchen_light")
+async def test_options_changed_mid_transcription_hear_the_note_again_under_the_new_ones(
+    hass: HomeAssistant, emulator: EmulatorHandle, voice: VoiceAssistant
+) -> None:
+    options = {CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT, CONF_VOICE_PIPELINE: voice.pipeline.id}
+    installed, entry = await running_agent(hass, emulator, options=options)
+    voice.stt.hold = asyncio.Event()
+    note, _ = wav_note(0.5)
+    await send_voice_note(emulator, installed.conversation_id, note, "audio/wav", 500)
+    await wait_until(lambda: voice.stt.active == 1)
+
+    # Saving options reloads the entry (OptionsFlowWithReload): the run in flight is
+    # cancelled; the note was never accepted, so the relay hands it over again.
+    voice.stt.hold = None  # the run in flight still waits; the next one is not held
+    hass.config_entries.async_update_entry(
+        entry, options={**options, CONF_VOICE_SPOKEN_ANSWER: True}
+    )
+    async with asyncio.timeout(10):
+        assert await hass.config_entries.async_reload(entry.entry_id)
+        [spoken] = await wait_received_audio(emulator, installed.conversation_id, 1, within=10)
+    assert spoken.text == ANSWER  # answered once, in voice as the new options say
+    assert len(await emulator.inbox(installed.conversation_id)) == 1
