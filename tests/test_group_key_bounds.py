@@ -28,6 +28,8 @@ from custom_components.pacerelle.client.limits import (
     MAX_KEYS_PER_GROUP,
 )
 from custom_components.pacerelle.client.store_bounds import StoredSizes, within_bounds
+from tests.client_agent_harness import Recorder, connected_agent, wait_for
+from tests.emulator_fixtures import EmulatorHandle
 from tests.reference_peer import ReferencePeer, reference_peer_available
 from tests.signal.interop import AGENT_NAME, Agent
 
@@ -251,3 +253,83 @@ def test_without_a_trust_judge_the_least_recently_used_group_goes_first() -> Non
     assert "c-0" in conversations  # used last but one
     assert "c-1" not in conversations  # the least recently used
     assert data.evictions.group_keys == 1
+
+
+async def _inject(
+    emulator: EmulatorHandle, agent_id: str, person: str, key: groups.GroupKey
+) -> None:
+    """The relay lists a key envelope sealed by `person`'s device 1 (a device the emulator
+    makes up on the spot when `person` is nobody)."""
+    device = emulator.emulator.humans.device(person, "1")
+    sealed = device.encrypt_for(emulator.emulator, agent_id, json.dumps(key.to_json()).encode())
+    await emulator.admin(
+        "POST",
+        "/group-keys",
+        {
+            "agent_id": agent_id,
+            "conversation_id": key.conversation_id,
+            "key_id": key.key_id,
+            "epoch": key.epoch,
+            "sender_id": person,
+            "sender_device_id": "1",
+            "envelope_b64": base64.b64encode(sealed).decode(),
+        },
+    )
+
+
+async def _group_frame(emulator: EmulatorHandle, person: str, key: groups.GroupKey) -> None:
+    frame = {
+        "type": "MSG",
+        "id": f"m-{key.name}",
+        "conversation_id": key.conversation_id,
+        "from": person,
+        "from_device_id": "1",
+        "to": groups_target(key.conversation_id),
+        "payload_b64": base64.b64encode(groups.seal_message(key, key.key_id)).decode(),
+        "encrypted": True,
+    }
+    await emulator.faults(inject_frames=[json.dumps(frame)])
+
+
+async def test_the_running_agent_bounds_what_the_relay_lists_and_keeps_the_trusted_key(
+    emulator: EmulatorHandle,
+) -> None:
+    """The running agent against the emulator as a hostile relay: the owner's group key
+    opens a message; the relay then lists 88 more envelopes over 22 devices it made up
+    and sends a message sealed with one of them, which makes the agent fetch them all. The
+    saved store keeps MAX_KEYS_PER_GROUP keys, the owner's among them (the host's policy,
+    asked at each save, trusts only it), though it is the least recently used."""
+    installed = await emulator.install()
+    recorder = Recorder()
+    conversation, owner = installed.conversation_id, installed.owner_id
+    asked: list[str | None] = []
+
+    def policy(answered: str | None) -> Any:
+        asked.append(answered)
+        return lambda key: key.sender_id == owner
+
+    async with connected_agent(emulator, installed, recorder) as agent:
+        agent.set_group_key_policy(policy)
+        owner_key = _key(conversation, "k-owner", 1)
+        await _inject(emulator, installed.agent_id, owner, owner_key)
+        await _group_frame(emulator, owner, owner_key)
+        await wait_for(lambda: len(recorder.delivered) == 1)
+        ghost_keys = [
+            _key(conversation, f"k-ghost-{ghost}-{epoch}", epoch)
+            for ghost in range(22)
+            for epoch in range(1, 5)
+        ]
+        for index, key in enumerate(ghost_keys):
+            await _inject(emulator, installed.agent_id, f"u-ghost-{index // 4}", key)
+        await _group_frame(emulator, "u-ghost-21", ghost_keys[-1])
+        await wait_for(lambda: len(recorder.delivered) == 2)
+        saved = AgentData.from_document(recorder.documents[-1])
+        assert saved is not None
+        keys = saved.conversations.group_keys
+        assert len(keys) == MAX_KEYS_PER_GROUP
+        assert owner_key.name in keys
+        assert ghost_keys[-1].name in keys  # the key that just opened a message
+        # 89 learned (22 devices x 4 epochs and the owner's): 22 of older epochs, then 3
+        # beyond the group's bound.
+        assert saved.evictions.group_keys == 89 - MAX_KEYS_PER_GROUP
+        assert None in asked
