@@ -19,6 +19,10 @@ in that order). A key of a trusted session is so never evicted in favour of one 
 session the relay made up, the way sessions keep established records first. A group's
 value is that of its most valuable key. Without `valued` (no host policy yet), every key
 is judged alike: recency alone.
+
+The stored form is unchanged (no store migration): the keys were already stored as a list in
+the order learned, which is now also the order of use; a store from before is bounded at its
+first save. `evictions.group_keys` counts the keys evicted, shown in diagnostics.
 """
 
 from collections.abc import Callable, Mapping
