@@ -6,8 +6,17 @@ message id plus the digest of its routing fields and payload: a redelivery with 
 digest is recognised, a different digest for a known id is a conflict. Immutable: every
 change returns a new Inbox (dict copies of bounded size), so a failed save rolls back by
 keeping the old one.
+
+A group message is sealed with its sender's static group key (no ratchet, no counter), so
+it would open again if the relay resent it under a new id (and any `from_device_id`): a
+new id makes a new receipt. So the inbox also remembers the seal (`group_seal`: key and
+IV, unique to one message) of the last MAX_GROUP_SEALS group messages it took, and a
+second message with a known seal is refused as a replay (inbox_pipeline.py). Older seals
+are forgotten: a relay that kept a message for that many group messages could replay it
+once more (as Signal's bounded message keys trade completeness for a bounded store).
 """
 
+import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -16,10 +25,15 @@ from typing import Any
 
 from .errors import PacerelleError
 from .gateway_frames import InboundMessage
+from .groups import parse_message
 from .limits import MAX_ACCEPTED_RECEIPTS, MAX_PENDING, MAX_REJECTED_RECEIPTS, MAX_REQUEST_BYTES
 from .payloads import Content
 
 __all__ = ["MAX_ACCEPTED_RECEIPTS", "MAX_PENDING", "MAX_REJECTED_RECEIPTS"]
+
+# Seals of group messages remembered against replays: as many as the receipts of accepted
+# messages (a seal is 32 hex characters: ~70 KB stored at most).
+MAX_GROUP_SEALS = MAX_ACCEPTED_RECEIPTS
 
 
 class RequestTooLargeError(PacerelleError):
@@ -137,6 +151,12 @@ class Inbox:
     accepted: Mapping[str, str] = field(default_factory=dict)
     pending: Mapping[str, Request] = field(default_factory=dict)
     rejected: Mapping[str, str] = field(default_factory=dict)
+    # Seals of the group messages taken (see the module docstring), oldest first.
+    group_seals: Mapping[str, None] = field(default_factory=dict)
+
+    def with_group_seal(self, seal: str) -> Inbox:
+        seals = {**self.group_seals, seal: None}
+        return replace(self, group_seals=_bounded(seals, MAX_GROUP_SEALS))
 
     def receipt(self, message_id: str, digest: str) -> Receipt:
         for known, kind in (
@@ -152,8 +172,10 @@ class Inbox:
         entry = self.received.get(message_id)
         return entry[0] if entry is not None else None
 
-    def with_received(self, digest: str, request: Request) -> Inbox:
-        return replace(self, received={**self.received, request.message_id: (digest, request)})
+    def with_received(self, digest: str, request: Request, seal: str | None = None) -> Inbox:
+        """With `request` received; `seal` is its group seal, if a group message."""
+        inbox = replace(self, received={**self.received, request.message_id: (digest, request)})
+        return inbox.with_group_seal(seal) if seal is not None else inbox
 
     def accept(self, message_ids: Iterable[str]) -> Inbox:
         """The received requests handed over: they become accepted and pending (one copy).
@@ -200,6 +222,7 @@ class Inbox:
             "accepted": dict(self.accepted),
             "pending": [request.to_json() for request in self.pending.values()],
             "rejected": dict(self.rejected),
+            "group_seals": list(self.group_seals),
         }
 
     @classmethod
@@ -214,7 +237,22 @@ class Inbox:
             accepted={str(k): str(v) for k, v in data["accepted"].items()},
             pending=pending,
             rejected={str(k): str(v) for k, v in data["rejected"].items()},
+            # Absent in stores written before seals were kept.
+            group_seals=dict.fromkeys(str(seal) for seal in data.get("group_seals") or ()),
         )
+
+
+def group_seal(message: InboundMessage) -> str | None:
+    """What makes a group message unique: a digest of its key's name and its IV (the relay
+    can change the id, the routing fields and the JSON around them, never these without
+    the message failing to open); None for a direct message or an unreadable payload."""
+    if not (message.encrypted and message.is_group):
+        return None
+    try:
+        sealed = parse_message(message.payload)
+    except PacerelleError:
+        return None
+    return hashlib.sha256(sealed.key_name.encode() + b"\0" + sealed.iv).hexdigest()[:32]
 
 
 def stored_size(value: Any) -> int:

@@ -27,7 +27,7 @@ gap between the write's end and the events is one pass of the event loop.
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -40,7 +40,7 @@ from .errors import PacerelleError
 from .gateway_frames import InboundMessage, build_ack
 from .groups import parse_message
 from .inbound_queue import InboundQueue
-from .inbox import Receipt, Request
+from .inbox import Inbox, Receipt, Request, group_seal
 from .signal.identity import verification_code
 from .signal.state import AgentSignalState
 from .stage_clock import StageClock
@@ -94,9 +94,11 @@ class InboxPipeline:
                 )
                 clock.lap("decrypt")
             inbox = data.inbox
-            for item in opened:
+            for item in map(_unless_replayed(inbox), opened):
                 if item.request is not None:
-                    inbox = inbox.with_received(item.message.digest, item.request)
+                    inbox = inbox.with_received(
+                        item.message.digest, item.request, group_seal(item.message)
+                    )
                     stored.append((item.message, item.request))
                 elif item.refusal is not None:
                     _LOGGER.warning(
@@ -233,6 +235,23 @@ class InboxPipeline:
                 await self._core.write(build_ack(message))
             except PacerelleError:
                 return  # not connected: the relay redelivers, and we acknowledge then
+
+
+def _unless_replayed(inbox: Inbox) -> Callable[[Opened], Opened]:
+    """Refuses a group message whose seal the inbox took before, or met earlier in the
+    same batch: the relay resent it under a new id (inbox.py)."""
+    seen = set(inbox.group_seals)
+
+    def judge(item: Opened) -> Opened:
+        seal = group_seal(item.message) if item.request is not None else None
+        if seal is None:
+            return item
+        if seal in seen:
+            return replace(item, request=None, refusal="a replayed group message")
+        seen.add(seal)
+        return item
+
+    return judge
 
 
 def _accepted(data: AgentData, requests: Sequence[Request]) -> AgentData:
