@@ -6,9 +6,14 @@ import asyncio
 import logging
 
 import pytest
+from homeassistant.components import conversation
+from homeassistant.components.assist_pipeline import async_update_pipeline
 from homeassistant.components.conversation import HOME_ASSISTANT_AGENT
 from homeassistant.core import HomeAssistant
+from homeassistant.setup import async_setup_component
+from pytest_homeassistant_custom_component.common import MockConfigEntry
 
+from custom_components.pacerelle.client.sender import MAX_TEXT_CHARS
 from custom_components.pacerelle.options import (
     CONF_ASSIST_AGENT,
     CONF_VOICE_PIPELINE,
@@ -19,6 +24,7 @@ from tests.emulator_fixtures import EmulatorHandle
 from tests.llm_harness import running_agent
 from tests.runtime_harness import wait_until
 from tests.test_assist_bridge import kitchen_light  # noqa: F401 (a fixture)
+from tests.test_assist_bridge_faults import ScriptedAgent, scripted
 from tests.voice_assist_harness import VoiceAssistant, async_voice_assistant, wav_note
 from tests.voice_harness import send_voice_note, wait_received_audio
 
@@ -121,3 +127,45 @@ async def test_options_changed_mid_transcription_hear_the_note_again_under_the_n
         [spoken] = await wait_received_audio(emulator, installed.conversation_id, 1, within=10)
     assert spoken.text == ANSWER  # answered once, in voice as the new options say
     assert len(await emulator.inbox(installed.conversation_id)) == 1
+
+
+async def test_an_llm_answer_too_long_for_one_message_is_cut_not_silence(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    # An LLM that rambles past what one message may carry: the person still gets an answer.
+    rambling = "All is well. " * 10_000
+    installed, runtime, _agent = await scripted(hass, emulator, [rambling])
+    asked = await emulator.send(installed.conversation_id, text="how is the house?")
+    [reply] = await emulator.wait_inbox(installed.conversation_id, 1, within=10)
+    assert reply["reply_to_message_id"] == asked
+    assert len(reply["text"]) == MAX_TEXT_CHARS
+    assert reply["text"].endswith("…")
+    assert rambling.startswith(reply["text"][:-1])
+    await wait_until(lambda: runtime.status.pending == 0)
+
+
+async def test_a_long_answer_to_a_voice_note_goes_as_text_without_a_voice(
+    hass: HomeAssistant, emulator: EmulatorHandle, voice: VoiceAssistant
+) -> None:
+    # 6000 emoji: one message as text, but JSON-escaped beside an audio file (12 characters
+    # each) it would not fit, and the send would fail: silence.
+    rambling = "\N{SLIGHTLY SMILING FACE}" * 6000
+    assert await async_setup_component(hass, "conversation", {})
+    model = MockConfigEntry(domain="test", title="Scripted model")
+    model.add_to_hass(hass)
+    agent = ScriptedAgent([rambling])
+    conversation.async_set_agent(hass, model, agent)
+    await async_update_pipeline(hass, voice.pipeline, conversation_engine=model.entry_id)
+    options = {
+        CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT,
+        CONF_VOICE_PIPELINE: voice.pipeline.id,
+        CONF_VOICE_SPOKEN_ANSWER: True,
+    }
+    installed, _ = await running_agent(hass, emulator, options=options)
+    note, _ = wav_note(0.5)
+    asked = await send_voice_note(emulator, installed.conversation_id, note, "audio/wav", 500)
+    [reply] = await emulator.wait_inbox(installed.conversation_id, 1, within=10)
+    assert (reply["reply_to_message_id"], reply["kind"]) == (asked, "text")
+    assert reply["text"] == rambling
+    assert agent.asked == [voice.stt.text]
+    assert voice.tts.messages == []  # not spoken: too long for a voice answer

@@ -5,7 +5,13 @@ an LLM agent works the same way). Only the installation's owner, writing directl
 agent, is answered: other senders and group messages are left pending for automations or
 LLM tools. With `assist_in_groups`, a group message from a trusted device of any member
 is answered too, the reply going to the group (trust as judged for groups in trust.py;
-the same age and trust refusals, told to the group). Each Pacerelle conversation keeps
+the same age and trust refusals, told to the group), if the sender is a member now: one
+of the senders of the newest epoch's keys the agent holds (client/widget_answers.py
+`group_members`, as for pacerelle.ask). A member who left keeps an old key that still
+opens (recent epochs are kept for messages in flight): what they seal with it fires its
+event but is not run, and nothing is told to the group. Until the agent holds the new
+epoch's keys (the relay delivers them with the first message of that epoch, and before
+every group send) it cannot know who left. Each Pacerelle conversation keeps
 one Home Assistant conversation id (a fixed id, so the agent keeps its context across
 messages and restarts). Answers go back encrypted, as a reply to the request, which is
 then marked processed; a failure answers with a short apology and is logged. An answer
@@ -53,7 +59,9 @@ from homeassistant.helpers.translation import async_get_exception_message
 
 from .client.errors import PacerelleError
 from .client.payloads import CHAT_MESSAGE
-from .const import CONF_OWNER_ID, DOMAIN
+from .client.sender import MAX_TEXT_CHARS
+from .client.widget_answers import group_members
+from .const import CONF_AGENT_ID, CONF_OWNER_ID, DOMAIN
 from .options import AgentOptions
 from .runtime import EVENT_MESSAGE, PacerelleRuntime
 from .voice import VOICE_PROBLEM_KEYS, VoiceOutcome, find_pipeline, voice_note
@@ -65,6 +73,13 @@ _LOGGER = logging.getLogger(__name__)
 ANSWERED_KINDS: Final = frozenset({"text", CHAT_MESSAGE})
 # A stuck agent must not hold the owner's later messages forever (answers come in order).
 ANSWER_TIMEOUT: Final = 120.0
+# An agent (an LLM) may answer more than one message carries: the text is cut to fit, with
+# an ellipsis, rather than the send failing and the person hearing nothing.
+CUT_MARK: Final = "…"
+# Spoken only up to this: about 5 minutes of speech (voice_answer.py's size cap), and with
+# the audio attached the text travels JSON-escaped (up to 12 characters for one), which
+# must still fit one message.
+MAX_SPOKEN_ANSWER_CHARS: Final = 4000
 # Older requests are not run by Assist: "open the garage" from an hour ago is not a command.
 MAX_REQUEST_AGE: Final = 300.0
 # How long an answer may wait queued for a reconnection: as long as a request may wait to
@@ -146,6 +161,15 @@ class AssistBridge:
         voice = self._entry.runtime_data.voice
         # Taken whatever happens next: a transcript is not kept in memory once handled.
         outcome = voice.take(message_id) if voice is not None else None
+        if request["group"] and not self._member_now(request):
+            # Nothing is said: they no longer read the group (the reply would go to it).
+            _LOGGER.warning(
+                "Assist bridge did not run request %s: %s is no member of group %s now",
+                message_id,
+                request["sender_id"],
+                request["conversation_id"],
+            )
+            return
         if not request.get("trusted"):
             _LOGGER.warning(
                 "Assist bridge did not run request %s: device %s is %s, not trusted",
@@ -185,6 +209,7 @@ class AssistBridge:
             )
             answer = async_get_exception_message(DOMAIN, "assist_failed")
             pipeline = None  # an apology is not worth a voice
+        answer = fitted(answer)
         spoken = await self._speak(message_id, pipeline, answer)
         agent = self._entry.runtime_data.agent
         try:
@@ -209,6 +234,19 @@ class AssistBridge:
         except PacerelleError as err:
             # Left pending: an automation, a tool or the owner can still see it.
             _LOGGER.warning("Assist bridge could not answer request %s: %s", message_id, err)
+
+    def _member_now(self, request: Mapping[str, Any]) -> bool:
+        """Whether the sender is a member of the group as the agent knows it now (the
+        senders of its newest epoch's keys; anyone when it knows none), as for
+        pacerelle.ask's response_mode: a member who left still holds an old key that
+        opens, and their device may still be trusted."""
+        agent = self._entry.runtime_data.agent
+        members = group_members(
+            agent.data.conversations.group_keys.values(),
+            str(request["conversation_id"]),
+            str(self._entry.data[CONF_AGENT_ID]),
+        )
+        return not members or request["sender_id"] in members
 
     def _is_voice(self, request: Mapping[str, Any]) -> bool:
         """A voice note the bridge must hear: a voice pipeline is chosen, or none is and
@@ -246,6 +284,11 @@ class AssistBridge:
     ) -> SpokenAnswer | None:
         """The answer spoken by the voice pipeline's TTS, when asked for; None otherwise."""
         if not self._spoken_answer or pipeline is None or not pipeline.tts_engine:
+            return None
+        if len(answer) > MAX_SPOKEN_ANSWER_CHARS:
+            _LOGGER.warning(
+                "Answer to %s too long to speak (%d characters)", message_id, len(answer)
+            )
             return None
         try:
             return await async_speak(self._hass, pipeline, answer)
@@ -297,6 +340,13 @@ class AssistBridge:
         if not isinstance(speech, str) or not speech.strip():
             raise NoAnswerError(f"{agent_id} gave no spoken answer")
         return speech
+
+
+def fitted(answer: str) -> str:
+    """The answer, cut with CUT_MARK if it is longer than one message may carry."""
+    if len(answer) <= MAX_TEXT_CHARS:
+        return answer
+    return answer[: MAX_TEXT_CHARS - len(CUT_MARK)] + CUT_MARK
 
 
 def conversation_language(pipeline: Pipeline) -> str:
