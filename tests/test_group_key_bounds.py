@@ -333,3 +333,38 @@ async def test_the_running_agent_bounds_what_the_relay_lists_and_keeps_the_trust
         # beyond the group's bound.
         assert saved.evictions.group_keys == 89 - MAX_KEYS_PER_GROUP
         assert None in asked
+
+
+@pytest.mark.parametrize(
+    ("listed", "refusal"),
+    [(300, "at most 256 items"), (ENVELOPES, "response over 1048576 bytes")],
+)
+async def test_a_relay_listing_thousands_of_envelopes_in_one_answer_is_refused_unopened(
+    emulator: EmulatorHandle, caplog: pytest.LogCaptureFixture, listed: int, refusal: str
+) -> None:
+    """One `/agent/group-keys` answer of 300 envelopes (over api.MAX_GROUP_KEY_ENVELOPES)
+    or of 5,000 (over the 1 MiB of any answer): refused whole, none decrypted, nothing
+    learned; the message that made the agent fetch waits, unacknowledged, for a relay that
+    behaves. So one fetch decrypts at most 256 envelopes."""
+    installed = await emulator.install()
+    recorder = Recorder()
+    conversation = installed.conversation_id
+    filler = base64.b64encode(b"\x33" * 60).decode()
+    emulator.emulator.state.group_keys.extend(
+        {
+            "agent_id": installed.agent_id,
+            "conversation_id": conversation,
+            "key_id": f"k-{index}",
+            "epoch": 1,
+            "sender_id": f"u-ghost-{index}",
+            "sender_device_id": "1",
+            "envelope_b64": filler,
+        }
+        for index in range(listed)
+    )
+    async with connected_agent(emulator, installed, recorder) as agent:
+        await _group_frame(emulator, installed.owner_id, _key(conversation, "k-owner", 1))
+        await wait_for(lambda: "Could not fetch group keys" in caplog.text)
+        assert refusal in caplog.text
+        assert not agent.data.conversations.group_keys
+        assert not recorder.delivered
