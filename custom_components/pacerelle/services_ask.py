@@ -22,6 +22,9 @@ ask's own `timeout` as its expiry: it goes out when the connection is back, or n
   nothing came) plus `answers`: `{sender_id, sender_device_id, value, cancelled,
   answer_message_id, answered_at}` per member, in arrival order. A member's FIRST answer
   counts; their later ones are logged and ignored (and left pending).
+- In a group (any mode), `sender_device_id` is the device the answer's trust was judged
+  by: the one that delivered the member's group key (trust.py), as named in trust repairs
+  and accepted by `block_device`; the widget event keeps the device the relay names.
 - Members are the group as the agent knows it: the senders of the keys it holds for the
   group's newest epoch (client/widget_answers.py `group_members`), itself excluded,
   recomputed at each answer. An answer from anyone else (a member who left, a forged
@@ -207,7 +210,7 @@ async def async_ask(call: ServiceCall) -> ServiceResponse:
                 await wait.settled
     finally:
         unsubscribe()
-    answers = wait.answers
+    answers = [_judged_device(entry, data) for data in wait.answers]
     for data in answers:
         with contextlib.suppress(PacerelleError):
             await agent.mark_processed(data["message_id"], f"Answer to pacerelle.ask {widget_id}")
@@ -228,6 +231,17 @@ def _asks_a_group(entry: PacerelleConfigEntry, target: dict[str, Any]) -> bool:
         return request is None or request.is_group
     conversation = target["conversation_id"] or str(entry.data[CONF_CONVERSATION_ID])
     return bool(target["to"] == GROUP_PREFIX + conversation)
+
+
+def _judged_device(entry: PacerelleConfigEntry, data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The answer with the device its trust was judged by: in a group, the device that
+    delivered the member's key (trust.py), which trust repairs and `block_device` name;
+    the relay's label for the device is unauthenticated and never judged."""
+    trust = entry.runtime_data.trust
+    request = entry.runtime_data.agent.find_request(str(data["message_id"]))
+    if trust is None or request is None or not request.is_group:
+        return data
+    return {**data, "sender_device_id": trust.presented(request)[0]}
 
 
 def _first_of(answers: list[Mapping[str, Any]]) -> dict[str, Any]:
