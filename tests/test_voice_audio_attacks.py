@@ -15,10 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from homeassistant.components.conversation import HOME_ASSISTANT_AGENT
+from homeassistant.const import EVENT_HOMEASSISTANT_STOP
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 
 from custom_components.pacerelle import voice_audio
+from custom_components.pacerelle.options import CONF_ASSIST_AGENT, CONF_VOICE_PIPELINE
 from custom_components.pacerelle.voice_audio import (
     MAX_CONCURRENT_CONVERSIONS,
     MAX_FFMPEG_OUTPUT_BYTES,
@@ -30,6 +33,9 @@ from custom_components.pacerelle.voice_audio import (
     async_voice_to_pcm,
 )
 from custom_components.pacerelle.voice_formats import VoiceFormat
+from tests.emulator_fixtures import EmulatorHandle
+from tests.llm_harness import running_agent
+from tests.voice_assist_harness import async_voice_assistant
 from tests.voice_audio_harness import (
     FORMATS,
     SECONDS,
@@ -42,6 +48,7 @@ from tests.voice_audio_harness import (
     refusal,
     tone_hz,
 )
+from tests.voice_harness import send_voice_note
 
 PLANTED_HZ = 1000  # the planted file's tone: recognisable in any output
 PROCESS_GONE_WITHIN = 3.0
@@ -382,3 +389,26 @@ async def test_without_ffmpeg_only_16k_wav_is_converted(
 ) -> None:
     assert await refusal(hass, make_note("ogg_opus"), "audio/ogg") == "no_converter"
     assert_is_the_tone(await async_voice_to_pcm(hass, make_note("wav_16k_mono"), "audio/wav"))
+
+
+@pytest.mark.parametrize("ffmpeg_bin", ["fake"], indirect=True)
+async def test_home_assistant_stopping_mid_conversion_leaves_no_decoder(
+    hass: HomeAssistant,
+    emulator: EmulatorHandle,
+    make_note: MakeNote,
+    fake_ffmpeg: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Through the emulator: a note's decoder hangs; Home Assistant stops; it is killed."""
+    monkeypatch.setenv("FAKE_FFMPEG_MODE", "hang")
+    voice = await async_voice_assistant(hass)
+    options = {CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT, CONF_VOICE_PIPELINE: voice.pipeline.id}
+    installed, _entry = await running_agent(hass, emulator, options=options)
+    with _kill_left_over(fake_ffmpeg.parent):
+        await send_voice_note(
+            emulator, installed.conversation_id, make_note("ogg_opus"), "audio/ogg", 3000
+        )
+        pids = await _wait_started(fake_ffmpeg.parent, 1)
+        hass.bus.async_fire(EVENT_HOMEASSISTANT_STOP)
+        await _wait_gone(pids)
+    assert voice.stt.calls == []

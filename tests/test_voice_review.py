@@ -169,3 +169,21 @@ async def test_a_long_answer_to_a_voice_note_goes_as_text_without_a_voice(
     assert reply["text"] == rambling
     assert agent.asked == [voice.stt.text]
     assert voice.tts.messages == []  # not spoken: too long for a voice answer
+
+
+async def test_a_voice_assistant_without_speech_to_text_is_told_not_a_traceback(
+    hass: HomeAssistant,
+    emulator: EmulatorHandle,
+    voice: VoiceAssistant,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    await async_update_pipeline(hass, voice.pipeline, stt_engine=None)
+    options = {CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT, CONF_VOICE_PIPELINE: voice.pipeline.id}
+    installed, _ = await running_agent(hass, emulator, options=options)
+    note, _ = wav_note(0.5)
+    await send_voice_note(emulator, installed.conversation_id, note, "audio/wav", 500)
+    [told] = await emulator.wait_inbox(installed.conversation_id, 1, within=10)
+    assert told["text"].startswith("Home Assistant could not listen to this voice note")
+    assert voice.stt.calls == []
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert errors == [], [r.getMessage() for r in errors]
