@@ -26,6 +26,7 @@ from custom_components.pacerelle.client.limits import (
     MAX_GROUP_KEY_EPOCHS,
     MAX_KEYED_GROUPS,
     MAX_KEYS_PER_GROUP,
+    MAX_NEW_GROUP_KEY_SESSIONS,
 )
 from custom_components.pacerelle.client.store_bounds import StoredSizes, within_bounds
 from tests.client_agent_harness import Recorder, connected_agent, wait_for
@@ -368,3 +369,22 @@ async def test_a_relay_listing_thousands_of_envelopes_in_one_answer_is_refused_u
         assert refusal in caplog.text
         assert not agent.data.conversations.group_keys
         assert not recorder.delivered
+
+
+def test_one_fetch_starts_at_most_64_sessions_the_next_one_goes_on() -> None:
+    """A fetch listing envelopes over 100 sessions the agent never saw: 64 key agreements,
+    the other 36 envelopes wait for the next fetch (the relay lists them again)."""
+    agent = Agent()
+    senders = _senders(agent, *((f"u-new-{index}", "1") for index in range(100)))
+    envelopes = [sender.envelope(_key(FAMILY, f"k-{sender.person}", 1)) for sender in senders]
+    listed = {FAMILY: envelopes}
+    data = AgentData(agent.state)
+    started = time.perf_counter()
+    data, _ = open_batch(data, [], require_encryption=True, now=1.0, envelopes=listed)
+    elapsed = time.perf_counter() - started
+    assert len(data.signal.sessions) == MAX_NEW_GROUP_KEY_SESSIONS
+    assert len(data.conversations.group_keys) == MAX_NEW_GROUP_KEY_SESSIONS
+    print(f"\n{MAX_NEW_GROUP_KEY_SESSIONS} new sessions in one fetch: {elapsed:.2f} s")
+    data, _ = open_batch(data, [], require_encryption=True, now=1.0, envelopes=listed)
+    assert len(data.signal.sessions) == 100
+    assert len(data.conversations.group_keys) == 100

@@ -17,7 +17,7 @@ from .errors import PacerelleError
 from .gateway_frames import InboundMessage
 from .group_key_bounds import SenderEpochs
 from .inbox import Request, RequestTooLargeError, stored_size
-from .limits import MAX_GROUP_KEY_BYTES
+from .limits import MAX_GROUP_KEY_BYTES, MAX_NEW_GROUP_KEY_SESSIONS
 from .payloads import parse_content
 from .signal import engine
 from .signal.errors import SignalError, SignalErrorKind
@@ -170,11 +170,14 @@ def _learn_group_keys(
 ) -> AgentData:
     """Open the group key envelopes we do not hold yet, with each sender's Signal session.
 
-    The relay's list is at most api.MAX_GROUP_KEY_ENVELOPES long, so the work of one fetch
-    is bounded; an envelope older than the epochs kept of its sender, or whose key would
-    be bigger than MAX_GROUP_KEY_BYTES stored, is not learned (group_key_bounds.py).
+    The relay's list is at most api.MAX_GROUP_KEY_ENVELOPES long, and at most
+    MAX_NEW_GROUP_KEY_SESSIONS of them start a session (a key agreement each), so the work
+    of one fetch is bounded; an envelope older than the epochs kept of its sender, or whose
+    key would be bigger than MAX_GROUP_KEY_BYTES stored, is not learned
+    (group_key_bounds.py).
     """
     held = SenderEpochs(data.conversations.group_keys, conversation_id)
+    new_sessions = postponed = 0
     for envelope in envelopes:
         key_id, epoch = envelope.get("key_id"), envelope.get("epoch")
         sender, sealed = envelope.get("sender_id"), envelope.get("envelope_b64")
@@ -197,6 +200,11 @@ def _learn_group_keys(
             if not held.worth_opening((sender, checked), epoch):
                 continue  # would be evicted at once: not worth a decryption
             peer = peer_of(sender, conversation_id, checked)
+            if data.signal.record(peer).current is None:
+                if new_sessions == MAX_NEW_GROUP_KEY_SESSIONS:
+                    postponed += 1  # listed again by the next fetch
+                    continue
+                new_sessions += 1
             # A reinstalled app delivers its keys with a new identity, accepted as for a
             # direct message: the trust judge then finds the key's device `changed`.
             signal, plaintext, _ = _decrypt(data, peer, base64.b64decode(sealed))
@@ -218,6 +226,12 @@ def _learn_group_keys(
             continue
         held.add(key)
         data = replace(data, signal=signal, conversations=data.conversations.with_group_key(key))
+    if postponed:
+        _LOGGER.warning(
+            "Left %d group key envelopes of new senders for the next fetch (%d at most per fetch)",
+            postponed,
+            MAX_NEW_GROUP_KEY_SESSIONS,
+        )
     return data
 
 
