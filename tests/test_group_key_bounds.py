@@ -388,3 +388,25 @@ def test_one_fetch_starts_at_most_64_sessions_the_next_one_goes_on() -> None:
     data, _ = open_batch(data, [], require_encryption=True, now=1.0, envelopes=listed)
     assert len(data.signal.sessions) == 100
     assert len(data.conversations.group_keys) == 100
+
+
+def test_a_store_from_before_the_bounds_loads_and_is_bounded_at_its_first_save() -> None:
+    """Same stored form (no migration): a document holding 10 epochs of a member's keys and
+    evictions counted without `group_keys` loads as is; its first save keeps 3 epochs."""
+    old = AgentData(Agent().state)
+    for epoch in range(1, 11):
+        key = _key(FAMILY, f"k-{epoch}", epoch)
+        conversations = old.conversations.with_group_key(
+            groups.GroupKey(
+                key.conversation_id, key.key_id, key.epoch, key.raw_key, "u-alice", "1", None
+            )
+        )
+        old = AgentData(old.signal, conversations=conversations)
+    document = json.loads(json.dumps(old.sections()))
+    del document["evictions"]["group_keys"]
+    loaded = AgentData.from_document(document)
+    assert loaded is not None
+    assert len(loaded.conversations.group_keys) == 10
+    saved = within_bounds(loaded)
+    assert sorted(key.epoch for key in saved.conversations.group_keys.values()) == [8, 9, 10]
+    assert saved.evictions.group_keys == 7
