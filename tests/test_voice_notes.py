@@ -15,7 +15,13 @@ from homeassistant.core import HomeAssistant
 from custom_components.pacerelle.assist import conversation_language
 from custom_components.pacerelle.client.inbox import Request
 from custom_components.pacerelle.client.trust import DeviceTrust, TrustState
-from custom_components.pacerelle.voice import VoiceNotes, VoicePolicy, check_declared_bounds
+from custom_components.pacerelle.events import MessageEvents
+from custom_components.pacerelle.voice import (
+    VoiceNotes,
+    VoiceOutcome,
+    VoicePolicy,
+    check_declared_bounds,
+)
 from custom_components.pacerelle.voice_audio import (
     MAX_VOICE_BYTES,
     MAX_VOICE_SECONDS,
@@ -178,3 +184,35 @@ async def test_a_device_distrusted_before_delivery_gets_no_transcript(
     await notes.async_transcribe(request("m2"), NOTE, download)
     assert notes.delivered(request("m2"), judged(TrustState.TRUSTED)(asked)) == voice.stt.text
     assert notes.take("m2") == outcome
+
+
+async def test_a_persons_later_note_waits_its_turn_without_losing_its_download(
+    hass: HomeAssistant, voice: VoiceAssistant
+) -> None:
+    """Two notes of one person prepared together (one inbox batch): the second waits for
+    the first's speech-to-text; that wait is not the relay's slowness and must not use up
+    its download deadline (it did: 'could not listen' and its file unsaved)."""
+    deadline = 0.3
+    notes = VoiceNotes(
+        hass, policy(voice.pipeline.id, every_trusted_device=True), judged(TrustState.TRUSTED)
+    )
+    data, _ = wav_note(0.25)
+
+    async def download(_attachment: Mapping[str, Any]) -> bytes:
+        await asyncio.sleep(0)  # a real download waits for the relay
+        return data
+
+    events = MessageEvents(
+        hass, "entry", "agt_home", "", download, download_deadline=deadline, voice=notes
+    )
+    voice.stt.hold = asyncio.Event()
+    first, second = request("m1"), request("m2")
+    preparing = [events.prepare(first), events.prepare(second)]
+    assert all(p is not None for p in preparing)
+    both = asyncio.gather(*(p for p in preparing if p is not None))
+    await wait_until(lambda: voice.stt.active == 1)
+    await asyncio.sleep(deadline * 2)  # the first note is heard for longer than the deadline
+    voice.stt.hold.set()
+    await both
+    assert notes.take("m1") == VoiceOutcome(transcript=voice.stt.text)
+    assert notes.take("m2") == VoiceOutcome(transcript=voice.stt.text)

@@ -52,8 +52,11 @@ transcribed (voice.py, bounded by its pipeline timeout), later events wait for i
 (the inbox pipeline prepares a batch's requests before its events fire, in order). Files are
 downloaded without the agent's lock (a send never waits for one), at most
 MAX_CONCURRENT_DOWNLOADS at a time, and a message's files are given up DOWNLOAD_DEADLINE
-seconds after its preparation began: the event then fires with `path` null for each file
-not saved, so a relay serving a blob slowly delays events by that much at most.
+seconds after their downloads began: the event then fires with `path` null for each file
+not saved, so a relay serving a blob slowly delays events by that much at most (twice for
+a voice note saved too: once to hear it, once for the other files). A voice note's deadline
+starts once the person's earlier notes are heard, and the files' once the note is: waiting
+one's turn is not the relay's slowness.
 """
 
 import asyncio
@@ -83,7 +86,7 @@ ATTR_AGENT_ID: Final = "agent_id"
 ATTR_WIDGET_ID: Final = "widget_id"
 PUBLIC_ATTACHMENT_FIELDS: Final = ("id", "name", "mime", "size", "width", "height", "duration_ms")
 DOWNLOAD_DEADLINE: Final = 120.0
-"""Seconds from the start of a message's preparation until its files not yet saved are
+"""Seconds from the start of a message's downloads until its files not yet saved are
 given up (25 MiB at ~2 Mbit/s; the request timeout of one HTTP call is 30 s)."""
 MAX_CONCURRENT_DOWNLOADS: Final = 3
 
@@ -230,11 +233,11 @@ class MessageEvents:
         return bool(request.attachments)
 
     async def _prepare(self, request: Request, note: Mapping[str, Any] | None, save: bool) -> None:
-        deadline = asyncio.get_running_loop().time() + self._download_deadline
+        loop = asyncio.get_running_loop()
         # The voice note's bytes, once downloaded for speech-to-text, are saved as they are.
         fetched: dict[str, bytes] = {}
 
-        async def download(attachment: Mapping[str, Any]) -> bytes:
+        async def fetch(attachment: Mapping[str, Any], deadline: float) -> bytes:
             key = str(attachment.get("id"))
             if key in fetched:
                 return fetched.pop(key)
@@ -250,10 +253,18 @@ class MessageEvents:
                 fetched[key] = data
             return data
 
+        # Each deadline starts when its downloads may: the note's once the person's earlier
+        # notes are heard (voice.py's lock), the files' once the note is; those waits are
+        # not the relay's slowness.
         if note is not None and self._voice is not None:
-            await self._voice.async_transcribe(request, note, download)
+            await self._voice.async_transcribe(
+                request, note, lambda item: fetch(item, loop.time() + self._download_deadline)
+            )
         if save:
-            saved = await async_save_incoming(self._hass, self._media_folder, request, download)
+            deadline = loop.time() + self._download_deadline
+            saved = await async_save_incoming(
+                self._hass, self._media_folder, request, lambda item: fetch(item, deadline)
+            )
             self._saved[request.message_id] = saved
 
     @callback
