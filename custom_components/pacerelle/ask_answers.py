@@ -5,7 +5,8 @@ An answer counts when it comes from the question's addressee (client/widget_answ
 mode, and in `collective` mode, the first answer that counts settles the question; in
 `individual` mode each member's first answer is kept and the wait is over once every
 member known now has answered (members are recomputed at each answer: a member who
-leaves meanwhile is no longer waited for, and their answer no longer counts).
+leaves meanwhile is no longer waited for, and their answer no longer counts). Asked in a
+group without a mode, the person asked must still be a member when they answer.
 """
 
 import asyncio
@@ -90,6 +91,8 @@ class AnswerWait:
         assert addressee is not None
         if self._mode is not None:
             addressee = Addressee.group(addressee.conversation_id, self._members())
+        elif addressee.in_group:
+            addressee = addressee.among(self._members())
         refusal = addressee.refusal(data["conversation_id"], data["sender_id"])
         if refusal is None and not data.get("trusted"):
             refusal = f"device {data['sender_device_id']} is {data.get('trust_state')}"

@@ -12,7 +12,8 @@ Asked while the agent is offline, the question is queued (client/send_queue.py) 
 ask's own `timeout` as its expiry: it goes out when the connection is back, or never.
 
 `response_mode` (groups only; put on the widget, so the apps show it too):
-- not given: as above, the person asked settles it, in a group as anywhere.
+- not given: as above, the person asked settles it, in a group as anywhere (in a group,
+  only while they are a member: see below).
 - `collective`: the first answer that counts from ANY current member settles it; the
   response has the same fields as without a mode.
 - `individual`: every member answers for themself (each answer fires its events as

@@ -7,7 +7,7 @@ id. What the apps send as `value` depends on the kind (see `answer_problem`).
 """
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .gateway_frames import GROUP_PREFIX
@@ -107,24 +107,32 @@ class Addressee:
     answers, or the agent's owner when it answers none: one member never answers for
     another. Asked with a response mode (`individual` or `collective`) it is any member of
     the group (`person_id` None): see `group_members`. When no member is known, anyone in
-    the group's conversation counts (the relay delivers it only from its members).
+    the group's conversation counts (the relay delivers it only from its members). In a
+    group, in every mode, an answer from someone no longer a member never counts.
     """
 
     conversation_id: str
     person_id: str | None
     members: frozenset[str] = frozenset()
+    # Asked in a group: whoever answers must also be a member now (`group_members`), the
+    # person asked included (a member who left still holds keys that open).
+    in_group: bool = False
 
     @classmethod
     def of(cls, conversation_id: str, to: str, asked_by: str | None, owner_id: str) -> Addressee:
         """`to` is where the question went (a person, or `group:<conversation>`)."""
         if to == GROUP_PREFIX + conversation_id:
-            return cls(conversation_id, asked_by or owner_id)
+            return cls(conversation_id, asked_by or owner_id, in_group=True)
         return cls(conversation_id, to)
 
     @classmethod
     def group(cls, conversation_id: str, members: Iterable[str]) -> Addressee:
         """Any of the group's `members` (asked with a response mode)."""
-        return cls(conversation_id, None, frozenset(members))
+        return cls(conversation_id, None, frozenset(members), in_group=True)
+
+    def among(self, members: Iterable[str]) -> Addressee:
+        """The same, with the group's members as known now."""
+        return replace(self, members=frozenset(members))
 
     def refusal(self, conversation_id: str, sender_id: str) -> str | None:
         """Why an answer from this sender and conversation does not count, or None."""
@@ -132,7 +140,7 @@ class Addressee:
             return f"it came from conversation {conversation_id}, not {self.conversation_id}"
         if self.person_id is not None and sender_id != self.person_id:
             return f"it came from {sender_id}, not {self.person_id}"
-        if self.person_id is None and self.members and sender_id not in self.members:
+        if self.members and sender_id not in self.members:
             return f"it came from {sender_id}, who is not a member of the group now"
         return None
 
