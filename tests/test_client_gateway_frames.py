@@ -261,7 +261,9 @@ def test_group_seal_and_missing_session() -> None:
         encrypted=True,
     )
     assert groups.open_message(key, groups.parse_message(sealed.payload)) == "hello all"
-    assert sealed.data is data  # no Signal state used for a group
+    # No Signal state used for a group (the key is marked used: group_key_bounds.py).
+    assert sealed.data.signal is data.signal
+    assert list(sealed.data.conversations.group_keys) == [key.name]
     with pytest.raises(SignalError) as caught:
         seal(
             data,
