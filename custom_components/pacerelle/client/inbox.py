@@ -10,8 +10,10 @@ keeping the old one.
 A group message is sealed with its sender's static group key (no ratchet, no counter), so
 it would open again if the relay resent it under a new id (and any `from_device_id`): a
 new id makes a new receipt. So the inbox also remembers the seal (`group_seal`: key and
-IV, unique to one message) of the last MAX_GROUP_SEALS group messages it took, and a
-second message with a known seal is refused as a replay (inbox_pipeline.py). Older seals
+IV, unique to one message) of the last MAX_GROUP_SEALS group messages it took or sent
+(sender.py: the agent seals with a member's key, so its own message reflected back "from"
+that member would open as theirs), and a message with a known seal is refused as a replay
+(inbox_pipeline.py). Older seals
 are forgotten: a relay that kept a message for that many group messages could replay it
 once more (as Signal's bounded message keys trade completeness for a bounded store).
 """
@@ -248,8 +250,14 @@ def group_seal(message: InboundMessage) -> str | None:
     the message failing to open); None for a direct message or an unreadable payload."""
     if not (message.encrypted and message.is_group):
         return None
+    return payload_seal(message.payload)
+
+
+def payload_seal(payload: bytes) -> str | None:
+    """The seal of a group payload (`group_seal`), also of the agent's own: the relay could
+    reflect them back as the member whose key sealed them. None when unreadable."""
     try:
-        sealed = parse_message(message.payload)
+        sealed = parse_message(payload)
     except PacerelleError:
         return None
     return hashlib.sha256(sealed.key_name.encode() + b"\0" + sealed.iv).hexdigest()[:32]

@@ -30,7 +30,7 @@ from .errors import PacerelleConnectionError, PacerelleError
 from .gateway_frames import build_message
 from .groups import GroupKey
 from .history import FAILED, SENT, UNCERTAIN, Reply
-from .inbox import Request
+from .inbox import Request, payload_seal
 from .outbox import Outbox, Written
 from .payloads import chat_payload
 from .send_flush import QUEUED, QueuedSends
@@ -205,6 +205,10 @@ class Sender:
                 sent_at=core.now(),
             )
             data = sealed.data
+            own_seal = payload_seal(sealed.payload) if in_group and config.encrypted else None
+            if own_seal is not None:
+                # Reflected back as the member whose key sealed it, it is refused (inbox.py).
+                data = replace(data, inbox=data.inbox.with_group_seal(own_seal))
             frame = build_message(
                 message_id=message_id,
                 conversation_id=target.conversation_id,
