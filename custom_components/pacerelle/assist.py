@@ -65,7 +65,7 @@ from .const import CONF_AGENT_ID, CONF_OWNER_ID, DOMAIN
 from .options import AgentOptions
 from .runtime import EVENT_MESSAGE, PacerelleRuntime
 from .voice import VOICE_PROBLEM_KEYS, VoiceOutcome, find_pipeline, voice_note
-from .voice_answer import SpokenAnswer, async_speak
+from .voice_answer import SpokenAnswer, SpokenAnswerError, async_speak
 from .voice_audio import MAX_VOICE_BYTES, MAX_VOICE_SECONDS
 
 _LOGGER = logging.getLogger(__name__)
@@ -295,10 +295,9 @@ class AssistBridge:
         except Exception as err:
             # A TTS engine may raise anything: its failure must not cost the text answer.
             # Its message may quote the answer (Home Assistant's "No TTS from ... for
-            # '<answer>'"): only its type at warning, the rest at debug.
-            _LOGGER.warning(
-                "Spoken answer to %s failed, text only: %s", message_id, type(err).__name__
-            )
+            # '<answer>'"): only ours (no text in them) or the type at warning, all at debug.
+            shown = str(err) if isinstance(err, SpokenAnswerError) else type(err).__name__
+            _LOGGER.warning("Spoken answer to %s failed, text only: %s", message_id, shown)
             _LOGGER.debug("Spoken answer to %s failed", message_id, exc_info=True)
         return None
 
