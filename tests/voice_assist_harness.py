@@ -166,11 +166,14 @@ async def async_voice_assistant(hass: HomeAssistant) -> VoiceAssistant:
     ) -> None:
         add([voice])
 
+    # A custom integration, like ours: 2026.10 wants a bool from async_setup_entry, 2026.11
+    # refuses one from a built-in integration (None there) and still takes it from a custom one.
     mock_integration(
         hass,
         MockModule(
             VOICE_TEST_DOMAIN, async_setup_entry=setup_entry, async_unload_entry=unload_entry
         ),
+        built_in=False,
     )
     mock_platform(hass, f"{VOICE_TEST_DOMAIN}.config_flow")
     mock_platform(hass, f"{VOICE_TEST_DOMAIN}.stt", MockPlatform(async_setup_entry=stt_entities))
