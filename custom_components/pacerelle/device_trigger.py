@@ -45,7 +45,8 @@ def agent_entry_ids(hass: HomeAssistant, device_id: str) -> set[str]:
     if device is None:
         return set()
     ours = {entry.entry_id for entry in hass.config_entries.async_entries(DOMAIN)}
-    return ours & set(device.config_entries)
+    # A device belongs to one entry (config_entries is deprecated since 2026.10).
+    return ours & {device.config_entry_id}
 
 
 async def async_get_triggers(hass: HomeAssistant, device_id: str) -> list[dict[str, Any]]:

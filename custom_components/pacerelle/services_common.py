@@ -68,7 +68,7 @@ def resolve_entry(hass: HomeAssistant, call: ServiceCall) -> PacerelleConfigEntr
         entries = [
             entry
             for entry in hass.config_entries.async_entries(DOMAIN)
-            if device is not None and entry.entry_id in device.config_entries
+            if device is not None and entry.entry_id == device.config_entry_id
         ]
         if not entries:
             raise ServiceValidationError(

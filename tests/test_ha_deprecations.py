@@ -1,0 +1,43 @@
+"""What Home Assistant reports as deprecated in the integration's use of it: nothing.
+
+Home Assistant logs a deprecated use by a custom integration once per call site and process
+(helpers.frame), so each test starts from an empty record of what was reported.
+"""
+
+import logging
+
+import pytest
+from homeassistant.components.device_automation import (
+    DeviceAutomationType,
+    async_get_device_automations,
+)
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import frame
+
+from tests.emulator_fixtures import EmulatorHandle
+from tests.services_harness import call, spoken_agent
+
+
+@pytest.fixture(autouse=True)
+def fresh_frame_reports(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(frame, "_REPORTED_INTEGRATIONS", set())
+
+
+def deprecations(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [
+        record.getMessage()
+        for record in caplog.records
+        if record.levelno >= logging.WARNING and "deprecated" in record.getMessage()
+    ]
+
+
+async def test_a_device_picks_its_entry_without_deprecated_registry_use(
+    hass: HomeAssistant, emulator: EmulatorHandle, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Device triggers and services by device read the device's one config entry."""
+    agent = await spoken_agent(hass, emulator)
+    device_id = agent.device_id(hass)
+    found = await async_get_device_automations(hass, DeviceAutomationType.TRIGGER, [device_id])
+    assert found[device_id]
+    await call(hass, "send_message", {"device_id": device_id, "text": "by device"})
+    assert deprecations(caplog) == []
