@@ -48,6 +48,9 @@ from .stage_clock import StageClock
 _LOGGER = logging.getLogger(__name__)
 
 MAX_BATCH = 50
+# Group messages kept in memory while their key has not come (see _retry_deferred).
+MAX_DEFERRED = 50
+MAX_DEFERRED_BYTES = 4 * 1024 * 1024
 
 
 class InboxPipeline:
@@ -55,6 +58,7 @@ class InboxPipeline:
         self._core = core
         self._api = api
         self.queue = InboundQueue()
+        self._deferred: dict[str, InboundMessage] = {}
         self.prekeys_used = asyncio.Event()
 
     async def run(self) -> None:
@@ -137,6 +141,28 @@ class InboxPipeline:
         await self._acknowledge(to_ack)
         clock.lap("ack")
         _LOGGER.debug("Stage times (ms) of a batch of %d: %s", len(batch), clock)
+        await self._retry_deferred(opened)
+
+    async def _retry_deferred(self, opened: Sequence[Opened]) -> None:
+        """Keep the group messages that came before their key (unacknowledged: the relay
+        would redeliver them only at the next connection), and open those whose key the
+        agent holds now, learned with a later message or before a group send. At most
+        MAX_DEFERRED (and MAX_DEFERRED_BYTES of payload) are kept; an older one waits for
+        that redelivery."""
+        for item in opened:
+            if item.deferred:
+                self._deferred[item.message.message_id] = item.message
+        while len(self._deferred) > MAX_DEFERRED or (
+            sum(len(m.payload) for m in self._deferred.values()) > MAX_DEFERRED_BYTES
+        ):
+            del self._deferred[next(iter(self._deferred))]
+        held = self._core.data.conversations.group_keys
+        ready = [m for m in self._deferred.values() if _key_name(m) in held]
+        for message in ready:
+            del self._deferred[message.message_id]
+        if ready:
+            _LOGGER.debug("Opening %d group messages whose key came after them", len(ready))
+            await self.process(ready)
 
     def _tell(self, opened: Sequence[Opened], signal_before: AgentSignalState, now: float) -> None:
         """Identity changes and decryption outcomes, once saved and before any hand-over."""
@@ -235,6 +261,13 @@ class InboxPipeline:
                 await self._core.write(build_ack(message))
             except PacerelleError:
                 return  # not connected: the relay redelivers, and we acknowledge then
+
+
+def _key_name(message: InboundMessage) -> str | None:
+    try:
+        return parse_message(message.payload).key_name
+    except PacerelleError:
+        return None
 
 
 def _unless_replayed(inbox: Inbox) -> Callable[[Opened], Opened]:
