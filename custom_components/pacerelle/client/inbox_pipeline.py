@@ -146,7 +146,8 @@ class InboxPipeline:
     async def _retry_deferred(self, opened: Sequence[Opened]) -> None:
         """Keep the group messages that came before their key (unacknowledged: the relay
         would redeliver them only at the next connection), and open those whose key the
-        agent holds now, learned with a later message or before a group send. At most
+        agent holds now (learned with a later message, or before a group send: then at the
+        next incoming batch). At most
         MAX_DEFERRED (and MAX_DEFERRED_BYTES of payload) are kept; an older one waits for
         that redelivery."""
         for item in opened:
