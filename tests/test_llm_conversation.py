@@ -4,8 +4,9 @@ The model is a script (no network): its tool calls go through Home Assistant's C
 exactly as an LLM integration's do, with the emulator's human on the other side.
 """
 
+import inspect
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 import pytest
 from homeassistant.components import conversation
@@ -24,6 +25,11 @@ from tests.llm_harness import human_says, running_agent
 from tests.runtime_harness import wait_until
 
 type Results = list[conversation.ToolResultContent]
+# 2026.11 wants the caller's context for a chat session (deprecated without: breaks in
+# 2027.5); 2026.10 takes none.
+_SESSION_TAKES_CONTEXT = (
+    "context" in inspect.signature(chat_session.async_get_chat_session).parameters
+)
 # Given the user's text and the tool results so far: the next tool calls, or the answer.
 type Script = Callable[[str, Results], list[llm.ToolInput] | str]
 
@@ -42,12 +48,18 @@ class ScriptedModelAgent(conversation.AbstractConversationAgent):
     def supported_languages(self) -> Literal["*"]:
         return MATCH_ALL
 
+    @staticmethod
+    def _session_context(user_input: conversation.ConversationInput) -> dict[str, Any]:
+        return {"context": user_input.context} if _SESSION_TAKES_CONTEXT else {}
+
     async def async_process(
         self, user_input: conversation.ConversationInput
     ) -> conversation.ConversationResult:
         self.conversation_ids.append(user_input.conversation_id)
         with (
-            chat_session.async_get_chat_session(self.hass, user_input.conversation_id) as session,
+            chat_session.async_get_chat_session(
+                self.hass, user_input.conversation_id, **self._session_context(user_input)
+            ) as session,
             conversation.async_get_chat_log(self.hass, session, user_input) as chat_log,
         ):
             await chat_log.async_provide_llm_data(
