@@ -3,7 +3,7 @@
 import asyncio
 import copy
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +35,9 @@ class Recorder:
     identity_changes: list[str] = field(default_factory=list)
     revoked: int = 0
     token_requests: int = 0
+    # AgentHooks.save_unsynced and .sync, when a test writes a real store.
+    save_unsynced: Callable[[dict[str, Any]], Awaitable[None]] | None = None
+    sync: Callable[[], Awaitable[None]] | None = None
 
     async def save(self, document: dict[str, Any]) -> None:
         # Through JSON, as the store would: proves the document is plain JSON.
@@ -85,6 +88,8 @@ def make_agent(
         prepare=recorder.prepare,
         identity_changed=recorder.identity_changes.append,
         revoked=recorder.on_revoked,
+        save_unsynced=recorder.save_unsynced,
+        sync=recorder.sync,
     )
     return Agent(
         http,

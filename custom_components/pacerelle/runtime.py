@@ -188,6 +188,8 @@ async def async_setup_runtime(hass: HomeAssistant, entry: PacerelleConfigEntry) 
         _LOGGER.warning("Agent %s runs WITHOUT end-to-end encryption (debugging option)", agent_id)
     hooks = AgentHooks(
         save=store.async_save,
+        save_unsynced=store.async_save_unsynced,
+        sync=store.async_sync,
         run_blocking=run_blocking,
         deliver=events.deliver,
         prepare=events.prepare,

@@ -14,6 +14,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -151,6 +152,17 @@ class AgentStore:
         """Replace the document atomically."""
         async with self._lock:
             await self._hass.async_add_executor_job(self._file.write, _versioned(document))
+
+    async def async_save_unsynced(self, document: dict[str, Any]) -> None:
+        """Replace the document atomically, durable against a kill; `async_sync` for a
+        power cut (encrypted_file.py)."""
+        write = partial(self._file.write, _versioned(document), sync_directory=False)
+        async with self._lock:
+            await self._hass.async_add_executor_job(write)
+
+    async def async_sync(self) -> None:
+        async with self._lock:
+            await self._hass.async_add_executor_job(self._file.sync_directory)
 
     async def async_remove(self) -> None:
         async with self._lock:

@@ -112,6 +112,10 @@ class AgentHooks:
     decryption: Callable[[DecryptionOutcome], None] = field(default=_nothing)
     # (message id, conversation id, status) of each send as it changes (send_flush.py).
     send_status: Callable[[str, str, str], None] = field(default=_nothing)
+    # A save that survives a killed process but not yet a power cut, and what makes the
+    # last one survive that too (AgentCore.commit's `sync`). Without them, `save` alone.
+    save_unsynced: Callable[[dict[str, Any]], Awaitable[None]] | None = None
+    sync: Callable[[], Awaitable[None]] | None = None
 
 
 class AgentCore:
@@ -128,6 +132,7 @@ class AgentCore:
         self.state = ConnectionState.STOPPED
         self._sizes = StoredSizes()  # used under `lock` only
         self.last_commit = CommitTiming(0.0, 0.0)
+        self._unsynced = False  # the last commit's rename not yet made power-cut durable
         # The host's judge of group keys (trust.py, via Agent.set_group_key_policy): the
         # keys it would seal with are the last evicted (group_key_bounds.py).
         self.group_key_policy: Callable[[str | None], KeyValue] | None = None
@@ -136,15 +141,21 @@ class AgentCore:
     def data(self) -> AgentData:
         return self._data
 
-    async def commit(self, data: AgentData) -> None:
+    async def commit(self, data: AgentData, *, sync: bool = True) -> None:
         """Save `data` durably, then make it current. Call with `lock` held.
 
         What is saved is `data` within the store's bounds (store_bounds.py): the oldest
         requests and sessions beyond them are evicted first, and again if the writer finds
         the document still too large to load, so a save never fails for its size alone.
+        With `sync` False (and the host's `save_unsynced`), the save survives a killed
+        process but a power cut only after `sync()`: the caller acts in between, as soon
+        as the document is in place (inbox_pipeline.py: the events).
         """
         if data is self._data:
             return
+        save = self.hooks.save
+        if not sync and self.hooks.save_unsynced is not None:
+            save = self.hooks.save_unsynced
         started = time.perf_counter()
         extra = dict(self._extra)
         policy = self.group_key_policy
@@ -155,7 +166,7 @@ class AgentCore:
         built = time.perf_counter()
         for attempt in range(MAX_SHRINKS + 1):
             try:
-                await self.hooks.save(document)
+                await save(document)
             except DocumentTooLargeError as err:
                 if attempt == MAX_SHRINKS:
                     raise
@@ -165,6 +176,13 @@ class AgentCore:
                 break
         self.last_commit = CommitTiming(built - started, time.perf_counter() - built)
         self._data = data
+        self._unsynced = save is not self.hooks.save
+
+    async def sync(self) -> None:
+        """Make the last commit survive a power cut too (see `commit`)."""
+        if self._unsynced and self.hooks.sync is not None:
+            await self.hooks.sync()
+        self._unsynced = False
 
     def set_state(self, state: ConnectionState) -> None:
         if state is not self.state:

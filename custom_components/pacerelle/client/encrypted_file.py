@@ -143,9 +143,22 @@ class EncryptedFile:
             raise StoreError(StoreProblem.CORRUPT, "the decrypted document is not an object")
         return document
 
-    def write(self, document: dict[str, Any]) -> None:
-        """Replace the document atomically (the key must exist)."""
-        self._write(self._read_key(), document)
+    def write(self, document: dict[str, Any], *, sync_directory: bool = True) -> None:
+        """Replace the document atomically (the key must exist).
+
+        Without `sync_directory`, the new document survives a killed process (the rename is
+        done) but not yet a power cut: call `sync_directory` for that, before anything that
+        relies on it reaches the outside (inbox_pipeline.py: events first, ACK_READ after).
+        """
+        self._write(self._read_key(), document, sync_directory=sync_directory)
+
+    def sync_directory(self) -> None:
+        """Make the last rename durable (fsync of the directory)."""
+        directory_fd = os.open(self.directory, os.O_RDONLY)
+        try:
+            os.fsync(directory_fd)
+        finally:
+            os.close(directory_fd)
 
     def remove_stale_temporaries(self) -> list[str]:
         """Delete this store's temporary files (a write killed half-way); their names.
@@ -201,7 +214,7 @@ class EncryptedFile:
             raise StoreError(StoreProblem.CORRUPT, f"{self.key_path.name} is not a store key")
         return key
 
-    def _write(self, key: bytes, document: dict[str, Any]) -> None:
+    def _write(self, key: bytes, document: dict[str, Any], *, sync_directory: bool = True) -> None:
         self._ensure_directory()
         nonce = secrets.token_bytes(NONCE_SIZE)
         plain = _serialized(document)
@@ -220,11 +233,8 @@ class EncryptedFile:
         except BaseException:
             temporary.unlink(missing_ok=True)
             raise
-        directory_fd = os.open(self.directory, os.O_RDONLY)
-        try:
-            os.fsync(directory_fd)
-        finally:
-            os.close(directory_fd)
+        if sync_directory:
+            self.sync_directory()
 
 
 def _serialized(document: dict[str, Any]) -> bytes:
