@@ -58,7 +58,12 @@ async def test_sigkill_in_a_group_burst_fires_each_message_once(system: System) 
     assert fired_before_kill < BURST, "the burst ended before the kill: nothing was tested"
 
     await system.hass_process.start()
-    await system.wait_events(BURST, BURST_TIMEOUT)
+    try:
+        await system.wait_events(BURST, BURST_TIMEOUT)
+    except AssertionError as err:
+        fired = {event["message_id"] for event in system.events()}
+        missing = sorted(set(sent) - fired)
+        raise AssertionError(f"missing message ids {missing}; {err}") from None
     await system.emulator.wait_agent(
         agent.agent_id, lambda status: not status["queued"], within=EVENT_TIMEOUT
     )
