@@ -42,6 +42,7 @@ from .client.agent import Agent
 from .client.groups import GroupKey
 from .client.inbox import Request
 from .client.sender import SendError
+from .client.server_answers import is_device_id
 from .client.signal.session import DEVICE_SEPARATOR, PeerAddress
 from .client.trust import DeviceTrust, TrustBook, TrustState
 from .const import DOMAIN
@@ -168,7 +169,7 @@ class TrustManager:
         return allowed
 
     def _has_session(self, person_id: str, conversation_id: str, device: str | None) -> bool:
-        if self._agent is None or device is None or not device.isdigit():
+        if self._agent is None or device is None or not is_device_id(device):
             return False
         peer = PeerAddress(person_id, conversation_id, int(device))
         return self._agent.data.signal.record(peer).current is not None
@@ -188,7 +189,7 @@ class TrustManager:
             if key is None or key.sender_device_id is None:
                 return request.sender_device_id, None
             return key.sender_device_id, key.sender_identity
-        if not request.sender_device_id.isdigit():
+        if not is_device_id(request.sender_device_id):
             return request.sender_device_id, None
         peer = PeerAddress(
             request.sender_id, request.conversation_id, int(request.sender_device_id)

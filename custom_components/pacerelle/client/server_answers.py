@@ -90,6 +90,11 @@ def identifier(body: Mapping[str, Json], name: str) -> str:
     return text(body, name, max_chars=MAX_ID_CHARS)
 
 
+def is_device_id(value: str) -> bool:
+    """True for a device id in its one canonical spelling (see `device_id`)."""
+    return _DEVICE_ID.fullmatch(value) is not None
+
+
 def device_id(value: object, name: str) -> str:
     """`value` as a canonical device id (a string, or a JSON integer in range).
 
@@ -98,7 +103,7 @@ def device_id(value: object, name: str) -> str:
     """
     if type(value) is int and 0 < value <= MAX_DEVICE_ID:
         return str(value)
-    if isinstance(value, str) and _DEVICE_ID.fullmatch(value) is not None:
+    if isinstance(value, str) and is_device_id(value):
         return value
     raise PacerelleResponseError(
         f"`{name}` must be a device id: 1 to {MAX_DEVICE_ID} in ASCII digits, no leading zero"
