@@ -56,11 +56,20 @@ async def start_agent(
 
 async def human_writes(emulator: EmulatorHandle, agent: Agent, **body: Any) -> dict[str, Any]:
     """The person sends something; the pacerelle_message event it fired."""
-    before = len(agent.events)
     message_id = await emulator.send(agent.conversation_id, **body)
-    await wait_until(lambda: len(agent.events) > before)
-    data: dict[str, Any] = agent.events[-1].data
-    assert data["message_id"] == message_id
+    return await event_of(agent, message_id)
+
+
+async def event_of(agent: Agent, message_id: str, within: float = 10.0) -> dict[str, Any]:
+    """The data of the `pacerelle_message` event of `message_id`, once it fired (whatever
+    else fired before or after it: only the order the product promises is asserted)."""
+
+    def found() -> dict[str, Any] | None:
+        return next((e.data for e in agent.events if e.data["message_id"] == message_id), None)
+
+    await wait_until(lambda: found() is not None, within=within)
+    data = found()
+    assert data is not None
     return data
 
 

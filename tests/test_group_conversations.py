@@ -16,7 +16,7 @@ from homeassistant.setup import async_setup_component
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from tests.emulator_fixtures import EmulatorHandle
 from tests.runtime_harness import wait_until
-from tests.services_harness import Agent, call, start_agent
+from tests.services_harness import Agent, call, event_of, start_agent
 from tests.test_assist_bridge import KITCHEN, kitchen_light  # noqa: F401 - a fixture
 from tests.test_readme_examples import example
 
@@ -40,12 +40,8 @@ async def family_group(emulator: EmulatorHandle, agent: Agent) -> tuple[str, lis
 async def member_writes(
     emulator: EmulatorHandle, agent: Agent, group_id: str, **body: Any
 ) -> dict[str, Any]:
-    before = len(agent.events)
     sent = await emulator.admin("POST", f"/conversations/{group_id}/send", body)
-    await wait_until(lambda: len(agent.events) > before)
-    data: dict[str, Any] = agent.events[-1].data
-    assert data["message_id"] == sent["message_id"]
-    return data
+    return await event_of(agent, sent["message_id"])
 
 
 async def test_members_write_and_the_reply_opens_on_all_six_devices(

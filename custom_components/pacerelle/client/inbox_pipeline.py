@@ -81,6 +81,10 @@ class InboxPipeline:
                 _LOGGER.exception("Incoming messages left for redelivery")
 
     async def process(self, batch: Sequence[InboundMessage]) -> None:
+        """Process `batch`, behind the deferred group messages it may open."""
+        await self._process(self._with_deferred(batch))
+
+    async def _process(self, batch: Sequence[InboundMessage]) -> None:
         core = self._core
         clock = StageClock()
         async with core.lock:
@@ -148,6 +152,31 @@ class InboxPipeline:
         clock.lap("ack")
         _LOGGER.debug("Stage times (ms) of a batch of %d: %s", len(batch), clock)
         await self._retry_deferred(opened)
+
+    def _with_deferred(self, batch: Sequence[InboundMessage]) -> list[InboundMessage]:
+        """`batch` behind the deferred group messages it may open: those of a group it
+        brings a message of (its key fetch may bring theirs) and those whose key is held.
+
+        They were written before anything in `batch`, so they go first: events keep the
+        order people wrote in, whatever the timing of the key's arrival. A deferred message
+        the relay redelivers in `batch` is taken from there (one copy, never acknowledged
+        while still waiting for its key)."""
+        if not self._deferred:
+            return list(batch)
+        arriving = {message.message_id for message in batch}
+        groups = {message.conversation_id for message in batch if message.is_group}
+        held = self._core.data.conversations.group_keys
+        earlier = [
+            message
+            for message in self._deferred.values()
+            if message.message_id not in arriving
+            and (message.conversation_id in groups or _key_name(message) in held)
+        ]
+        for message in earlier:
+            del self._deferred[message.message_id]
+        for message_id in arriving & self._deferred.keys():
+            del self._deferred[message_id]
+        return [*earlier, *batch]
 
     async def _retry_deferred(self, opened: Sequence[Opened]) -> None:
         """Keep the group messages that came before their key (unacknowledged: the relay
