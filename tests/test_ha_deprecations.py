@@ -27,7 +27,11 @@ def deprecations(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [
         record.getMessage()
         for record in caplog.records
-        if record.levelno >= logging.WARNING and "deprecated" in record.getMessage()
+        # asyncio's slow-callback warning under load names the running test, whose name
+        # says "deprecated": only Home Assistant's own reports count.
+        if record.levelno >= logging.WARNING
+        and record.name != "asyncio"
+        and "deprecated" in record.getMessage()
     ]
 
 
