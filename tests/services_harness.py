@@ -88,6 +88,25 @@ async def call(
     )
 
 
+def shown_code(emulator: EmulatorHandle, person_id: str, device_id: str) -> str:
+    """The verification code the person's app shows for that device (what the user compares)."""
+    return str(
+        emulator.emulator.humans.device(person_id, device_id).describe()["verification_code"]
+    )
+
+
+async def trust(
+    hass: HomeAssistant, emulator: EmulatorHandle, person_id: str, device_id: str
+) -> Any:
+    """`pacerelle.trust_device` as a user who compared the device's code with the app's."""
+    data = {
+        "person_id": person_id,
+        "sender_device_id": device_id,
+        "verification_code": shown_code(emulator, person_id, device_id),
+    }
+    return await call(hass, "trust_device", data)
+
+
 async def refused(
     hass: HomeAssistant, service: str, data: dict[str, Any], key: str, *, response: bool = False
 ) -> HomeAssistantError:

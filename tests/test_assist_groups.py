@@ -8,7 +8,7 @@ from homeassistant.core import HomeAssistant
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT, CONF_ASSIST_IN_GROUPS
 from tests.emulator_fixtures import EmulatorHandle
 from tests.runtime_harness import wait_until
-from tests.services_harness import call, start_agent
+from tests.services_harness import start_agent, trust
 from tests.test_assist_bridge import KITCHEN, kitchen_light  # noqa: F401 - a fixture
 from tests.test_group_conversations import DEVICES, family_group, member_writes
 
@@ -46,7 +46,7 @@ async def test_a_trusted_member_drives_assist_and_everyone_reads_the_answer(
     assert pending == [refused["message_id"]]
 
     # Trusted (her key's device), she asks again from her second phone: it runs.
-    await call(hass, "trust_device", {"person_id": ANA, "sender_device_id": "1"})
+    await trust(hass, emulator, ANA, "1")
     asked = await member_writes(
         emulator, agent, group_id, text="turn on the kitchen light", user_id=ANA, device_id="2"
     )

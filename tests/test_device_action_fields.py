@@ -9,6 +9,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 from custom_components.pacerelle.client.trust import TrustState
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.device_action import (
+    ACTION_SCHEMA,
     async_call_action_from_config,
     async_get_action_capabilities,
     async_get_actions,
@@ -32,7 +33,7 @@ async def test_the_editor_asks_for_the_device_and_optionally_the_person(
     hass: HomeAssistant,
 ) -> None:
     capabilities = await async_get_action_capabilities(
-        hass, {"domain": DOMAIN, "device_id": "x", "type": "trust_device"}
+        hass, {"domain": DOMAIN, "device_id": "x", "type": "block_device"}
     )
     fields = capabilities["extra_fields"]
     assert fields({"sender_device_id": "2"}) == {"sender_device_id": "2"}
@@ -42,6 +43,21 @@ async def test_the_editor_asks_for_the_device_and_optionally_the_person(
     }
     with pytest.raises(probatio.MultipleInvalid, match="sender_device_id"):
         fields({"person_id": "usr_guest"})
+
+
+async def test_trusting_asks_for_the_code_compared_blocking_does_not(
+    hass: HomeAssistant,
+) -> None:
+    trust = await async_get_action_capabilities(
+        hass, {"domain": DOMAIN, "device_id": "x", "type": "trust_device"}
+    )
+    with pytest.raises(probatio.MultipleInvalid, match="verification_code"):
+        trust["extra_fields"]({"sender_device_id": "2"})
+    config = {"domain": DOMAIN, "device_id": "x", "sender_device_id": "2"}
+    with pytest.raises(probatio.Invalid, match="verification code"):
+        ACTION_SCHEMA({**config, "type": "trust_device"})
+    assert ACTION_SCHEMA({**config, "type": "trust_device", "verification_code": "AB12"})
+    assert ACTION_SCHEMA({**config, "type": "block_device"})
 
 
 async def test_the_action_decides_for_the_person_it_names(

@@ -15,6 +15,7 @@ from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 from syrupy.assertion import SnapshotAssertion
 
 from custom_components.pacerelle.diagnostics import Pseudonyms
+from custom_components.pacerelle.options import CONF_LLM_CONVERSATIONS
 from custom_components.pacerelle.store import AgentStore
 from tests.emulator_fixtures import EmulatorHandle
 from tests.entity_harness import Setup, ha_snapshot, replacing, setup_agent, wait_state
@@ -88,6 +89,14 @@ async def test_no_secret_in_diagnostics_or_logs(
     await converse(hass, emulator, setup)
     diagnostics = await get_diagnostics_for_config_entry(hass, hass_client, setup.entry)
     secrets = await secrets_of(hass, emulator, setup)
+    data = setup.runtime.agent.data
+    message_ids = {handled.request.message_id for handled in data.history.requests}
+    message_ids |= {reply.message_id for reply in data.history.replies}
+    attachment_ids = {
+        str(item["id"]) for handled in data.history.requests for item in handled.request.attachments
+    }
+    assert message_ids
+    assert attachment_ids
     assert len(secrets) > 20  # tokens, identity and prekeys, sessions, history and file keys
     assert await hass.config_entries.async_unload(setup.entry.entry_id)
 
@@ -99,12 +108,17 @@ async def test_no_secret_in_diagnostics_or_logs(
     # Nor the ids of the agent, its owner and its conversation, nor the verification code.
     installed = setup.installed
     identifiers = {installed.agent_id, installed.owner_id, installed.conversation_id}
-    for identifier in identifiers | {setup.runtime.status.verification_code}:
+    for identifier in identifiers | message_ids | attachment_ids:
         assert identifier not in dumped, identifier
+    assert setup.runtime.status.verification_code not in dumped
     # Labels in their place keep who wrote where readable.
     [reply] = diagnostics["history"]["recent_replies"]
     assert reply["to"] == diagnostics["entry"]["data"]["owner_id"] == "person_1"
     assert reply["conversation_id"] == "conversation_1"
+    [request] = [r for r in diagnostics["history"]["recent_requests"] if r["attachments"]]
+    assert reply["source_message_id"] == request["message_id"]
+    assert request["message_id"].startswith("message_")
+    assert request["attachments"][0]["id"] == "attachment_1"
     assert diagnostics["status"]["pending_requests"] == 1
     assert diagnostics["history"]["recent_replies"][0]["text_length"] == len(REPLY_TEXT)
 
@@ -133,8 +147,6 @@ async def test_diagnostics_snapshot(
     await setup.runtime.agent.send_text("All calm", source_message_id=message_id)
     diagnostics = await get_diagnostics_for_config_entry(hass, hass_client, setup.entry)
     volatile = setup.volatile()
-    volatile[message_id] = "<message_id>"
-    volatile[setup.runtime.agent.data.history.replies[-1].message_id] = "<reply_id>"
     volatile[emulator.base_url] = "<server_url>"
     replace = replacing(volatile)
 
@@ -148,6 +160,18 @@ async def test_diagnostics_snapshot(
 
     assert diagnostics == ha_snapshot(snapshot)(matcher=matcher)
     assert await hass.config_entries.async_unload(setup.entry.entry_id)
+
+
+async def test_the_options_conversations_are_labels_too(
+    hass: HomeAssistant, hass_client: ClientSessionGenerator, emulator: EmulatorHandle
+) -> None:
+    group = "cnv_family_group_4711"
+    setup = await setup_agent(hass, emulator, options={CONF_LLM_CONVERSATIONS: [group]})
+    diagnostics = await get_diagnostics_for_config_entry(hass, hass_client, setup.entry)
+    assert await hass.config_entries.async_unload(setup.entry.entry_id)
+    assert group not in json.dumps(diagnostics)
+    # The owner's conversation is conversation_1 (the entry's data); the group comes next.
+    assert diagnostics["entry"]["options"][CONF_LLM_CONVERSATIONS] == ["conversation_2"]
 
 
 def _b64(data: bytes) -> str:

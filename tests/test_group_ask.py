@@ -26,7 +26,7 @@ from custom_components.pacerelle.client.widget_answers import (
 )
 from tests.emulator_fixtures import EmulatorHandle
 from tests.runtime_harness import wait_until
-from tests.services_harness import Agent, call, human_writes, refused, start_agent
+from tests.services_harness import Agent, call, human_writes, refused, start_agent, trust
 from tests.test_group_conversations import DEVICES, family_group, member_writes
 from tests.test_readme_examples import example
 
@@ -44,9 +44,7 @@ async def trusted_family(
     for member in members:
         await member_writes(emulator, agent, group_id, text="hi", user_id=member, device_id="1")
         if ("owner" if member == owner else member) in trusted:
-            decided = await call(
-                hass, "trust_device", {"person_id": member, "sender_device_id": "1"}
-            )
+            decided = await trust(hass, emulator, member, "1")
             assert decided["trust_state"] == "trusted"
     return agent, group_id, members
 

@@ -16,7 +16,7 @@ from homeassistant.setup import async_setup_component
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from tests.emulator_fixtures import EmulatorHandle
 from tests.runtime_harness import wait_until
-from tests.services_harness import Agent, call, event_of, start_agent
+from tests.services_harness import Agent, call, event_of, start_agent, trust
 from tests.test_assist_bridge import KITCHEN, kitchen_light  # noqa: F401 - a fixture
 from tests.test_readme_examples import example
 
@@ -110,7 +110,7 @@ async def test_ask_in_a_group_is_settled_by_the_member_who_asked(
         emulator, agent, group_id, text="Open the garage", user_id="usr_ana"
     )
     # Group members are unverified at first (trust.py): Ana's phone is confirmed by the user.
-    trusted = await call(hass, "trust_device", {"person_id": "usr_ana", "sender_device_id": "1"})
+    trusted = await trust(hass, emulator, "usr_ana", "1")
     assert trusted["trust_state"] == "trusted"
     question = hass.async_create_task(
         call(

@@ -22,7 +22,7 @@ from custom_components.pacerelle.repairs import issue_id
 from tests.emulator.state import GroupRecord
 from tests.emulator_fixtures import EmulatorHandle
 from tests.runtime_harness import wait_until
-from tests.services_harness import Agent, call, refused, start_agent
+from tests.services_harness import Agent, call, refused, start_agent, trust
 from tests.test_group_conversations import family_group, member_writes
 
 ANA, BEN = "usr_ana", "usr_ben"
@@ -133,7 +133,7 @@ async def test_a_members_second_device_is_trusted_once_the_member_key_is(
     assert issue.translation_placeholders is not None
     assert issue.translation_placeholders["code"] == shown
 
-    decided = await call(hass, "trust_device", {"person_id": ANA, "sender_device_id": "1"})
+    decided = await trust(hass, emulator, ANA, "1")
     assert decided["verification_code"] == shown
     after = await member_writes(emulator, agent, group_id, text="hi", user_id=ANA, device_id="2")
     assert (after["sender_device_id"], after["trusted"], after["trust_state"]) == (
@@ -149,7 +149,7 @@ async def test_a_key_delivered_over_an_unverified_session_is_not_trusted(
     agent = await start_agent(hass, emulator)
     group_id, _ = await family_group(emulator, agent)
     await member_writes(emulator, agent, group_id, text="hi", user_id=ANA)
-    await call(hass, "trust_device", {"person_id": ANA, "sender_device_id": "1"})
+    await trust(hass, emulator, ANA, "1")
     trusted = await member_writes(emulator, agent, group_id, text="hi", user_id=ANA)
     assert trusted["trusted"] is True
 

@@ -129,7 +129,9 @@ async def test_an_identity_change_holds_the_next_command_until_confirmed(
     assert hass.states.get(KITCHEN).state == "off"
     assert (events[1].data["trusted"], events[1].data["trust_state"]) == (False, "changed")
 
-    await runtime.trust.async_decide(owner, "1", TrustState.TRUSTED)
+    await runtime.trust.async_decide(
+        owner, "1", TrustState.TRUSTED, key=runtime.trust.book.get(owner, "1").identity_key
+    )
     await emulator.send(conversation, text="turn on the kitchen light")
     await wait_until(lambda: hass.states.get(KITCHEN).state == "on", within=20)
 
@@ -155,7 +157,9 @@ async def test_a_device_sharing_a_trusted_key_is_trusted_and_a_blocked_one_gets_
         ("4", "unverified"),
     ]
 
-    await runtime.trust.async_decide(owner, "4", TrustState.BLOCKED)
+    await runtime.trust.async_decide(
+        owner, "4", TrustState.BLOCKED, key=runtime.trust.book.get(owner, "4").identity_key
+    )
     dropped = await emulator.send(conversation, text="let me in", device_id="4")
     await wait_until(
         lambda: dropped not in {r.message_id for r in runtime.agent.pending_requests()}
@@ -192,14 +196,19 @@ async def test_the_actions_decide_and_show_the_code(
     await held(runtime, message)
     devices = await emulator.admin("GET", f"/users/{owner}/devices")
 
+    code = _device_code(devices, "2")
     trusted = await hass.services.async_call(
-        DOMAIN, "trust_device", {"sender_device_id": "2"}, blocking=True, return_response=True
+        DOMAIN,
+        "trust_device",
+        {"sender_device_id": "2", "verification_code": code.lower().replace(" ", "")},
+        blocking=True,
+        return_response=True,
     )
     assert trusted == {
         "person_id": owner,
         "sender_device_id": "2",
         "trust_state": "trusted",
-        "verification_code": _device_code(devices, "2"),
+        "verification_code": code,
     }
     blocked = await hass.services.async_call(
         DOMAIN, "block_device", {"sender_device_id": "2"}, blocking=True, return_response=True
@@ -207,7 +216,11 @@ async def test_the_actions_decide_and_show_the_code(
     assert blocked["trust_state"] == "blocked"
     with pytest.raises(ServiceValidationError, match="never received a message from device 9"):
         await hass.services.async_call(
-            DOMAIN, "trust_device", {"sender_device_id": "9"}, blocking=True, return_response=True
+            DOMAIN,
+            "trust_device",
+            {"sender_device_id": "9", "verification_code": code},
+            blocking=True,
+            return_response=True,
         )
 
 
@@ -264,7 +277,9 @@ async def test_nothing_answers_a_blocked_device(
     await emulator.send(conversation, text="hello")
     stranger = await emulator.send(conversation, text="hello", device_id="2")
     await held(runtime, stranger)
-    await runtime.trust.async_decide(owner, "2", TrustState.BLOCKED)
+    await runtime.trust.async_decide(
+        owner, "2", TrustState.BLOCKED, key=runtime.trust.book.get(owner, "2").identity_key
+    )
     # Even a reply to its own request (an LLM tool or a script naming it) is refused.
     with pytest.raises(ServiceValidationError, match="sends nothing to a blocked device"):
         await hass.services.async_call(
@@ -303,6 +318,7 @@ async def test_the_device_page_offers_trust_and_block(
                         "device_id": agent_device.id,
                         "type": "trust_device",
                         "sender_device_id": "2",
+                        "verification_code": runtime.trust.book.get(owner, "2").code,
                     }
                 ],
             }

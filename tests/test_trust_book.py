@@ -1,9 +1,13 @@
 """The trust rules in one place (client/trust.py), without Home Assistant."""
 
+import pytest
+
 from custom_components.pacerelle.client.trust import (
     MAX_TRUST_RECORDS,
+    KeyChangedError,
     TrustBook,
     TrustState,
+    same_code,
 )
 
 OWNER = "usr_owner"
@@ -28,7 +32,7 @@ def test_first_owner_device_then_others() -> None:
 
 def test_no_second_trust_on_first_use() -> None:
     book = seen(TrustBook(), OWNER, "1", KEY_A)
-    book = book.decided(OWNER, "1", TrustState.BLOCKED)
+    book = book.decided(OWNER, "1", TrustState.BLOCKED, key=KEY_A)
     # The owner is known: a new device is unverified even with no device trusted any more.
     assert book.judge(OWNER, "2", KEY_B, OWNER).state is TrustState.UNVERIFIED
 
@@ -38,9 +42,9 @@ def test_changed_blocked_and_confirmed() -> None:
     book, changed = book.observe(OWNER, "1", KEY_B, OWNER, 2.0)
     assert changed.state is TrustState.CHANGED
     assert book.judge(OWNER, "1", KEY_C, OWNER).state is TrustState.CHANGED  # until confirmed
-    book = book.decided(OWNER, "1", TrustState.TRUSTED)
+    book = book.decided(OWNER, "1", TrustState.TRUSTED, key=KEY_B)
     assert book.judge(OWNER, "1", KEY_B, OWNER).state is TrustState.TRUSTED
-    book = book.decided(OWNER, "1", TrustState.BLOCKED)
+    book = book.decided(OWNER, "1", TrustState.BLOCKED, key=KEY_B)
     assert book.judge(OWNER, "1", KEY_C, OWNER).state is TrustState.BLOCKED
 
 
@@ -59,3 +63,26 @@ def test_a_relay_inventing_devices_cannot_grow_the_book() -> None:
     # The oldest record, but a decision: kept, so no invented device gets trust on first use.
     assert book.get(OWNER, "1").state is TrustState.TRUSTED
     assert book.judge(OWNER, "99999", KEY_C, OWNER).state is TrustState.UNVERIFIED
+
+
+def test_a_decision_binds_to_the_key_it_was_shown_for() -> None:
+    book = seen(TrustBook(), OWNER, "1", KEY_A)
+    book = seen(book, OWNER, "2", KEY_B)  # unverified, its code shown to the user
+    shown = book.get(OWNER, "2")
+    book = seen(book, OWNER, "2", KEY_C)  # the relay swaps the key before the decision
+    for state in (TrustState.TRUSTED, TrustState.BLOCKED):
+        with pytest.raises(KeyChangedError) as refused:
+            book.decided(OWNER, "2", state, key=shown.identity_key)
+        assert refused.value.current == book.get(OWNER, "2")
+    assert book.get(OWNER, "2").state is TrustState.UNVERIFIED  # nothing decided
+    assert book.decided(OWNER, "2", TrustState.TRUSTED, key=KEY_C).get(OWNER, "2").trusted
+    with pytest.raises(KeyError):
+        book.decided(OWNER, "9", TrustState.TRUSTED, key=KEY_A)
+
+
+def test_codes_compare_without_spaces_or_case() -> None:
+    code = seen(TrustBook(), OWNER, "1", KEY_A).devices[f"{OWNER}|1"].code
+    assert same_code(code, code.replace(" ", "").lower())
+    assert same_code(code, f"  {code}\n")
+    assert not same_code(code, code[:-1] + ("0" if code[-1] != "0" else "1"))
+    assert not same_code("", "")  # a device without a key shows no code to confirm

@@ -330,7 +330,9 @@ async def test_a_blocked_device_note_is_dropped_unheard(
     events = async_capture_events(hass, EVENT_MESSAGE)
     await emulator.send(conversation, text="hello", device_id="2")
     await wait_until(lambda: len(events) == 1)
-    await runtime.trust.async_decide(installed.owner_id, "2", TrustState.BLOCKED)
+    owner = installed.owner_id
+    key = runtime.trust.book.get(owner, "2").identity_key
+    await runtime.trust.async_decide(owner, "2", TrustState.BLOCKED, key=key)
     note, _ = wav_note(0.5)
     dropped = await send_voice_note(emulator, conversation, note, "audio/wav", 500, device_id="2")
     await wait_until(lambda: runtime.agent.find_request(dropped) is not None)

@@ -2,7 +2,8 @@
 
 The device page's way to the trust decision (the repair flow and the actions
 `pacerelle.trust_device`/`block_device` are the others): each runs the action of the same
-name for the agent of this device. The verification code to compare is in the repair.
+name for the agent of this device, with the same fields: trusting needs the verification
+code compared (shown in the repair), blocking takes it optionally (services_trust.py).
 """
 
 from typing import Any, Final
@@ -15,16 +16,33 @@ from homeassistant.helpers.typing import ConfigType, TemplateVarsType
 
 from .const import DOMAIN
 from .device_trigger import agent_entry_ids
-from .services_trust import ATTR_PERSON_ID, ATTR_SENDER_DEVICE_ID
+from .services_trust import ATTR_PERSON_ID, ATTR_SENDER_DEVICE_ID, ATTR_VERIFICATION_CODE
 
-ACTION_TYPES: Final = ("trust_device", "block_device")
+TRUST_DEVICE: Final = "trust_device"
+ACTION_TYPES: Final = (TRUST_DEVICE, "block_device")
 _FIELDS: Final = {
     probatio.Required(ATTR_SENDER_DEVICE_ID): cv.string,
     probatio.Optional(ATTR_PERSON_ID): cv.string,
 }
 
-ACTION_SCHEMA: Final = cv.DEVICE_ACTION_BASE_SCHEMA.extend(
-    {probatio.Required(CONF_TYPE): probatio.In(ACTION_TYPES), **_FIELDS}
+
+def _fields(action_type: str) -> dict[Any, Any]:
+    """The action's own fields: the code is required to trust, optional to block."""
+    code = probatio.Required if action_type == TRUST_DEVICE else probatio.Optional
+    return {**_FIELDS, code(ATTR_VERIFICATION_CODE): cv.string}
+
+
+def _code_to_trust(config: dict[str, Any]) -> dict[str, Any]:
+    if config[CONF_TYPE] == TRUST_DEVICE and ATTR_VERIFICATION_CODE not in config:
+        raise probatio.Invalid("trusting a device needs its verification code")
+    return config
+
+
+ACTION_SCHEMA: Final = probatio.All(
+    cv.DEVICE_ACTION_BASE_SCHEMA.extend(
+        {probatio.Required(CONF_TYPE): probatio.In(ACTION_TYPES), **_fields("block_device")}
+    ),
+    _code_to_trust,
 )
 
 
@@ -40,7 +58,7 @@ async def async_get_actions(hass: HomeAssistant, device_id: str) -> list[dict[st
 async def async_get_action_capabilities(
     hass: HomeAssistant, config: ConfigType
 ) -> dict[str, probatio.Schema]:
-    return {"extra_fields": probatio.Schema(_FIELDS)}
+    return {"extra_fields": probatio.Schema(_fields(str(config.get(CONF_TYPE))))}
 
 
 async def async_call_action_from_config(
@@ -50,6 +68,7 @@ async def async_call_action_from_config(
         CONF_DEVICE_ID: config[CONF_DEVICE_ID],
         ATTR_SENDER_DEVICE_ID: config[ATTR_SENDER_DEVICE_ID],
     }
-    if ATTR_PERSON_ID in config:
-        data[ATTR_PERSON_ID] = config[ATTR_PERSON_ID]
+    for optional in (ATTR_PERSON_ID, ATTR_VERIFICATION_CODE):
+        if optional in config:
+            data[optional] = config[optional]
     await hass.services.async_call(DOMAIN, config[CONF_TYPE], data, blocking=True, context=context)

@@ -4,10 +4,12 @@ Built from an allowlist: identifiers, states, counters and times. Never included
 installation and runtime tokens, any key (identity, prekeys, sessions, history-v1 and group
 keys, attachment keys), the Signal state, and what people wrote or the agent answered (text,
 widgets, notes, checkpoints): a diagnostics file is meant to be attached to a public issue,
-so there is no option to add plaintext. Nor do the agent id, the verification code, or the
-ids of people and conversations appear: people and conversations are replaced by labels
-(`person_1`, `conversation_1`) that stay the same within one file, so a reader still sees
-who wrote where; session names (built from those ids) become `session_1`, ... A final
+so there is no option to add plaintext. Nor do the agent id, the verification code, or any
+Pacerelle id appear (people, conversations, messages, attachments, sessions, also in the
+options: the LLM API's conversations): each is replaced by a label (`person_1`,
+`conversation_1`, `message_1`, ...) that stays the same within one file, so a reader still
+sees who wrote where and what answered what. Ids of this Home Assistant's own parts (the
+conversation agent, the voice pipeline, the media folder) name no one and stay. A final
 redaction pass (async_redact_data) removes the agent id and the verification code and
 catches any secret-looking key that a later field might bring in.
 """
@@ -26,6 +28,7 @@ from .client.inbox import Request
 from .client.send_queue import MAX_QUEUED_BYTES, MAX_QUEUED_SENDS
 from .client.signal.state import AgentSignalState
 from .const import CONF_CONVERSATION_ID, CONF_OWNER_ID
+from .options import CONF_LLM_CONVERSATIONS
 from .runtime import PacerelleConfigEntry
 
 RECENT: Final = 20  # the newest requests and replies listed
@@ -71,6 +74,9 @@ class Pseudonyms:
     def conversation(self, value: str | None) -> str | None:
         return self("conversation", value)
 
+    def message(self, value: str | None) -> str | None:
+        return self("message", value)
+
 
 async def async_get_config_entry_diagnostics(
     hass: HomeAssistant, entry: PacerelleConfigEntry
@@ -86,7 +92,7 @@ async def async_get_config_entry_diagnostics(
         "entry": {
             "title": entry.title,
             "data": entry_data,
-            "options": dict(entry.options),
+            "options": _options(entry.options, ids),
         },
         "status": {
             "connection_state": status.state.value,
@@ -118,7 +124,7 @@ async def async_get_config_entry_diagnostics(
         },
         "uncertain_sends": [
             {
-                "message_id": s.message_id,
+                "message_id": ids.message(s.message_id),
                 "conversation_id": ids.conversation(s.conversation_id),
                 "at": _time(s.at),
             }
@@ -189,9 +195,19 @@ def _signal(state: AgentSignalState, data: AgentData, ids: Pseudonyms) -> dict[s
     }
 
 
+def _options(options: Mapping[str, Any], ids: Pseudonyms) -> dict[str, Any]:
+    """The entry's options, the Pacerelle conversations among them as labels."""
+    shown = dict(options)
+    if CONF_LLM_CONVERSATIONS in shown:
+        shown[CONF_LLM_CONVERSATIONS] = [
+            ids.conversation(str(conversation)) for conversation in shown[CONF_LLM_CONVERSATIONS]
+        ]
+    return shown
+
+
 def _request(request: Request, ids: Pseudonyms) -> dict[str, Any]:
     return {
-        "message_id": request.message_id,
+        "message_id": ids.message(request.message_id),
         "conversation_id": ids.conversation(request.conversation_id),
         "sender_id": ids.person(request.sender_id),
         "sender_device_id": request.sender_device_id,
@@ -199,26 +215,27 @@ def _request(request: Request, ids: Pseudonyms) -> dict[str, Any]:
         "encrypted": request.encrypted,
         "kind": request.kind,
         "text_length": len(request.text),
-        "attachments": [_attachment(item) for item in request.attachments],
-        "reply_to_message_id": request.reply_to_message_id,
+        "attachments": [_attachment(item, ids) for item in request.attachments],
+        "reply_to_message_id": ids.message(request.reply_to_message_id),
         "received_at": _time(request.received_at),
     }
 
 
-def _attachment(item: Mapping[str, Any]) -> dict[str, Any]:
-    return {name: item[name] for name in ("id", "mime", "size") if name in item}
+def _attachment(item: Mapping[str, Any], ids: Pseudonyms) -> dict[str, Any]:
+    shown = {name: item[name] for name in ("mime", "size") if name in item}
+    return {"id": ids("attachment", str(item["id"])), **shown} if "id" in item else shown
 
 
 def _reply(reply: Reply, ids: Pseudonyms) -> dict[str, Any]:
     return {
-        "message_id": reply.message_id,
+        "message_id": ids.message(reply.message_id),
         "conversation_id": ids.conversation(reply.conversation_id),
         "to": ids.person(reply.to),
         "to_device_id": reply.to_device_id,
         "kind": reply.kind,
         "text_length": len(reply.text),
         "status": reply.status,
-        "source_message_id": reply.source_message_id,
+        "source_message_id": ids.message(reply.source_message_id),
         "sent_at": _time(reply.sent_at),
     }
 

@@ -32,7 +32,8 @@
 `pacerelle_widget_response`, also fired for each answer to one of our widgets:
 `entry_id`, `agent_id`, `conversation_id`, `message_id` (of the answer), `sender_id`,
 `sender_device_id`, `widget_id` (the widget answered), `value` (null when cancelled),
-`cancelled`, `received_at`, `trusted`, `trust_state`.
+`cancelled`, `received_at`, `trusted`, `trust_state`. Kept out of the recorder's database
+too (voice_privacy.py): `value` is what the person typed, a password field's included.
 
 `pacerelle_decryption_failed`, for each direct message the agent could not decrypt (see
 decrypt_issues.py): `entry_id`, `agent_id`, `conversation_id`, `sender_id`,

@@ -4,6 +4,10 @@ One fixable issue per device that is new (unverified) or whose identity key chan
 fix flow shows the verification code the person's app shows for that device and asks for
 a decision: trust it, keep it unverified (the issue goes away; its messages still fire,
 with `trusted: false`), or block it (nothing is sent to it, its messages are dropped).
+
+The decision is for the key whose code the form showed: if the device presents another key
+by the time the user answers (the relay can swap it between the two), nothing is decided
+and the form is shown again with the new code and an error saying the key changed.
 """
 
 from typing import Any, Final
@@ -14,13 +18,14 @@ from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.helpers.selector import SelectSelector, SelectSelectorConfig
 
-from .client.trust import DeviceTrust, TrustState
+from .client.trust import DeviceTrust, KeyChangedError, TrustState
 from .const import DOMAIN
 from .trust import TrustManager
 
 UNTRUSTED_DEVICE: Final = "untrusted_device"
 DECISION: Final = "decision"
 KEEP: Final = "keep"
+KEY_CHANGED: Final = "key_changed"
 DECISIONS: Final = {"trust": TrustState.TRUSTED, KEEP: None, "block": TrustState.BLOCKED}
 
 
@@ -70,24 +75,34 @@ def placeholders(agent_name: str, device: DeviceTrust) -> dict[str, str]:
 
 
 class TrustDeviceFlow(RepairsFlow):
-    """Trust, keep unverified, or block one device."""
+    """Trust, keep unverified, or block one device, for the key whose code it showed."""
 
     def __init__(self, entry_id: str, person_id: str, device_id: str) -> None:
         self._entry_id = entry_id
         self._person_id = person_id
         self._device_id = device_id
+        self._shown: DeviceTrust | None = None
 
     async def async_step_init(self, user_input: dict[str, Any] | None = None) -> RepairsFlowResult:
         trust = _trust(self.hass, self._entry_id)
         device = trust.book.get(self._person_id, self._device_id) if trust else None
         if trust is None or device is None:
             return self.async_abort(reason="device_unknown")
+        errors: dict[str, str] = {}
         # Home Assistant starts the step with {"issue_id": ...}: only a decision is an answer.
-        if user_input is not None and DECISION in user_input:
+        if user_input is not None and DECISION in user_input and self._shown is not None:
             decision = DECISIONS[user_input[DECISION]]
-            if decision is not None:
-                await trust.async_decide(self._person_id, self._device_id, decision)
-            return self.async_create_entry(data={})
+            if decision is None:
+                return self.async_create_entry(data={})
+            try:
+                await trust.async_decide(
+                    self._person_id, self._device_id, decision, key=self._shown.identity_key
+                )
+            except KeyChangedError as changed:
+                device, errors = changed.current, {"base": KEY_CHANGED}
+            else:
+                return self.async_create_entry(data={})
+        self._shown = device
         entry = self.hass.config_entries.async_get_entry(self._entry_id)
         name = entry.title if entry is not None else ""
         return self.async_show_form(
@@ -100,6 +115,7 @@ class TrustDeviceFlow(RepairsFlow):
                 }
             ),
             description_placeholders=placeholders(name, device),
+            errors=errors,
         )
 
 

@@ -32,7 +32,12 @@ from .services_send import (
     async_send_widget,
     async_update_widget,
 )
-from .services_trust import TRUST_SCHEMA, async_block_device, async_trust_device
+from .services_trust import (
+    BLOCK_SCHEMA,
+    TRUST_SCHEMA,
+    async_block_device,
+    async_trust_device,
+)
 
 SERVICE_SEND_MESSAGE: Final = "send_message"
 SERVICE_SEND_WIDGET: Final = "send_widget"
@@ -64,7 +69,7 @@ _SERVICES: Final[tuple[tuple[str, Handler, VolSchemaType, SupportsResponse], ...
         SupportsResponse.OPTIONAL,
     ),
     (SERVICE_TRUST_DEVICE, async_trust_device, TRUST_SCHEMA, SupportsResponse.OPTIONAL),
-    (SERVICE_BLOCK_DEVICE, async_block_device, TRUST_SCHEMA, SupportsResponse.OPTIONAL),
+    (SERVICE_BLOCK_DEVICE, async_block_device, BLOCK_SCHEMA, SupportsResponse.OPTIONAL),
     (SERVICE_CLEAR_QUEUE, async_clear_queue, CLEAR_QUEUE_SCHEMA, SupportsResponse.OPTIONAL),
 )
 

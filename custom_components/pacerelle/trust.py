@@ -118,10 +118,13 @@ class TrustManager:
         device, key = self.presented(request)
         return self.book.judge(request.sender_id, device, key, self._owner_id)
 
-    async def async_decide(self, person_id: str, device_id: str, state: TrustState) -> DeviceTrust:
-        """The user's decision for the device's current key (KeyError: unknown device)."""
+    async def async_decide(
+        self, person_id: str, device_id: str, state: TrustState, *, key: bytes | None
+    ) -> DeviceTrust:
+        """The user's decision for the device, for the key they were shown (KeyChangedError: it
+        presents another one now, nothing decided; KeyError: unknown device)."""
         before = self.book.get(person_id, device_id)
-        self.book = self.book.decided(person_id, device_id, state)
+        self.book = self.book.decided(person_id, device_id, state, key=key)
         await self._store.async_save(self.book.to_json())
         decided = self.book.devices[f"{person_id}|{device_id}"]
         for listener in list(self._listeners):

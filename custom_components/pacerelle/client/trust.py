@@ -14,6 +14,9 @@ has just approved the agent). The rules, in one place (`TrustBook.observe`):
 - a trusted device whose key changed is `changed` (not trusted) until confirmed again;
 - a blocked device stays blocked whatever key it presents.
 
+A decision binds to the key the user was shown (`TrustBook.decided` takes it): if the device
+presents another key by then (the relay can swap it at any moment), nothing is decided.
+
 Immutable: every change returns a new book, saved by the caller.
 """
 
@@ -78,6 +81,23 @@ class DeviceTrust:
         )
 
 
+class KeyChangedError(Exception):
+    """The device presents another key than the one a decision was shown for."""
+
+    def __init__(self, current: DeviceTrust) -> None:
+        super().__init__(f"{current.person_id} device {current.device_id} presents another key")
+        self.current = current
+
+
+def same_code(shown: str, typed: str) -> bool:
+    """Whether a typed verification code is the shown one (spaces and case aside)."""
+    return bool(shown) and _bare(shown) == _bare(typed)
+
+
+def _bare(code: str) -> str:
+    return "".join(code.split()).upper()
+
+
 def _eviction_order(device: DeviceTrust) -> tuple[bool, float]:
     decided = device.state in (TrustState.TRUSTED, TrustState.BLOCKED)
     return (decided, device.seen_at)
@@ -136,9 +156,14 @@ class TrustBook:
             judged = replace(judged, identity_key=known.identity_key)
         return self._with(judged), judged
 
-    def decided(self, person_id: str, device_id: str, state: TrustState) -> TrustBook:
-        """The user's decision for the device's current key; KeyError for an unknown one."""
+    def decided(
+        self, person_id: str, device_id: str, state: TrustState, *, key: bytes | None
+    ) -> TrustBook:
+        """The user's decision for the device, bound to the key they were shown: KeyChangedError
+        if the device presents another one now (nothing decided); KeyError if unknown."""
         known = self.devices[device_name(person_id, device_id)]
+        if known.identity_key != key:
+            raise KeyChangedError(known)
         return self._with(replace(known, state=state))
 
     def trusted_devices(self, person_id: str) -> list[DeviceTrust]:
