@@ -1,4 +1,5 @@
-"""Deleting an agent's entry deletes its encrypted store (identity, keys, token)."""
+"""Deleting an agent's entry deletes its encrypted store (identity, keys, token) and the
+marks of what it handed over, kept beside its folder (store_handed_over.py)."""
 
 from pathlib import Path
 
@@ -21,10 +22,14 @@ async def test_deleting_the_entry_deletes_the_store(
         f"{agent_id}.enc",
         f"{agent_id}.key",
     }
+    marks = folder.parent / f"{DOMAIN}.handed_over.{agent_id}"
+    assert marks.is_file()
     assert await hass.config_entries.async_remove(setup.entry.entry_id)
     await hass.async_block_till_done()
     assert not await AgentStore(hass, agent_id).async_exists()
     assert list(folder.glob(f"{agent_id}.*")) == []
+    assert not marks.exists()
+    assert (folder.parent / f"{DOMAIN}.handed_over.{other.installed.agent_id}").is_file()
     # Another agent's store is not touched.
     assert await AgentStore(hass, other.installed.agent_id).async_exists()
     assert await hass.config_entries.async_unload(other.entry.entry_id)

@@ -4,6 +4,10 @@ One store per agent in `<config>/.storage/pacerelle/` (see client/encrypted_file
 format): the installation token and the Signal identity live only here, never in
 core.config_entries. File work runs in the executor; saves of one agent are serialized.
 Home Assistant's backups include `.storage`, so the store and its key are backed up together.
+The document's `handed_over` section (the marks of the last hand-overs) is kept outside
+the agent's folder, in its own file (store_handed_over.py): saved after the store, in the
+same job, and merged back when the store is loaded, so a restore of the folder alone
+leaves it as the newer state wrote it.
 
 Versions: 1 named session records by joining ids with ":" (ambiguous when an id holds one);
 2 escapes ":" and "%" in them (PeerAddress.storage_name), so names of ids without either,
@@ -23,6 +27,8 @@ from homeassistant.util.hass_dict import HassKey
 
 from .client.encrypted_file import EncryptedFile, StoreError, StoreProblem
 from .client.signal.session import PeerAddress, legacy_addresses
+from .store_handed_over import SECTION as HANDED_OVER
+from .store_handed_over import HandedOverFile
 
 _LOGGER = logging.getLogger(__name__)
 _LOCKS: HassKey[dict[str, asyncio.Lock]] = HassKey("pacerelle_store_locks")
@@ -130,6 +136,7 @@ class AgentStore:
         self._hass = hass
         directory = Path(hass.config.path(".storage", *STORE_DIRECTORY))
         self._file = EncryptedFile(directory, agent_id)
+        self._marks = HandedOverFile(directory.parent, agent_id)
         # One lock per agent, whatever the instance (config flow, runtime, stop): a load
         # removes leftover temporary files, which must never be a save's file in flight.
         self._lock = hass.data.setdefault(_LOCKS, {}).setdefault(agent_id, asyncio.Lock())
@@ -143,30 +150,50 @@ class AgentStore:
             await self._hass.async_add_executor_job(self._file.create, _versioned(document))
 
     async def async_load(self) -> dict[str, Any]:
-        """The document at STORE_VERSION; StoreError says what is wrong."""
+        """The document at STORE_VERSION, with the hand-over marks kept beside it;
+        StoreError says what is wrong."""
         async with self._lock:
-            document = await self._hass.async_add_executor_job(self._file.read)
-        return migrate(document)
+            document, marks = await self._hass.async_add_executor_job(self._read)
+        document = migrate(document)
+        return document if marks is None else {**document, HANDED_OVER: marks}
+
+    def _read(self) -> tuple[dict[str, Any], list[Any] | None]:
+        return self._file.read(), self._marks.read()
 
     async def async_save(self, document: dict[str, Any]) -> None:
         """Replace the document atomically."""
         async with self._lock:
-            await self._hass.async_add_executor_job(self._file.write, _versioned(document))
+            await self._hass.async_add_executor_job(partial(self._write, document, sync=True))
 
     async def async_save_unsynced(self, document: dict[str, Any]) -> None:
         """Replace the document atomically, durable against a kill; `async_sync` for a
         power cut (encrypted_file.py)."""
-        write = partial(self._file.write, _versioned(document), sync_directory=False)
         async with self._lock:
-            await self._hass.async_add_executor_job(write)
+            await self._hass.async_add_executor_job(partial(self._write, document, sync=False))
+
+    def _write(self, document: dict[str, Any], *, sync: bool) -> None:
+        """The store, then (once its rename is done) the marks, if the document has them."""
+        marks = document.get(HANDED_OVER)
+        stored = {key: value for key, value in document.items() if key != HANDED_OVER}
+        self._file.write(_versioned(stored), sync_directory=sync)
+        if isinstance(marks, list):
+            self._marks.write(marks, sync=sync)
 
     async def async_sync(self) -> None:
         async with self._lock:
-            await self._hass.async_add_executor_job(self._file.sync_directory)
+            await self._hass.async_add_executor_job(self._sync)
+
+    def _sync(self) -> None:
+        self._file.sync_directory()
+        self._marks.sync_pending()
 
     async def async_remove(self) -> None:
         async with self._lock:
-            await self._hass.async_add_executor_job(self._file.remove)
+            await self._hass.async_add_executor_job(self._remove)
+
+    def _remove(self) -> None:
+        self._file.remove()
+        self._marks.remove()
 
 
 def _versioned(document: dict[str, Any]) -> dict[str, Any]:

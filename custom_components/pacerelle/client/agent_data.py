@@ -2,10 +2,12 @@
 
 The document's top-level keys written here: "signal" (identity, prekeys, sessions),
 "inbox", "history", "checkpoints", "conversations" (history-v1 keys, group keys, last
-device per peer), "uncertain_sends", "queued_sends" (send_queue.py), "published_prekeys"
-and "evictions" (what store_bounds.py evicted, counted). Other keys ("installation",
-"version") belong to the integration and pass through untouched. Immutable: the agent
-builds a new AgentData, saves it, and only then uses it, so a failed save changes nothing.
+device per peer), "uncertain_sends", "queued_sends" (send_queue.py), "published_prekeys",
+"evictions" (what store_bounds.py evicted, counted) and "handed_over" (the marks of the
+last hand-overs, which the host keeps outside what a restore puts back: handed_over.py).
+Other keys ("installation", "version") belong to the integration and pass through
+untouched. Immutable: the agent builds a new AgentData, saves it, and only then uses it,
+so a failed save changes nothing.
 """
 
 import base64
@@ -17,6 +19,7 @@ from .checkpoints import Checkpoints
 from .errors import PacerelleError
 from .evictions import Evictions
 from .groups import GroupKey
+from .handed_over import HandedOver
 from .history import History
 from .history_v1 import HistoryKey
 from .inbox import Inbox
@@ -34,6 +37,7 @@ SECTIONS = (
     "queued_sends",
     "published_prekeys",
     "evictions",
+    "handed_over",
 )
 MAX_UNCERTAIN = 100
 
@@ -143,6 +147,8 @@ class AgentData:
     evictions: Evictions = field(default_factory=Evictions)
     # Sends made while offline, sealed, waiting for the gateway (send_queue.py).
     queued: SendQueue = field(default_factory=SendQueue)
+    # Marks of what was handed over, kept by the host outside the restorable store.
+    handed_over: HandedOver = field(default_factory=HandedOver)
 
     def counted(self, **counts: int) -> AgentData:
         """This data with eviction counters increased (see store_bounds.py)."""
@@ -166,6 +172,7 @@ class AgentData:
             "published_prekeys": sorted(self.published_prekeys),
             "evictions": self.evictions.to_json(),
             "queued_sends": self.queued.to_json(),
+            "handed_over": self.handed_over.to_json(),
         }
 
     @classmethod
@@ -191,6 +198,8 @@ class AgentData:
                 evictions=Evictions.from_json(document.get("evictions") or {}),
                 # Absent from stores written before sends could be queued.
                 queued=SendQueue.from_json(document.get("queued_sends") or []),
+                # Absent before hand-overs were marked, or without the host's file.
+                handed_over=HandedOver.from_json(document.get("handed_over")),
             )
         except (
             SignalError,

@@ -29,6 +29,10 @@ the gap: a SIGKILL there lost a message 1 run in 4 under load); the events fire 
 then the fsync, then the ACK_READs. A power cut before that fsync can bring back the store
 from before the write: the relay, never acknowledged, redelivers, and the events fire again
 (a kill of the process alone keeps the renamed file).
+A request handed over before is never handed over again, even after the store was put
+back from an older copy: the write that accepts also marks each hand-over (handed_over.py,
+kept by the host outside the restorable store), and step 1 refuses a new or stored message
+whose mark is held (acknowledged, logged, no event).
 """
 
 import asyncio
@@ -45,6 +49,7 @@ from .decrypt_failures import DecryptionOutcome, DeviceKey
 from .errors import PacerelleError
 from .gateway_frames import InboundMessage, build_ack
 from .groups import parse_message
+from .handed_over import hand_over_mark
 from .inbound_queue import InboundQueue
 from .inbox import Inbox, Receipt, Request, group_seal
 from .signal.identity import verification_code
@@ -129,7 +134,7 @@ class InboxPipeline:
             # Nothing to prepare: received and accepted in one write (module docstring).
             at_once = bool(requests) and not any(map(core.hooks.may_prepare, requests))
             if at_once:
-                data = _accepted(data, requests)
+                data = _accepted(data, stored)
             if changed or at_once:
                 await core.commit(data, sync=not at_once)
                 clock.lap("save")
@@ -144,7 +149,7 @@ class InboxPipeline:
             await self._prepare(requests)  # without the lock
             clock.lap("prepare")
             async with core.lock:
-                await self._commit_accepted(requests)
+                await self._commit_accepted(stored)
             clock.lap("accept")
             clock.add("build", core.last_commit.build)
         to_ack.extend(message for message, _ in stored)
@@ -229,7 +234,9 @@ class InboxPipeline:
                 continue
             seen[message.message_id] = message.digest
             receipt = inbox.receipt(message.message_id, message.digest)
-            if receipt in (Receipt.ACCEPTED, Receipt.REJECTED):
+            if receipt in (Receipt.ACCEPTED, Receipt.REJECTED) or (
+                receipt in (Receipt.NEW, Receipt.RECEIVED) and self._handed_over(message)
+            ):
                 to_ack.append(message)
             elif receipt is Receipt.RECEIVED:
                 stored.append((message, inbox.received[message.message_id][1]))
@@ -238,6 +245,19 @@ class InboxPipeline:
             else:
                 to_open.append(message)
         return to_ack, to_open, stored
+
+    def _handed_over(self, message: InboundMessage) -> bool:
+        """Whether `message` was handed over before, by this state or a newer one that a
+        restore took back (handed_over.py): then it is acknowledged and nothing else."""
+        if hand_over_mark(message) not in self._core.data.handed_over:
+            return False
+        _LOGGER.warning(
+            "Message %s from %s was already handed over (the agent's state is older than "
+            "what it handed over: restored from a copy?); acknowledged, not handed over again",
+            message.message_id,
+            message.sender_id,
+        )
+        return True
 
     async def _group_envelopes(
         self, messages: Sequence[InboundMessage]
@@ -279,7 +299,7 @@ class InboxPipeline:
             if isinstance(result, BaseException):
                 _LOGGER.error("Could not prepare an incoming request", exc_info=result)
 
-    async def _commit_accepted(self, requests: Sequence[Request]) -> None:
+    async def _commit_accepted(self, stored: Sequence[tuple[InboundMessage, Request]]) -> None:
         """Save as accepted, then deliver in arrival order (before any ACK_READ goes out).
 
         Call with the lock held.
@@ -287,9 +307,9 @@ class InboxPipeline:
         core = self._core
         data = core.data
         # Still received (nothing else hands over, but the lock was released meanwhile).
-        requests = [request for request in requests if request.message_id in data.inbox.received]
-        await core.commit(_accepted(data, requests), sync=False)
-        await _hand_over(core, requests)
+        stored = [pair for pair in stored if pair[1].message_id in data.inbox.received]
+        await core.commit(_accepted(data, stored), sync=False)
+        await _hand_over(core, [request for _, request in stored])
 
     async def _acknowledge(self, messages: Sequence[InboundMessage]) -> None:
         for message in messages:
@@ -323,13 +343,15 @@ def _unless_replayed(inbox: Inbox) -> Callable[[Opened], Opened]:
     return judge
 
 
-def _accepted(data: AgentData, requests: Sequence[Request]) -> AgentData:
-    """`data` with the received `requests` accepted (pending) and in the history."""
+def _accepted(data: AgentData, stored: Sequence[tuple[InboundMessage, Request]]) -> AgentData:
+    """`data` with the received requests accepted (pending), in the history and marked as
+    handed over (handed_over.py: saved in the same write, before their events)."""
     history = data.history
-    for request in requests:
+    for _, request in stored:
         history = history.with_request(request)
-    inbox = data.inbox.accept(request.message_id for request in requests)
-    return replace(data, inbox=inbox, history=history)
+    inbox = data.inbox.accept(request.message_id for _, request in stored)
+    marks = data.handed_over.with_marks(hand_over_mark(message) for message, _ in stored)
+    return replace(data, inbox=inbox, history=history, handed_over=marks)
 
 
 async def _hand_over(core: AgentCore, requests: Sequence[Request]) -> None:

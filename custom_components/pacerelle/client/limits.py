@@ -49,6 +49,10 @@ MAX_ACCEPTED_RECEIPTS: Final = 2000
 MAX_REJECTED_RECEIPTS: Final = 500
 """Ids of messages already handed over or refused, so that a redelivery is recognised."""
 
+MAX_HANDED_OVER: Final = MAX_ACCEPTED_RECEIPTS
+"""Marks of the last hand-overs, kept outside the restorable store (handed_over.py): as
+many as the receipts, so a restored state refuses what the newer one would have."""
+
 MAX_DEVICES_PER_PEER: Final = 10
 """Session records of one person in one conversation (one per device). Pacerelle shows a
 person's phones and browsers; ten leaves room for old devices while a relay inventing

@@ -1,0 +1,105 @@
+"""What this agent already handed over, kept where a restore of its state does not reach.
+
+A state put back from an older copy (a restore) has forgotten the requests the newer state
+handed over after the copy was made, yet it still holds the keys that open them: a direct
+message sent on a chain the copy knew decrypts again (its message keys were used up only in
+the lost state), a group message opens as long as its sender's key is held. A relay that
+redelivers such a message, by mistake or on purpose (under its id or a new one), would make
+the home act on it again. So each hand-over leaves a mark, the agent's `handed_over`
+section, which the host keeps OUTSIDE the restorable agent store (store.py: beside the
+generation witness, store_generation.py), and the inbox pipeline refuses (acknowledges,
+logs, never hands over) a message whose mark it holds, whatever the inbox says.
+
+A mark is what the relay cannot change without the message failing to open: the digest of
+the inner Signal message (its bytes are covered by the MAC, which binds both identities),
+of a group message's key name and IV (inbox.payload_seal), and for an unencrypted message
+(a debugging option) of its conversation and id. Holding a mark refuses only a copy of a
+message handed over before: a new message has a new ciphertext.
+
+Bounds and what they cover: the marks of the last MAX_HANDED_OVER hand-overs, oldest out
+first (~70 KB), as many as the store's own receipts of accepted ids, so after a restore the
+agent recognises what the newer state itself would have recognised. A relay honest enough
+to redeliver only what was never acknowledged needs a handful (hand-overs are acknowledged
+right after their events); one that keeps every message and causes more than that many
+hand-overs in between (invented senders) can push the oldest marks out, as it can the
+receipts.
+
+Order: the marks are saved in the write that accepts the requests, the agent store's
+rename first and the marks' after it, before any event fires (store.py). A kill between
+the two renames loses that batch's events anyway (inbox_pipeline.py) and at worst leaves
+its marks unwritten; a failed write hands nothing over and leaves no mark, so a message is
+never refused for a hand-over that did not happen. A power cut can bring back the older
+marks only with the older store, before any ACK_READ (the sync covers both).
+"""
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .gateway_frames import InboundMessage
+from .inbox import payload_seal
+from .limits import MAX_HANDED_OVER
+from .signal.errors import SignalError
+from .signal.wire import PreKeySignalMessage, parse_frame
+
+MARK_LENGTH = 32  # hex characters: 128 bits of a SHA-256
+
+
+def hand_over_mark(message: InboundMessage) -> str:
+    """The mark of `message` (module docstring); an unreadable payload gets its id's."""
+    if message.encrypted and message.is_group:
+        seal = payload_seal(message.payload)
+        if seal is not None:
+            return seal
+    elif message.encrypted:
+        try:
+            parsed = parse_frame(message.payload)
+        except SignalError:
+            pass  # refused when opened: no hand-over, never a mark
+        else:
+            inner = parsed.message if isinstance(parsed, PreKeySignalMessage) else parsed
+            return _digest(b"direct", inner.serialized)
+    return _digest(b"id", message.conversation_id.encode(), message.message_id.encode())
+
+
+def _digest(kind: bytes, *parts: bytes) -> str:
+    return hashlib.sha256(b"\0".join((kind, *parts))).hexdigest()[:MARK_LENGTH]
+
+
+@dataclass(frozen=True, slots=True)
+class HandedOver:
+    """The marks of the last MAX_HANDED_OVER hand-overs, oldest first. Immutable."""
+
+    marks: dict[str, None] = field(default_factory=dict)
+
+    def __contains__(self, mark: object) -> bool:
+        return mark in self.marks
+
+    def with_marks(self, marks: Iterable[str]) -> HandedOver:
+        added = {**self.marks}
+        for mark in marks:
+            added.pop(mark, None)  # moved to the newest end
+            added[mark] = None
+        if len(added) > MAX_HANDED_OVER:
+            added = dict.fromkeys(list(added)[-MAX_HANDED_OVER:])
+        return HandedOver(added)
+
+    def to_json(self) -> list[str]:
+        return list(self.marks)
+
+    @classmethod
+    def from_json(cls, value: Any) -> HandedOver:
+        """What was kept; anything else than a list of marks is ignored (a host's file)."""
+        if not isinstance(value, list):
+            return cls()
+        marks = [item for item in value if _is_mark(item)]
+        return cls(dict.fromkeys(marks[-MAX_HANDED_OVER:]))
+
+
+def _is_mark(value: Any) -> bool:
+    return (
+        isinstance(value, str)
+        and len(value) == MARK_LENGTH
+        and all(c in "0123456789abcdef" for c in value)
+    )

@@ -1,0 +1,138 @@
+"""The hand-over marks: bounded, what the relay cannot change, kept outside the agent's folder.
+
+client/handed_over.py decides what a mark is and how many are kept; store.py keeps them in
+their own file beside the folder (store_handed_over.py), so a restore of the folder alone
+does not take them back, and a file that is damaged is read as no marks (never a refusal).
+"""
+
+import base64
+import logging
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from homeassistant.core import HomeAssistant
+
+from custom_components.pacerelle.client import groups
+from custom_components.pacerelle.client.agent_data import AgentData
+from custom_components.pacerelle.client.encrypted_file import EncryptedFile
+from custom_components.pacerelle.client.gateway_frames import InboundMessage
+from custom_components.pacerelle.client.handed_over import (
+    MARK_LENGTH,
+    HandedOver,
+    hand_over_mark,
+)
+from custom_components.pacerelle.client.limits import MAX_HANDED_OVER
+from custom_components.pacerelle.client.signal.state import AgentSignalState
+from custom_components.pacerelle.const import DOMAIN
+from custom_components.pacerelle.store import AgentStore
+from custom_components.pacerelle.store_handed_over import MAX_FILE_BYTES
+
+AGENT = "agent-1"
+
+
+def _message(payload: bytes, *, message_id: str = "m1", group: bool = False) -> InboundMessage:
+    conversation = "c1"
+    return InboundMessage(
+        message_id=message_id,
+        conversation_id=conversation,
+        sender_id="u1",
+        sender_device_id="1",
+        to=f"group:{conversation}" if group else AGENT,
+        payload=payload,
+        encrypted=True,
+        reply_to_message_id=None,
+        attachments=(),
+        digest=message_id,
+    )
+
+
+def _marks(count: int, start: int = 0) -> list[str]:
+    return [f"{n:0{MARK_LENGTH}x}" for n in range(start, start + count)]
+
+
+def test_the_marks_are_bounded_and_the_oldest_go_first() -> None:
+    marks = HandedOver().with_marks(_marks(MAX_HANDED_OVER + 10))
+    assert len(marks.marks) == MAX_HANDED_OVER
+    assert _marks(10)[-1] not in marks
+    assert _marks(1, MAX_HANDED_OVER + 9)[0] in marks
+    # A mark seen again counts as new: it is the last to go.
+    oldest = next(iter(marks.marks))
+    again = marks.with_marks([oldest]).with_marks(_marks(1, 10**6))
+    assert oldest in again
+    assert len(again.marks) == MAX_HANDED_OVER
+    # The largest file the bound allows fits the reading limit many times over.
+    assert len(str(marks.to_json())) * 4 < MAX_FILE_BYTES
+
+
+def test_only_marks_are_read_back() -> None:
+    good = _marks(3)
+    value = [*good, "x" * MARK_LENGTH, "ABC", 7, None, good[0].upper()]
+    assert HandedOver.from_json(value).to_json() == good
+    assert HandedOver.from_json({"marks": good}).marks == {}
+    assert len(HandedOver.from_json(_marks(MAX_HANDED_OVER + 5)).marks) == MAX_HANDED_OVER
+
+
+def test_a_group_message_keeps_its_mark_under_any_id_and_device() -> None:
+    key = groups.GroupKey(
+        conversation_id="c1",
+        key_id="k1",
+        epoch=1,
+        raw_key=b"\1" * 32,
+        sender_id="u1",
+    )
+    payload = groups.seal_message(key, "turn on the kitchen light")
+    first = hand_over_mark(_message(payload, group=True))
+    moved = replace(_message(payload, message_id="m2", group=True), sender_device_id="9")
+    assert hand_over_mark(moved) == first
+    assert hand_over_mark(_message(groups.seal_message(key, "same"), group=True)) != first
+
+
+def test_an_unreadable_payload_is_marked_by_its_conversation_and_id() -> None:
+    broken = base64.b64decode("AQ==")
+    assert hand_over_mark(_message(broken)) == hand_over_mark(_message(broken))
+    assert hand_over_mark(_message(broken)) != hand_over_mark(_message(broken, message_id="m2"))
+
+
+async def test_the_marks_stay_when_the_agents_folder_is_put_back(
+    hass: HomeAssistant, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = AgentStore(hass, AGENT)
+    folder = Path(hass.config.path(".storage", DOMAIN))
+    data = AgentData(signal=await hass.async_add_executor_job(_signal))
+    await store.async_create({"installation": {"token": "t"}})
+    await store.async_save({"installation": {"token": "t"}, **data.sections()})
+    backup = Path(hass.config.path("copy"))
+    await hass.async_add_executor_job(shutil.copytree, folder, backup)
+
+    newer = replace(data, handed_over=data.handed_over.with_marks(_marks(2)))
+    await store.async_save_unsynced({"installation": {"token": "t"}, **newer.sections()})
+    await store.async_sync()
+    marks_file = folder.parent / f"{DOMAIN}.handed_over.{AGENT}"
+    assert marks_file.is_file()
+    on_disk = await hass.async_add_executor_job(EncryptedFile(folder, AGENT).read)
+    assert "handed_over" not in on_disk  # the folder keeps no marks
+
+    def restore() -> None:
+        shutil.rmtree(folder)
+        shutil.copytree(backup, folder)
+
+    await hass.async_add_executor_job(restore)
+    loaded = AgentData.from_document(await AgentStore(hass, AGENT).async_load())
+    assert loaded is not None
+    assert loaded.handed_over.to_json() == _marks(2)
+
+    # A save without the section (the config flow's) leaves the marks alone.
+    await store.async_save({"installation": {"token": "t"}, "signal": data.sections()["signal"]})
+    assert marks_file.is_file()
+
+    await hass.async_add_executor_job(marks_file.write_text, "{not json")
+    with caplog.at_level(logging.WARNING):
+        damaged = await AgentStore(hass, AGENT).async_load()
+    assert "handed_over" not in damaged
+    assert "is not a file of hand-over marks" in caplog.text
+
+
+def _signal() -> AgentSignalState:
+    return AgentSignalState.new()

@@ -1,0 +1,134 @@
+"""After a restore, a command the newer state handed over is never handed over again.
+
+Through Home Assistant with Assist and a kitchen light, the running emulator as the relay
+and its reference peer as the owner's phone: the agent's folder is copied (the backup), the
+owner asks for the light and Assist turns it on, the copy is put back (the agent sees it at
+start-up, store_generation.py). The restored state still holds the keys that open that
+command; a relay that kept the frame redelivers it, under its id and under a new one: no
+event, no Assist, the light stays off (client/handed_over.py). A new message still fires.
+"""
+
+import json
+import logging
+import shutil
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from homeassistant.components.conversation import HOME_ASSISTANT_AGENT
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import issue_registry as ir
+
+from custom_components.pacerelle.client.agent_core import ConnectionState
+from custom_components.pacerelle.const import DOMAIN
+from custom_components.pacerelle.options import CONF_ASSIST_AGENT
+from custom_components.pacerelle.store_handed_over import HandedOverFile
+from tests.emulator_fixtures import EmulatorHandle
+from tests.runtime_harness import wait_until
+from tests.services_harness import Agent, human_writes, start_agent
+from tests.test_assist_bridge import KITCHEN, answered, kitchen_light  # noqa: F401 - a fixture
+from tests.test_group_replay import relayed_frames
+
+OPTIONS = {CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT}
+
+
+async def _copy(hass: HomeAssistant, source: Path, target: Path) -> None:
+    def copy_tree() -> None:
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(source, target, ignore=shutil.ignore_patterns(".*.tmp"))  # in flight
+
+    await hass.async_add_executor_job(copy_tree)
+
+
+def _event_ids(agent: Agent) -> list[str]:
+    return [event.data["message_id"] for event in agent.events]
+
+
+async def _acknowledged(emulator: EmulatorHandle, message_ids: set[str]) -> None:
+    """Returns once the agent acknowledged each of `message_ids` (injected frames are not
+    in the relay's queue: their ACK_READ is recorded as stale)."""
+
+    def acked() -> set[str]:
+        events = emulator.emulator.events
+        return {e["message_id"] for e in events if e["kind"] == "stale_ack"}
+
+    await wait_until(lambda: message_ids <= acked())
+
+
+@pytest.mark.usefixtures("kitchen_light")
+async def test_a_restored_agent_does_not_run_a_command_handed_over_after_the_copy(
+    hass: HomeAssistant,
+    emulator: EmulatorHandle,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    agent = await start_agent(hass, emulator, options=OPTIONS)
+    installed, entry = agent.installed, agent.entry
+    frames = relayed_frames(emulator, monkeypatch)
+    await human_writes(emulator, agent, text="what time is it")
+    await answered(emulator, installed, 1)  # the agent's answer moved its ratchet on
+    await wait_until(lambda: agent.runtime.status.pending == 0)
+    store = Path(hass.config.path(".storage", DOMAIN))
+    backup = Path(hass.config.path("backup-of-pacerelle"))
+    await _copy(hass, store, backup)  # the backup
+
+    command = await human_writes(emulator, agent, text="turn on the kitchen light")
+    assert command["trusted"] is True
+    await answered(emulator, installed, 2)
+    assert hass.states.get(KITCHEN).state == "on"
+    await hass.services.async_call("light", "turn_off", {"entity_id": KITCHEN}, blocking=True)
+    await wait_until(lambda: agent.runtime.status.pending == 0)
+    assert await hass.config_entries.async_unload(entry.entry_id)
+    await _copy(hass, backup, store)  # the restore of the agent's folder alone
+
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await wait_until(lambda: agent.runtime.status.state is ConnectionState.CONNECTED)
+    restored = ir.async_get(hass).async_get_issue(DOMAIN, f"store_restored_{entry.entry_id}")
+    assert restored is not None  # the restore is seen
+    assert all(r.request.message_id != command["message_id"] for r in _requests(agent))
+
+    original = next(frame for frame in frames if frame["id"] == command["message_id"])
+    replays = [original, {**original, "id": str(uuid.uuid4())}]
+    with caplog.at_level(logging.WARNING):
+        await emulator.faults(inject_frames=[json.dumps(frame) for frame in replays])
+        await _acknowledged(emulator, {frame["id"] for frame in replays})
+    handed = _event_ids(agent)
+    assert handed.count(command["message_id"]) == 1, handed  # the first hand-over only
+    assert replays[1]["id"] not in handed
+    # Both by their mark, before decryption: the copy under a new id would decrypt (the
+    # restored state never used that message key), so an id alone would not refuse it.
+    refused = {r.args[0] for r in caplog.records if "was already handed over" in r.getMessage()}
+    assert refused == {frame["id"] for frame in replays}
+    assert all(r.request.message_id != command["message_id"] for r in _requests(agent))
+
+    # A new message still fires (the owner's phone started over, as after every restore),
+    # and Assist works in order: the replays, had they been taken, would have run first.
+    await emulator.admin("POST", f"/conversations/{installed.conversation_id}/devices/1/reset")
+    fresh = await human_writes(emulator, agent, text="turn on the kitchen light")
+    assert fresh["message_id"] not in {frame["id"] for frame in replays}
+    await wait_until(lambda: agent.runtime.agent.find_request(fresh["message_id"]) is not None)
+    assert hass.states.get(KITCHEN).state == "off"  # the replays never reached Assist
+
+
+def _requests(agent: Agent) -> list[Any]:
+    return list(agent.runtime.agent.data.history.requests)
+
+
+async def test_marks_are_on_disk_before_the_event_fires(
+    hass: HomeAssistant, emulator: EmulatorHandle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    order: list[str] = []
+    write = HandedOverFile.write
+
+    def recorded(self: HandedOverFile, marks: list[Any], *, sync: bool) -> None:
+        write(self, marks, sync=sync)
+        order.append(f"marks:{len(marks)}")
+
+    monkeypatch.setattr(HandedOverFile, "write", recorded)
+    agent = await start_agent(hass, emulator)
+    hass.bus.async_listen("pacerelle_message", lambda _event: order.append("event"))
+    for n in range(2):
+        await human_writes(emulator, agent, text=f"message {n}")
+    # (The empty marks are written with the store's first save.)
+    assert [item for item in order if item != "marks:0"] == ["marks:1", "event", "marks:2", "event"]
