@@ -28,6 +28,8 @@ from tests.emulator_fixtures import EmulatorHandle
 from tests.runtime_harness import wait_until
 from tests.services_harness import Agent, human_writes, start_agent
 from tests.test_assist_bridge import KITCHEN, answered, kitchen_light  # noqa: F401 - a fixture
+from tests.test_assist_groups import OPTIONS as GROUP_OPTIONS
+from tests.test_group_conversations import DEVICES, family_group, member_writes
 from tests.test_group_replay import relayed_frames
 
 OPTIONS = {CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT}
@@ -109,6 +111,51 @@ async def test_a_restored_agent_does_not_run_a_command_handed_over_after_the_cop
     assert fresh["message_id"] not in {frame["id"] for frame in replays}
     await wait_until(lambda: agent.runtime.agent.find_request(fresh["message_id"]) is not None)
     assert hass.states.get(KITCHEN).state == "off"  # the replays never reached Assist
+
+
+@pytest.mark.usefixtures("kitchen_light")
+async def test_a_restored_agent_does_not_run_a_group_command_again(
+    hass: HomeAssistant, emulator: EmulatorHandle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A group message opens as long as its sender's key is held, and the seals that refuse
+    its replays (client/inbox.py) are in the folder the restore took back."""
+    agent = await start_agent(hass, emulator, options=GROUP_OPTIONS)
+    group_id, members = await family_group(emulator, agent)
+    everyone = len(members) * len(DEVICES)
+    owner = members[0]
+    frames = relayed_frames(emulator, monkeypatch)
+    await member_writes(emulator, agent, group_id, text="what time is it", user_id=owner)
+    await emulator.wait_inbox(group_id, everyone)  # the owner's key is held, trusted
+    await wait_until(lambda: agent.runtime.status.pending == 0)
+    store = Path(hass.config.path(".storage", DOMAIN))
+    backup = Path(hass.config.path("backup-of-pacerelle"))
+    await _copy(hass, store, backup)
+
+    command = await member_writes(
+        emulator, agent, group_id, text="turn on the kitchen light", user_id=owner
+    )
+    await emulator.wait_inbox(group_id, 2 * everyone)
+    assert hass.states.get(KITCHEN).state == "on"
+    await hass.services.async_call("light", "turn_off", {"entity_id": KITCHEN}, blocking=True)
+    await wait_until(lambda: agent.runtime.status.pending == 0)
+    assert await hass.config_entries.async_unload(agent.entry.entry_id)
+    await _copy(hass, backup, store)
+
+    assert await hass.config_entries.async_setup(agent.entry.entry_id)
+    await wait_until(lambda: agent.runtime.status.state is ConnectionState.CONNECTED)
+    original = next(frame for frame in frames if frame["id"] == command["message_id"])
+    replays = [original, {**original, "id": str(uuid.uuid4()), "from_device_id": "2"}]
+    await emulator.faults(inject_frames=[json.dumps(frame) for frame in replays])
+    await _acknowledged(emulator, {frame["id"] for frame in replays})
+    # The owner's next message opens with the key the restored state holds and is
+    # answered; Assist works in order, so the replays, had they been taken, ran first.
+    fresh = await member_writes(emulator, agent, group_id, text="what time is it", user_id=owner)
+    assert fresh["trusted"] is True
+    await emulator.wait_inbox(group_id, 3 * everyone)
+    handed = _event_ids(agent)
+    assert handed.count(command["message_id"]) == 1, handed
+    assert replays[1]["id"] not in handed
+    assert hass.states.get(KITCHEN).state == "off"
 
 
 def _requests(agent: Agent) -> list[Any]:

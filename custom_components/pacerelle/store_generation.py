@@ -16,6 +16,10 @@ nothing of what it holds, so a full restore is found by the decryption failures 
 follow (decrypt_issues.py). A state copied while the agent was running (after its start,
 before its stop) of the same run is also not seen: the generation moves only at start and
 stop, not at every save, to keep Home Assistant's storage quiet.
+
+What such a restored state handed over before is never handed over again, seen here or
+not: the marks of the last hand-overs are kept beside this witness, outside the agent's
+folder (store_handed_over.py, client/handed_over.py), and consulted for every message.
 """
 
 import logging

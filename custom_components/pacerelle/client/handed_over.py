@@ -28,8 +28,9 @@ Order: the marks are saved in the write that accepts the requests, the agent sto
 rename first and the marks' after it, before any event fires (store.py). A kill between
 the two renames loses that batch's events anyway (inbox_pipeline.py) and at worst leaves
 its marks unwritten; a failed write hands nothing over and leaves no mark, so a message is
-never refused for a hand-over that did not happen. A power cut can bring back the older
-marks only with the older store, before any ACK_READ (the sync covers both).
+never refused for a hand-over that did not happen. The store's sync makes both survive a
+power cut before any ACK_READ; a cut before it may take either back, and the relay's
+redelivery fires the event again only if both were lost (as it did without marks).
 """
 
 import hashlib
