@@ -136,3 +136,23 @@ async def test_the_marks_stay_when_the_agents_folder_is_put_back(
 
 def _signal() -> AgentSignalState:
     return AgentSignalState.new()
+
+
+async def test_marks_that_cannot_be_written_never_fail_the_save(
+    hass: HomeAssistant, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = AgentStore(hass, AGENT)
+    data = AgentData(signal=await hass.async_add_executor_job(_signal))
+    await store.async_create({"installation": {"token": "t"}})
+    marks_file = Path(hass.config.path(".storage", f"{DOMAIN}.handed_over.{AGENT}"))
+    await hass.async_add_executor_job(marks_file.mkdir)  # in the way of the rename
+    newer = replace(data, handed_over=data.handed_over.with_marks(_marks(1)))
+    with caplog.at_level(logging.ERROR):
+        await store.async_save_unsynced({"installation": {"token": "t"}, **newer.sections()})
+        await store.async_sync()
+    assert "Could not save the marks of the requests handed over" in caplog.text
+    loaded = AgentData.from_document(await store.async_load())
+    assert loaded is not None
+    assert loaded.signal.prekeys.identity_key == data.signal.prekeys.identity_key
+    leftovers = [p.name for p in marks_file.parent.iterdir() if p.name.endswith(".tmp")]
+    assert leftovers == []

@@ -177,7 +177,10 @@ class AgentStore:
         stored = {key: value for key, value in document.items() if key != HANDED_OVER}
         self._file.write(_versioned(stored), sync_directory=sync)
         if isinstance(marks, list):
-            self._marks.write(marks, sync=sync)
+            try:
+                self._marks.write(marks, sync=sync)
+            except OSError as err:  # the store holds the acceptance: its events must fire
+                _marks_failed(err)
 
     async def async_sync(self) -> None:
         async with self._lock:
@@ -185,7 +188,10 @@ class AgentStore:
 
     def _sync(self) -> None:
         self._file.sync_directory()
-        self._marks.sync_pending()
+        try:
+            self._marks.sync_pending()
+        except OSError as err:
+            _marks_failed(err)
 
     async def async_remove(self) -> None:
         async with self._lock:
@@ -194,6 +200,14 @@ class AgentStore:
     def _remove(self) -> None:
         self._file.remove()
         self._marks.remove()
+
+
+def _marks_failed(err: OSError) -> None:
+    _LOGGER.error(
+        "Could not save the marks of the requests handed over (%s): after a restore of an "
+        "older copy of the agent's folder, the relay could have them handed over again",
+        err.strerror or err,
+    )
 
 
 def _versioned(document: dict[str, Any]) -> dict[str, Any]:

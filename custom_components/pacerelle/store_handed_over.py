@@ -11,8 +11,9 @@ JSON `{"version": 1, "marks": [...]}`: digests of ciphertexts, never a message, 
 an id in clear. Written with the store (store.py), after its rename and in the same
 executor job, only when the marks changed: a temporary file, a rename, and the file's and
 the folder's fsync with the store's own (at once, or at `sync` for an unsynced save). An
-unreadable file is reported at warning and read as no marks: it weakens the refusal of a
-restore's replays, never refuses a message.
+unreadable file is reported at warning and read as no marks, a file that cannot be written
+at error (store.py: the store's save still succeeds, its events fire): either weakens the
+refusal of a restore's replays, never refuses or loses a message.
 
 Synchronous file I/O: call it from an executor.
 """
