@@ -26,6 +26,8 @@ import secrets
 from pathlib import Path
 from typing import Any, Final
 
+import orjson
+
 _LOGGER = logging.getLogger(__name__)
 
 SECTION: Final = "handed_over"  # the agent's document key kept in this file
@@ -70,11 +72,11 @@ class HandedOverFile:
         `sync` False, durable against a kill only until `sync_pending`."""
         if marks == self._written:
             return
-        body = json.dumps({"version": FORMAT, "marks": marks}, separators=(",", ":"))
+        body = orjson.dumps({"version": FORMAT, "marks": marks})  # ~0.1 ms for the most
         temporary = self.path.with_name(f".{self.path.name}.{secrets.token_hex(4)}.tmp")
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
         try:
-            with os.fdopen(fd, "w", encoding="ascii") as out:
+            with os.fdopen(fd, "wb") as out:
                 out.write(body)
                 if sync:
                     out.flush()
