@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from homeassistant.components.conversation import HOME_ASSISTANT_AGENT
-from homeassistant.core import HomeAssistant
+from homeassistant.core import Event, HomeAssistant, callback
 from homeassistant.helpers import issue_registry as ir
 
 from custom_components.pacerelle.client.agent_core import ConnectionState
@@ -174,7 +174,12 @@ async def test_marks_are_on_disk_before_the_event_fires(
 
     monkeypatch.setattr(HandedOverFile, "write", recorded)
     agent = await start_agent(hass, emulator)
-    hass.bus.async_listen("pacerelle_message", lambda _event: order.append("event"))
+
+    @callback
+    def fired(_event: Event) -> None:  # at once, in the loop (not a job for later)
+        order.append("event")
+
+    hass.bus.async_listen("pacerelle_message", fired)
     for n in range(2):
         await human_writes(emulator, agent, text=f"message {n}")
     # (The empty marks are written with the store's first save.)

@@ -34,6 +34,7 @@ redelivery fires the event again only if both were lost (as it did without marks
 """
 
 import hashlib
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,6 +44,8 @@ from .inbox import payload_seal
 from .limits import MAX_HANDED_OVER
 from .signal.errors import SignalError
 from .signal.wire import PreKeySignalMessage, parse_frame
+
+_LOGGER = logging.getLogger(__name__)
 
 MARK_LENGTH = 32  # hex characters: 128 bits of a SHA-256
 
@@ -62,6 +65,20 @@ def hand_over_mark(message: InboundMessage) -> str:
             inner = parsed.message if isinstance(parsed, PreKeySignalMessage) else parsed
             return _digest(b"direct", inner.serialized)
     return _digest(b"id", message.conversation_id.encode(), message.message_id.encode())
+
+
+def handed_over_before(marks: HandedOver, message: InboundMessage) -> bool:
+    """Whether `message` was handed over before, by this state or a newer one that a
+    restore took back: then it is only acknowledged (logged at warning)."""
+    if hand_over_mark(message) not in marks:
+        return False
+    _LOGGER.warning(
+        "Message %s from %s was already handed over (the agent's state is older than what "
+        "it handed over: restored from a copy?); acknowledged, not handed over again",
+        message.message_id,
+        message.sender_id,
+    )
+    return True
 
 
 def _digest(kind: bytes, *parts: bytes) -> str:

@@ -49,7 +49,7 @@ from .decrypt_failures import DecryptionOutcome, DeviceKey
 from .errors import PacerelleError
 from .gateway_frames import InboundMessage, build_ack
 from .groups import parse_message
-from .handed_over import hand_over_mark
+from .handed_over import hand_over_mark, handed_over_before
 from .inbound_queue import InboundQueue
 from .inbox import Inbox, Receipt, Request, group_seal
 from .signal.identity import verification_code
@@ -219,7 +219,7 @@ class InboxPipeline:
     def _classify(
         self, batch: Sequence[InboundMessage]
     ) -> tuple[list[InboundMessage], list[InboundMessage], list[tuple[InboundMessage, Request]]]:
-        inbox = self._core.data.inbox
+        inbox, marks = self._core.data.inbox, self._core.data.handed_over
         to_ack: list[InboundMessage] = []
         to_open: list[InboundMessage] = []
         stored: list[tuple[InboundMessage, Request]] = []
@@ -235,7 +235,7 @@ class InboxPipeline:
             seen[message.message_id] = message.digest
             receipt = inbox.receipt(message.message_id, message.digest)
             if receipt in (Receipt.ACCEPTED, Receipt.REJECTED) or (
-                receipt in (Receipt.NEW, Receipt.RECEIVED) and self._handed_over(message)
+                receipt in (Receipt.NEW, Receipt.RECEIVED) and handed_over_before(marks, message)
             ):
                 to_ack.append(message)
             elif receipt is Receipt.RECEIVED:
@@ -245,19 +245,6 @@ class InboxPipeline:
             else:
                 to_open.append(message)
         return to_ack, to_open, stored
-
-    def _handed_over(self, message: InboundMessage) -> bool:
-        """Whether `message` was handed over before, by this state or a newer one that a
-        restore took back (handed_over.py): then it is acknowledged and nothing else."""
-        if hand_over_mark(message) not in self._core.data.handed_over:
-            return False
-        _LOGGER.warning(
-            "Message %s from %s was already handed over (the agent's state is older than "
-            "what it handed over: restored from a copy?); acknowledged, not handed over again",
-            message.message_id,
-            message.sender_id,
-        )
-        return True
 
     async def _group_envelopes(
         self, messages: Sequence[InboundMessage]
