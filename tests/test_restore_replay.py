@@ -21,6 +21,7 @@ from homeassistant.core import Event, HomeAssistant, callback
 from homeassistant.helpers import issue_registry as ir
 
 from custom_components.pacerelle.client.agent_core import ConnectionState
+from custom_components.pacerelle.client.encrypted_file import EncryptedFile
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from custom_components.pacerelle.store_handed_over import HandedOverFile
@@ -162,15 +163,21 @@ def _requests(agent: Agent) -> list[Any]:
     return list(agent.runtime.agent.data.history.requests)
 
 
-async def test_marks_are_on_disk_before_the_event_fires(
+async def test_marks_follow_the_stores_acceptance_and_precede_the_event(
     hass: HomeAssistant, emulator: EmulatorHandle, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """At each write of the marks, the store on disk already holds those requests as
+    accepted (a kill there never leaves a mark of a hand-over that did not happen, which
+    would refuse its redelivery: a lost message), and each event fires after its mark."""
     order: list[str] = []
     write = HandedOverFile.write
+    folder = Path(hass.config.path(".storage", DOMAIN))
 
     def recorded(self: HandedOverFile, marks: list[Any], *, sync: bool) -> None:
+        agent_id = self.path.name.rsplit(".", 1)[-1]
+        accepted = EncryptedFile(folder, agent_id).read()["inbox"]["accepted"]
+        order.append(f"marks:{len(marks)}, on disk accepted:{len(accepted)}")
         write(self, marks, sync=sync)
-        order.append(f"marks:{len(marks)}")
 
     monkeypatch.setattr(HandedOverFile, "write", recorded)
     agent = await start_agent(hass, emulator)
@@ -183,4 +190,9 @@ async def test_marks_are_on_disk_before_the_event_fires(
     for n in range(2):
         await human_writes(emulator, agent, text=f"message {n}")
     # (The empty marks are written with the store's first save.)
-    assert [item for item in order if item != "marks:0"] == ["marks:1", "event", "marks:2", "event"]
+    assert [item for item in order if not item.startswith("marks:0")] == [
+        "marks:1, on disk accepted:1",
+        "event",
+        "marks:2, on disk accepted:2",
+        "event",
+    ]
