@@ -192,8 +192,8 @@ class InboxPipeline:
             sum(len(m.payload) for m in self._deferred.values()) > MAX_DEFERRED_BYTES
         ):
             del self._deferred[next(iter(self._deferred))]
-        held = self._core.data.conversations.group_keys
-        ready = [m for m in self._deferred.values() if _key_name(m) in held]
+        conversations = self._core.data.conversations
+        ready = [m for m in self._deferred.values() if conversations.opens_with(_key_name(m) or "")]
         for message in ready:
             del self._deferred[message.message_id]
         if ready:
@@ -242,14 +242,15 @@ class InboxPipeline:
     async def _group_envelopes(
         self, messages: Sequence[InboundMessage]
     ) -> Mapping[str, Sequence[Mapping[str, Any]]]:
-        """Fetch group key envelopes for group messages whose key we lack."""
-        held = self._core.data.conversations.group_keys
+        """Fetch group key envelopes for group messages whose key we lack (or may not use yet)."""
+        conversations = self._core.data.conversations
         wanted: set[str] = set()
         for message in messages:
             if not (message.encrypted and message.is_group):
                 continue
             try:
-                if parse_message(message.payload).key_name not in held:
+                # Also a key held of an epoch not entered yet: the fetch may move the group.
+                if not conversations.opens_with(parse_message(message.payload).key_name):
                     wanted.add(message.conversation_id)
             except PacerelleError:
                 continue  # refused when opened
