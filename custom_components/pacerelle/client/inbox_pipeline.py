@@ -46,7 +46,7 @@ from .errors import PacerelleError
 from .gateway_frames import InboundMessage, build_ack
 from .groups import parse_message
 from .inbound_queue import InboundQueue
-from .inbox import Inbox, Receipt, Request, group_seal
+from .inbox import GroupSeal, Inbox, Receipt, Request, group_seal
 from .signal.identity import verification_code
 from .signal.state import AgentSignalState
 from .stage_clock import StageClock
@@ -310,13 +310,13 @@ def _key_name(message: InboundMessage) -> str | None:
 def _unless_replayed(inbox: Inbox) -> Callable[[Opened], Opened]:
     """Refuses a group message whose seal the inbox took before, or met earlier in the
     same batch: the relay resent it under a new id (inbox.py)."""
-    seen = set(inbox.group_seals)
+    seen: set[GroupSeal] = set()
 
     def judge(item: Opened) -> Opened:
         seal = group_seal(item.message) if item.request is not None else None
         if seal is None:
             return item
-        if seal in seen:
+        if seal in seen or inbox.has_group_seal(seal):
             return replace(item, request=None, refusal="a replayed group message")
         seen.add(seal)
         return item
