@@ -84,7 +84,7 @@ def test_the_epoch_is_stored_and_a_store_from_before_derives_it() -> None:
     assert state(loaded) == (2, {"ana", "eve"})
     assert loaded.sealing_group_key(GROUP) is not None
     assert loaded.sealing_group_key(GROUP).epoch == 2  # type: ignore[union-attr]
-    # The next fetch stores it.
-    assert learn(loaded).group_epochs[GROUP] == GroupEpoch(
+    # The next fetch that brings a key stores it.
+    assert learn(loaded, key("ana", 1, device="2")).group_epochs[GROUP] == GroupEpoch(
         2, frozenset({("ana", "1"), ("eve", "1")}), frozenset({"ben"})
     )

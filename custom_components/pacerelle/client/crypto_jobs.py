@@ -230,7 +230,7 @@ def _learn_group_keys(
         held.add(key)
         learned.append(key.name)
         data = replace(data, signal=signal, conversations=data.conversations.with_group_key(key))
-    if learned or conversation_id not in data.conversations.group_epochs:
+    if learned:
         # Who the members are now (group_epochs.py): only what came in this fetch founds
         # a new epoch.
         conversations = data.conversations.with_group_keys_learned(conversation_id, learned)
