@@ -21,7 +21,7 @@ from homeassistant.core import HomeAssistant
 from custom_components.pacerelle.client.groups import GroupKey, seal_message
 from tests.emulator_fixtures import EmulatorHandle
 from tests.runtime_harness import wait_until
-from tests.services_harness import Agent, call, start_agent
+from tests.services_harness import Agent, start_agent, trust
 from tests.test_assist_bridge import KITCHEN, kitchen_light  # noqa: F401 - a fixture
 from tests.test_assist_groups import OPTIONS, light_state
 from tests.test_group_ask import answer, ask
@@ -39,7 +39,7 @@ async def trusted_family_with_assist(
     group_id, members = await family_group(emulator, agent)
     for member in members:
         await member_writes(emulator, agent, group_id, text="hi", user_id=member, device_id="1")
-        decided = await call(hass, "trust_device", {"person_id": member, "sender_device_id": "1"})
+        decided = await trust(hass, emulator, member, "1")
         assert decided["trust_state"] == "trusted"
     return agent, group_id, members
 
