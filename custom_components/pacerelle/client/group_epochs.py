@@ -25,6 +25,9 @@ that nothing a removed member sends alone makes him a member again:
 5. The agent seals with a key of the current epoch from one of its members (that the trust
    policy allows): only the members of that epoch read it.
 
+Founders are sessions (person and device), so a device the relay makes up for a member
+cannot move the group; a group whose founders all write from other devices afterwards
+stays at its epoch until the agent is added again (its messages of later epochs wait).
 The first keys of a group (or a store from before this rule) start at the lowest epoch
 they hold and walk up by rule 2. A group whose keys all went (group_key_bounds.py) forgets
 its epoch with them and starts again so.
