@@ -26,8 +26,8 @@ that nothing a removed member sends alone makes him a member again:
    policy allows): only the members of that epoch read it.
 
 Founders are sessions (person and device), so a device the relay makes up for a member
-cannot move the group; a group whose founders all write from other devices afterwards
-stays at its epoch until the agent is added again (its messages of later epochs wait).
+cannot move the group; a group whose founders all deliver their next keys from other
+devices stays at its epoch (messages sealed for later epochs wait, unopened).
 The first keys of a group (or a store from before this rule) start at the lowest epoch
 they hold and walk up by rule 2. A group whose keys all went (group_key_bounds.py) forgets
 its epoch with them and starts again so.
