@@ -175,7 +175,7 @@ async def test_group_message_opens_with_a_group_key_fetched_over_signal(
         await wait_for(lambda: len(recorder.delivered) == 2)
         request = recorder.delivered[1]
         assert (request.text, request.is_group) == ("to everyone", True)
-        learned = agent.data.conversations.latest_group_key(conversation)
+        learned = agent.data.conversations.sealing_group_key(conversation)
         assert learned is not None
         assert (learned.name, learned.raw_key) == (key.name, key.raw_key)
         # Its sender is the session that delivered it, with that session's identity key.

@@ -292,12 +292,18 @@ async def _group_frame(emulator: EmulatorHandle, person: str, key: groups.GroupK
     await emulator.faults(inject_frames=[json.dumps(frame)])
 
 
+def _saved_keys(recorder: Recorder) -> int:
+    saved = AgentData.from_document(recorder.documents[-1]) if recorder.documents else None
+    return len(saved.conversations.group_keys) if saved is not None else 0
+
+
 async def test_the_running_agent_bounds_what_the_relay_lists_and_keeps_the_trusted_key(
     emulator: EmulatorHandle,
 ) -> None:
     """The running agent against the emulator as a hostile relay: the owner's group key
     opens a message; the relay then lists 88 more envelopes over 22 devices it made up
-    and sends a message sealed with one of them, which makes the agent fetch them all. The
+    and sends a message sealed with one of them, which makes the agent fetch them all (it
+    does not open: its epoch is one no member moved the group to). The
     saved store keeps MAX_KEYS_PER_GROUP keys, the owner's among them (the host's policy,
     asked at each save, trusts only it), though it is the least recently used."""
     installed = await emulator.install()
@@ -323,13 +329,16 @@ async def test_the_running_agent_bounds_what_the_relay_lists_and_keeps_the_trust
         for index, key in enumerate(ghost_keys):
             await _inject(emulator, installed.agent_id, f"u-ghost-{index // 4}", key)
         await _group_frame(emulator, "u-ghost-21", ghost_keys[-1])
-        await wait_for(lambda: len(recorder.delivered) == 2)
+        # Fetched for that message; saved bounded. The message itself waits: its epoch is
+        # one no member moved the group to (client/group_epochs.py).
+        await wait_for(lambda: _saved_keys(recorder) == MAX_KEYS_PER_GROUP)
         saved = AgentData.from_document(recorder.documents[-1])
         assert saved is not None
         keys = saved.conversations.group_keys
         assert len(keys) == MAX_KEYS_PER_GROUP
         assert owner_key.name in keys
-        assert ghost_keys[-1].name in keys  # the key that just opened a message
+        assert ghost_keys[-1].name in keys  # the key learned last
+        assert len(recorder.delivered) == 1
         # 89 learned (22 devices x 4 epochs and the owner's): 22 of older epochs, then 3
         # beyond the group's bound.
         assert saved.evictions.group_keys == 89 - MAX_KEYS_PER_GROUP

@@ -6,8 +6,8 @@ agent, is answered: other senders and group messages are left pending for automa
 LLM tools. With `assist_in_groups`, a group message from a trusted device of any member
 is answered too, the reply going to the group (trust as judged for groups in trust.py;
 the same age and trust refusals, told to the group), if the sender is a member now: one
-of the senders of the newest epoch's keys the agent holds (client/widget_answers.py
-`group_members`, as for pacerelle.ask). A member who left keeps an old key that still
+of the members of the group's current epoch (client/group_epochs.py, as for
+pacerelle.ask). A member who left keeps an old key that still
 opens (recent epochs are kept for messages in flight): what they seal with it fires its
 event but is not run, and nothing is told to the group. Until the agent holds the new
 epoch's keys (the relay delivers them with the first message of that epoch, and before
@@ -60,7 +60,6 @@ from homeassistant.helpers.translation import async_get_exception_message
 from .client.errors import PacerelleError
 from .client.payloads import CHAT_MESSAGE
 from .client.sender import MAX_TEXT_CHARS
-from .client.widget_answers import group_members
 from .const import CONF_AGENT_ID, CONF_OWNER_ID, DOMAIN
 from .options import AgentOptions
 from .runtime import EVENT_MESSAGE, PacerelleRuntime
@@ -236,15 +235,13 @@ class AssistBridge:
             _LOGGER.warning("Assist bridge could not answer request %s: %s", message_id, err)
 
     def _member_now(self, request: Mapping[str, Any]) -> bool:
-        """Whether the sender is a member of the group as the agent knows it now (the
-        senders of its newest epoch's keys; anyone when it knows none), as for
+        """Whether the sender is a member of the group as the agent knows it now (its
+        current epoch's, client/group_epochs.py; anyone when it knows none), as for
         pacerelle.ask's response_mode: a member who left still holds an old key that
         opens, and their device may still be trusted."""
         agent = self._entry.runtime_data.agent
-        members = group_members(
-            agent.data.conversations.group_keys.values(),
-            str(request["conversation_id"]),
-            str(self._entry.data[CONF_AGENT_ID]),
+        members = agent.data.conversations.group_members(
+            str(request["conversation_id"]), str(self._entry.data[CONF_AGENT_ID])
         )
         return not members or request["sender_id"] in members
 

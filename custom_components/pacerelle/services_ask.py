@@ -26,8 +26,8 @@ ask's own `timeout` as its expiry: it goes out when the connection is back, or n
 - In a group (any mode), `sender_device_id` is the device the answer's trust was judged
   by: the one that delivered the member's group key (trust.py), as named in trust repairs
   and accepted by `block_device`; the widget event keeps the device the relay names.
-- Members are the group as the agent knows it: the senders of the keys it holds for the
-  group's newest epoch (client/widget_answers.py `group_members`), itself excluded,
+- Members are the group as the agent knows it: the members of the group's current epoch
+  (client/group_epochs.py: never one a removed member made alone), itself excluded,
   recomputed at each answer. An answer from anyone else (a member who left, a forged
   sender) never counts, nor one from an untrusted device. When the agent knows no member
   (only keys stored before their sender was recorded), anyone in the group's
@@ -55,7 +55,7 @@ from homeassistant.util import dt as dt_util
 from .ask_answers import INDIVIDUAL, AnswerWait
 from .client.errors import PacerelleError
 from .client.gateway_frames import GROUP_PREFIX
-from .client.widget_answers import Addressee, group_members
+from .client.widget_answers import Addressee
 from .client.widgets import (
     CHOICE,
     CONFIRM,
@@ -178,8 +178,10 @@ async def async_ask(call: ServiceCall) -> ServiceResponse:
     conversation: list[str] = []
 
     def members() -> frozenset[str]:
-        keys = agent.data.conversations.group_keys.values()
-        return group_members(keys, conversation[0], agent_id) if conversation else frozenset()
+        conversations = agent.data.conversations
+        if not conversation:
+            return frozenset()
+        return conversations.group_members(conversation[0], agent_id)
 
     wait = AnswerWait(
         hass, widget_id, widget["kind"], widget["spec"], response_mode=mode, members=members

@@ -11,13 +11,14 @@ so a failed save changes nothing.
 """
 
 import base64
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .checkpoints import Checkpoints
 from .errors import PacerelleError
 from .evictions import Evictions
+from .group_epochs import GroupEpoch, advance, member_ids, opens, sealing_candidates
 from .groups import GroupKey
 from .handed_over import HandedOver
 from .history import History
@@ -63,6 +64,9 @@ class Conversations:
     # "user|conversation" -> the device that person last wrote from, the most recent last
     # (bounded by store_bounds.py, the least recent first).
     last_devices: Mapping[str, str] = field(default_factory=dict)
+    # Conversation -> the group's current epoch (group_epochs.py); absent for a group
+    # whose keys came before it was kept: derived from its keys until the next ones come.
+    group_epochs: Mapping[str, GroupEpoch] = field(default_factory=dict)
 
     def with_history_key(self, conversation_id: str, key: HistoryKey) -> Conversations:
         return replace(self, history_keys={**self.history_keys, conversation_id: key})
@@ -92,22 +96,65 @@ class Conversations:
         last_devices[name] = device_id
         return replace(self, last_devices=last_devices)
 
-    def latest_group_key(
+    def group_epoch(self, conversation_id: str) -> GroupEpoch | None:
+        """The group's current epoch (group_epochs.py); None when no key of it is held."""
+        stored = self.group_epochs.get(conversation_id)
+        if stored is not None:
+            return stored
+        return advance(None, self.group_keys.values(), conversation_id)
+
+    def with_group_keys_learned(
+        self, conversation_id: str, learned: Iterable[str]
+    ) -> Conversations:
+        """With the group's epoch moved on by the keys just `learned` (group_epochs.py)."""
+        epoch = advance(
+            self.group_epochs.get(conversation_id),
+            self.group_keys.values(),
+            conversation_id,
+            frozenset(learned),
+        )
+        epochs = {cid: held for cid, held in self.group_epochs.items() if cid != conversation_id}
+        if epoch is not None:
+            epochs[conversation_id] = epoch
+        return replace(self, group_epochs=epochs)
+
+    def opens_with(self, name: str) -> bool:
+        """Whether the key `name` is held and may open a message (group_epochs.py rule 4)."""
+        key = self.group_keys.get(name)
+        return key is not None and opens(self.group_epoch(key.conversation_id), key)
+
+    def group_members(self, conversation_id: str, agent_id: str) -> frozenset[str]:
+        """The group's members now (group_epochs.py); empty when no key of it is held."""
+        keys = [k for k in self.group_keys.values() if k.conversation_id == conversation_id]
+        return member_ids(self.group_epoch(conversation_id), keys, agent_id)  # group_members
+
+    def sealing_group_key(
         self, conversation_id: str, allowed: Callable[[GroupKey], bool] | None = None
     ) -> GroupKey | None:
-        """The newest key of the group (of those `allowed`, when given)."""
-        keys = [
-            k
-            for k in self.group_keys.values()
-            if k.conversation_id == conversation_id and (allowed is None or allowed(k))
-        ]
-        return max(keys, key=lambda key: key.epoch) if keys else None
+        """The key to seal with: of the group's current epoch, from one of its members
+        (group_epochs.py rule 5), of those `allowed` when given; the least recently used
+        first, as before."""
+        keys = [k for k in self.group_keys.values() if k.conversation_id == conversation_id]
+        candidates = sealing_candidates(self.group_epoch(conversation_id), keys)
+        return next((k for k in candidates if allowed is None or allowed(k)), None)
+
+    def holds_group_key(self, conversation_id: str) -> bool:
+        return any(k.conversation_id == conversation_id for k in self.group_keys.values())
+
+    def within_held_groups(self) -> Conversations:
+        """Without the epochs of groups whose keys all went (store_bounds.py)."""
+        held = {key.conversation_id for key in self.group_keys.values()}
+        if held >= self.group_epochs.keys():
+            return self
+        kept = {cid: epoch for cid, epoch in self.group_epochs.items() if cid in held}
+        return replace(self, group_epochs=kept)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "history_keys": {cid: key.to_json() for cid, key in self.history_keys.items()},
             "group_keys": [key.to_json() for key in self.group_keys.values()],
             "last_devices": dict(self.last_devices),
+            "group_epochs": {cid: epoch.to_json() for cid, epoch in self.group_epochs.items()},
         }
 
     @classmethod
@@ -117,6 +164,11 @@ class Conversations:
             {cid: HistoryKey.from_json(key) for cid, key in data["history_keys"].items()},
             {key.name: key for key in group_keys},
             {str(k): str(v) for k, v in data["last_devices"].items()},
+            # Absent in stores written before it was kept: derived (group_epochs.py).
+            {
+                str(cid): GroupEpoch.from_json(epoch)
+                for cid, epoch in (data.get("group_epochs") or {}).items()
+            },
         )
 
 

@@ -109,7 +109,9 @@ def _open_one(
         if ciphertext.conversation_id != message.conversation_id:
             raise groups.GroupError("a group message for another conversation")
         key = data.conversations.group_keys.get(ciphertext.key_name)
-        if key is None:
+        if key is None or not data.conversations.opens_with(key.name):
+            # Not held, or of an epoch the group has not entered (group_epochs.py): it
+            # waits, and opens once the group moves there.
             raise MissingGroupKeyError(ciphertext.key_name)
         plaintext = groups.open_message(key, ciphertext)
         # The key's owner wrote it, whatever the frame's `from` says: a relay relabelling
@@ -178,6 +180,7 @@ def _learn_group_keys(
     """
     held = SenderEpochs(data.conversations.group_keys, conversation_id)
     new_sessions = postponed = 0
+    learned: list[str] = []
     for envelope in envelopes:
         key_id, epoch = envelope.get("key_id"), envelope.get("epoch")
         sender, sealed = envelope.get("sender_id"), envelope.get("envelope_b64")
@@ -225,7 +228,13 @@ def _learn_group_keys(
             data = replace(data, signal=signal)  # the session moved on all the same
             continue
         held.add(key)
+        learned.append(key.name)
         data = replace(data, signal=signal, conversations=data.conversations.with_group_key(key))
+    if learned:
+        # Who the members are now (group_epochs.py): only what came in this fetch founds
+        # a new epoch.
+        conversations = data.conversations.with_group_keys_learned(conversation_id, learned)
+        data = replace(data, conversations=conversations)
     if postponed:
         _LOGGER.warning(
             "Left %d group key envelopes of new senders for the next fetch (%d at most per fetch)",
@@ -257,10 +266,12 @@ def seal(
 ) -> Sealed:
     """The payload of an outgoing MSG (and its history record) and the data to save.
 
-    A group message is sealed with the newest key, after learning `group_envelopes` (the
-    group's keys fetched just before, as the SDK does): members rotate their keys when
-    someone leaves, and a key the agent learns only from the next incoming message would
-    leave the one who left able to read what the agent says meanwhile. Only keys that
+    A group message is sealed with a key of the group's current epoch from one of its
+    members (group_epochs.py: never one a removed member made for an epoch of his own),
+    after learning `group_envelopes` (the group's keys fetched just before, as the SDK
+    does): members rotate their keys when someone leaves, and a key the agent learns only
+    from the next incoming message would leave the one who left able to read what the
+    agent says meanwhile. Only keys that
     `group_key_allowed` accepts are used (trust.py: those of trusted sessions, and the
     asker's own for a reply): the relay can deliver a key of its own, over a session it
     made up, with the highest epoch, and would read what the agent seals with it.
@@ -269,9 +280,9 @@ def seal(
         return Sealed(data, plaintext.encode(), None)
     if to == groups_target(conversation_id):
         data = _learn_group_keys(data, conversation_id, group_envelopes)
-        key = data.conversations.latest_group_key(conversation_id, group_key_allowed)
+        key = data.conversations.sealing_group_key(conversation_id, group_key_allowed)
         if key is None:
-            if data.conversations.latest_group_key(conversation_id) is not None:
+            if data.conversations.holds_group_key(conversation_id):
                 raise UntrustedGroupKeysError(f"no trusted group key for {conversation_id}")
             raise MissingGroupKeyError(f"no group key for {conversation_id}")
         payload = groups.seal_message(key, plaintext)

@@ -11,8 +11,11 @@ matters (sessions, pending requests). So, before every save (store_bounds.py):
    two changes of members opens; one from earlier is lost. A relay-invented sender only
    ever crowds out its own keys here.
 2. Per group, at most MAX_KEYS_PER_GROUP keys; then at most MAX_KEYED_GROUPS groups.
+3. The seals kept against replays (inbox.py: per key, its last messages) of all keys kept,
+   at most MAX_GROUP_SEALS together: beyond, whole keys go with their seals, so a replay
+   refusal holds as long as its key is held.
 
-Beyond 2, the least valuable go first: keys that `valued` refuses (trust.py: the keys a
+Beyond 2 and in 3, the least valuable go first: keys that `valued` refuses (trust.py: the keys a
 group message would be trusted from, those the agent may seal with), then the least
 recently used (learned, opened a message, sealed one: `Conversations.group_keys` is kept
 in that order). A key of a trusted session is so never evicted in favour of one from a
@@ -29,7 +32,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from .groups import GroupKey
-from .limits import MAX_GROUP_KEY_EPOCHS, MAX_KEYED_GROUPS, MAX_KEYS_PER_GROUP
+from .limits import (
+    MAX_GROUP_KEY_EPOCHS,
+    MAX_GROUP_SEALS,
+    MAX_KEYED_GROUPS,
+    MAX_KEYS_PER_GROUP,
+)
 
 type KeyValue = Callable[[GroupKey], bool]
 
@@ -40,18 +48,24 @@ class BoundedKeys:
     old_epochs: int  # rule 1: a sender's older epochs, or a key replaced in its epoch
     over_group: int  # rule 2: beyond MAX_KEYS_PER_GROUP
     groups: int  # rule 2: whole groups beyond MAX_KEYED_GROUPS
+    over_seals: int = 0  # rule 3: keys whose seals went beyond MAX_GROUP_SEALS
 
     @property
     def evicted(self) -> int:
-        return self.old_epochs + self.over_group + self.groups
+        return self.old_epochs + self.over_group + self.groups + self.over_seals
 
 
 def sender_of(key: GroupKey) -> tuple[str | None, str | None]:
     return key.sender_id, key.sender_device_id
 
 
-def bound_group_keys(keys: Mapping[str, GroupKey], valued: KeyValue | None) -> BoundedKeys:
-    """`keys` (the least recently used first) within the bounds of limits.py."""
+def bound_group_keys(
+    keys: Mapping[str, GroupKey],
+    valued: KeyValue | None,
+    seals: Mapping[str, int] | None = None,
+) -> BoundedKeys:
+    """`keys` (the least recently used first) within the bounds of limits.py; `seals`
+    counts the seals kept per key name (rule 3)."""
     by_group: dict[str, list[tuple[int, GroupKey]]] = {}
     for rank, key in enumerate(keys.values()):
         by_group.setdefault(key.conversation_id, []).append((rank, key))
@@ -70,11 +84,34 @@ def bound_group_keys(keys: Mapping[str, GroupKey], valued: KeyValue | None) -> B
         for conversation_id in ordered[: len(kept_groups) - MAX_KEYED_GROUPS]:
             dropped_groups += len(kept_groups.pop(conversation_id))
     survivors = sorted(item for ranked in kept_groups.values() for item in ranked)
-    if old_epochs == over_group == dropped_groups == 0:
+    survivors, over_seals = _within_seals(survivors, valued, seals or {})
+    if old_epochs == over_group == dropped_groups == over_seals == 0:
         return BoundedKeys(dict(keys), 0, 0, 0)
     return BoundedKeys(
-        {key.name: key for _, key in survivors}, old_epochs, over_group, dropped_groups
+        {key.name: key for _, key in survivors},
+        old_epochs,
+        over_group,
+        dropped_groups,
+        over_seals,
     )
+
+
+def _within_seals(
+    ranked: list[tuple[int, GroupKey]], valued: KeyValue | None, seals: Mapping[str, int]
+) -> tuple[list[tuple[int, GroupKey]], int]:
+    """Rule 3: the least valuable keys go, with their seals, until MAX_GROUP_SEALS hold."""
+    total = sum(seals.get(key.name, 0) for _, key in ranked)
+    if total <= MAX_GROUP_SEALS:
+        return ranked, 0
+    dropped: set[int] = set()
+    for rank, key in sorted(ranked, key=lambda item: (_valued(item[1], valued), item[0])):
+        if total <= MAX_GROUP_SEALS:
+            break
+        if not seals.get(key.name):
+            continue  # evicting it would not bring the seals down
+        total -= seals[key.name]
+        dropped.add(rank)
+    return [item for item in ranked if item[0] not in dropped], len(dropped)
 
 
 def _newest_epochs_per_sender(ranked: list[tuple[int, GroupKey]]) -> list[tuple[int, GroupKey]]:

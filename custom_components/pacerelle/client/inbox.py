@@ -9,33 +9,55 @@ keeping the old one.
 
 A group message is sealed with its sender's static group key (no ratchet, no counter), so
 it would open again if the relay resent it under a new id (and any `from_device_id`): a
-new id makes a new receipt. So the inbox also remembers the seal (`group_seal`: key and
-IV, unique to one message) of the last MAX_GROUP_SEALS group messages it took or sent
-(sender.py: the agent seals with a member's key, so its own message reflected back "from"
-that member would open as theirs), and a message with a known seal is refused as a replay
-(inbox_pipeline.py). Older seals
-are forgotten: a relay that kept a message for that many group messages could replay it
-once more (as Signal's bounded message keys trade completeness for a bounded store).
+new id makes a new receipt. So the inbox also remembers, per group key, the IVs of the
+group messages it took or sent with that key (`GroupSeal`: key and IV, unique to one
+message; sender.py: the agent seals with a member's key, so its own message reflected back
+"from" that member would open as theirs), and a message with a known seal is refused as a
+replay (inbox_pipeline.py). The seals of a key are kept as long as the key is held (they go
+with it: group_key_bounds.py, store_bounds.py) and for its last MAX_SEALS_PER_KEY messages,
+so no other sender can flush them: an invented member flooding the group fills only his own
+key's window. All seals together are bounded too (MAX_GROUP_SEALS, by evicting the least
+valuable keys with their seals, group_key_bounds.py rule 3).
+
+Stored as `group_seals: {key name: [IV base64, ...]}`, oldest first. A store from before
+kept one global list of digests (`payload_digest`), of the last 2,000 group messages: it
+loads as `legacy_seals`, still refused, never grown (written back as `legacy_group_seals`).
 """
 
+import base64
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from .errors import PacerelleError
 from .gateway_frames import InboundMessage
 from .groups import parse_message
-from .limits import MAX_ACCEPTED_RECEIPTS, MAX_PENDING, MAX_REJECTED_RECEIPTS, MAX_REQUEST_BYTES
+from .limits import (
+    MAX_ACCEPTED_RECEIPTS,
+    MAX_PENDING,
+    MAX_REJECTED_RECEIPTS,
+    MAX_REQUEST_BYTES,
+    MAX_SEALS_PER_KEY,
+)
 from .payloads import Content
 
 __all__ = ["MAX_ACCEPTED_RECEIPTS", "MAX_PENDING", "MAX_REJECTED_RECEIPTS"]
 
-# Seals of group messages remembered against replays: as many as the receipts of accepted
-# messages (a seal is 32 hex characters: ~70 KB stored at most).
-MAX_GROUP_SEALS = MAX_ACCEPTED_RECEIPTS
+
+class GroupSeal(NamedTuple):
+    """What makes a group message unique: its key's name and its IV (base64)."""
+
+    key_name: str
+    iv: str
+
+    @property
+    def digest(self) -> str:
+        """The form stores from before kept (one global list)."""
+        raw = base64.b64decode(self.iv)
+        return hashlib.sha256(self.key_name.encode() + b"\0" + raw).hexdigest()[:32]
 
 
 class RequestTooLargeError(PacerelleError):
@@ -153,12 +175,29 @@ class Inbox:
     accepted: Mapping[str, str] = field(default_factory=dict)
     pending: Mapping[str, Request] = field(default_factory=dict)
     rejected: Mapping[str, str] = field(default_factory=dict)
-    # Seals of the group messages taken (see the module docstring), oldest first.
-    group_seals: Mapping[str, None] = field(default_factory=dict)
+    # Per group key, the IVs of the group messages taken or sent with it (see the module
+    # docstring), oldest first; and the global digests of a store from before.
+    group_seals: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    legacy_seals: frozenset[str] = frozenset()
 
-    def with_group_seal(self, seal: str) -> Inbox:
-        seals = {**self.group_seals, seal: None}
-        return replace(self, group_seals=_bounded(seals, MAX_GROUP_SEALS))
+    def with_group_seal(self, seal: GroupSeal) -> Inbox:
+        known = self.group_seals.get(seal.key_name, ())
+        seals = {**self.group_seals, seal.key_name: (*known, seal.iv)[-MAX_SEALS_PER_KEY:]}
+        return replace(self, group_seals=seals)
+
+    def has_group_seal(self, seal: GroupSeal) -> bool:
+        """Whether a group message with this seal was taken or sent before: a replay."""
+        return seal.iv in self.group_seals.get(seal.key_name, ()) or (
+            bool(self.legacy_seals) and seal.digest in self.legacy_seals
+        )
+
+    def with_seals_of(self, key_names: Iterable[str]) -> Inbox:
+        """Only the seals of the keys still held (they go with their key)."""
+        held = set(key_names)
+        if held >= self.group_seals.keys():
+            return self
+        kept = {name: seals for name, seals in self.group_seals.items() if name in held}
+        return replace(self, group_seals=kept)
 
     def receipt(self, message_id: str, digest: str) -> Receipt:
         for known, kind in (
@@ -174,7 +213,7 @@ class Inbox:
         entry = self.received.get(message_id)
         return entry[0] if entry is not None else None
 
-    def with_received(self, digest: str, request: Request, seal: str | None = None) -> Inbox:
+    def with_received(self, digest: str, request: Request, seal: GroupSeal | None = None) -> Inbox:
         """With `request` received; `seal` is its group seal, if a group message."""
         inbox = replace(self, received={**self.received, request.message_id: (digest, request)})
         return inbox.with_group_seal(seal) if seal is not None else inbox
@@ -224,7 +263,8 @@ class Inbox:
             "accepted": dict(self.accepted),
             "pending": [request.to_json() for request in self.pending.values()],
             "rejected": dict(self.rejected),
-            "group_seals": list(self.group_seals),
+            "group_seals": {name: list(seals) for name, seals in self.group_seals.items()},
+            "legacy_group_seals": sorted(self.legacy_seals),
         }
 
     @classmethod
@@ -234,33 +274,45 @@ class Inbox:
             for item in data["received"]
         }
         pending = {item["message_id"]: Request.from_json(item) for item in data["pending"]}
+        seals_json = data.get("group_seals")
         return cls(
             received=received,
             accepted={str(k): str(v) for k, v in data["accepted"].items()},
             pending=pending,
             rejected={str(k): str(v) for k, v in data["rejected"].items()},
-            # Absent in stores written before seals were kept.
-            group_seals=dict.fromkeys(str(seal) for seal in data.get("group_seals") or ()),
+            # Absent in stores written before seals were kept; a list (global digests) in
+            # those written before they were kept per key.
+            group_seals={
+                str(name): tuple(str(iv) for iv in seals)[-MAX_SEALS_PER_KEY:]
+                for name, seals in (seals_json if isinstance(seals_json, dict) else {}).items()
+            },
+            legacy_seals=frozenset(
+                str(seal)
+                for seal in (
+                    seals_json if isinstance(seals_json, list) else data.get("legacy_group_seals")
+                )
+                or ()
+            ),
         )
 
 
-def group_seal(message: InboundMessage) -> str | None:
-    """What makes a group message unique: a digest of its key's name and its IV (the relay
-    can change the id, the routing fields and the JSON around them, never these without
-    the message failing to open); None for a direct message or an unreadable payload."""
+def group_seal(message: InboundMessage) -> GroupSeal | None:
+    """What makes a group message unique: its key's name and its IV (the relay can change
+    the id, the routing fields and the JSON around them, never these without the message
+    failing to open); None for a direct message or an unreadable payload."""
     if not (message.encrypted and message.is_group):
         return None
     return payload_seal(message.payload)
 
 
-def payload_seal(payload: bytes) -> str | None:
+def payload_seal(payload: bytes) -> GroupSeal | None:
     """The seal of a group payload (`group_seal`), also of the agent's own: the relay could
     reflect them back as the member whose key sealed them. None when unreadable."""
     try:
         sealed = parse_message(payload)
     except PacerelleError:
         return None
-    return hashlib.sha256(sealed.key_name.encode() + b"\0" + sealed.iv).hexdigest()[:32]
+    return GroupSeal(sealed.key_name, base64.b64encode(sealed.iv).decode())
 
 
 def stored_size(value: Any) -> int:

@@ -51,7 +51,7 @@ from .gateway_frames import InboundMessage, build_ack
 from .groups import parse_message
 from .handed_over import hand_over_mark, handed_over_before
 from .inbound_queue import InboundQueue
-from .inbox import Inbox, Receipt, Request, group_seal
+from .inbox import GroupSeal, Inbox, Receipt, Request, group_seal
 from .signal.identity import verification_code
 from .signal.state import AgentSignalState
 from .stage_clock import StageClock
@@ -197,8 +197,8 @@ class InboxPipeline:
             sum(len(m.payload) for m in self._deferred.values()) > MAX_DEFERRED_BYTES
         ):
             del self._deferred[next(iter(self._deferred))]
-        held = self._core.data.conversations.group_keys
-        ready = [m for m in self._deferred.values() if _key_name(m) in held]
+        conversations = self._core.data.conversations
+        ready = [m for m in self._deferred.values() if conversations.opens_with(_key_name(m) or "")]
         for message in ready:
             del self._deferred[message.message_id]
         if ready:
@@ -249,14 +249,15 @@ class InboxPipeline:
     async def _group_envelopes(
         self, messages: Sequence[InboundMessage]
     ) -> Mapping[str, Sequence[Mapping[str, Any]]]:
-        """Fetch group key envelopes for group messages whose key we lack."""
-        held = self._core.data.conversations.group_keys
+        """Fetch group key envelopes for group messages whose key we lack (or may not use yet)."""
+        conversations = self._core.data.conversations
         wanted: set[str] = set()
         for message in messages:
             if not (message.encrypted and message.is_group):
                 continue
             try:
-                if parse_message(message.payload).key_name not in held:
+                # Also a key held of an epoch not entered yet: the fetch may move the group.
+                if not conversations.opens_with(parse_message(message.payload).key_name):
                     wanted.add(message.conversation_id)
             except PacerelleError:
                 continue  # refused when opened
@@ -316,13 +317,13 @@ def _key_name(message: InboundMessage) -> str | None:
 def _unless_replayed(inbox: Inbox) -> Callable[[Opened], Opened]:
     """Refuses a group message whose seal the inbox took before, or met earlier in the
     same batch: the relay resent it under a new id (inbox.py)."""
-    seen = set(inbox.group_seals)
+    seen: set[GroupSeal] = set()
 
     def judge(item: Opened) -> Opened:
         seal = group_seal(item.message) if item.request is not None else None
         if seal is None:
             return item
-        if seal in seen:
+        if seal in seen or inbox.has_group_seal(seal):
             return replace(item, request=None, refusal="a replayed group message")
         seen.add(seal)
         return item

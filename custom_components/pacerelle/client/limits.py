@@ -15,6 +15,7 @@ budgets are in bytes of the stored form, never in characters):
                                              skipped keys (libsignal's own bounds)
     group keys                               MAX_KEYED_GROUPS x MAX_KEYS_PER_GROUP
                                              x MAX_GROUP_KEY_BYTES     4 MiB
+    group message seals                      MAX_GROUP_SEALS x ~19 bytes       2 MiB
     receipts, checkpoints, other keys, rest  well under 2 MiB
 The sum stays under MAX_DOCUMENT_BYTES for every realistic state; what no budget covers
 (a session record swollen by skipped keys, say) is caught by the writer's size check, and
@@ -81,6 +82,14 @@ MAX_KEYED_GROUPS: Final = 64
 """Groups whose keys are kept; beyond it, whole groups go, those without a trusted key
 first, then the least recently used. With MAX_KEYS_PER_GROUP, at most 4096 keys (~350
 bytes each as Pacerelle's apps make them: ~1.4 MiB)."""
+
+MAX_SEALS_PER_KEY: Final = 10_000
+"""Group messages remembered per group key against replays (inbox.py): the key's last ones,
+taken or sent. Only the key's own messages age a seal out, never another sender's."""
+
+MAX_GROUP_SEALS: Final = 100_000
+"""Seals of all group keys together (~19 bytes each stored: ~1.9 MiB); beyond, the least
+valuable keys go with their seals (group_key_bounds.py rule 3)."""
 
 MAX_GROUP_KEY_BYTES: Final = 1024
 """One group key as stored. Its ids are at most 128 + 128 + 256 characters (conversation,

@@ -23,6 +23,7 @@ from .inbox import stored_size
 from .limits import (
     MAX_DEVICES_PER_PEER,
     MAX_GROUP_KEY_EPOCHS,
+    MAX_GROUP_SEALS,
     MAX_HISTORY_BYTES,
     MAX_KEYED_GROUPS,
     MAX_KEYS_PER_GROUP,
@@ -54,9 +55,10 @@ class StoredSizes:
     def __init__(self) -> None:
         self._sizes: dict[Hashable, tuple[object, int]] = {}
         self._seen: dict[Hashable, tuple[object, int]] = {}
-        # The group keys mapping last found within bounds (immutable: replaced on change),
-        # so that a save that learned no key does not sort them all again.
+        # The group keys mapping and the seals last found within bounds (immutable:
+        # replaced on change), so that a save that learned no key does not sort them again.
         self.bounded_group_keys: object = None
+        self.bounded_group_seals: object = None
 
     def size(self, key: Hashable, entry: object, to_json: Callable[[], Any]) -> int:
         known = self._sizes.get(key)
@@ -85,9 +87,13 @@ def within_bounds(
     data = _bound_history(data, sizes)
     sizes.settle()
     data = _bound_last_devices(data)
-    if data.conversations.group_keys is not sizes.bounded_group_keys:
+    if (
+        data.conversations.group_keys is not sizes.bounded_group_keys
+        or data.inbox.group_seals is not sizes.bounded_group_seals
+    ):
         data = _bound_group_keys(data, group_keys_valued)
         sizes.bounded_group_keys = data.conversations.group_keys
+        sizes.bounded_group_seals = data.inbox.group_seals
     return _bound_sessions(data)
 
 
@@ -290,12 +296,23 @@ def _bound_last_devices(data: AgentData) -> AgentData:
 
 
 def _bound_group_keys(data: AgentData, valued: KeyValue | None) -> AgentData:
-    bounded = bound_group_keys(data.conversations.group_keys, valued)
+    """Group keys within their bounds; the seals of the keys that went go with them, and
+    the epochs of groups whose keys all went (inbox.py, group_epochs.py)."""
+    seals = {name: len(items) for name, items in data.inbox.group_seals.items()}
+    bounded = bound_group_keys(data.conversations.group_keys, valued, seals)
+    conversations = data.conversations
+    if bounded.evicted:
+        conversations = replace(conversations, group_keys=bounded.keys)
+    conversations = conversations.within_held_groups()
+    inbox = data.inbox.with_seals_of(conversations.group_keys)
+    if conversations is not data.conversations or inbox is not data.inbox:
+        data = replace(data, conversations=conversations, inbox=inbox)
     if not bounded.evicted:
         return data
     _LOGGER.warning(
         "Evicted %d group keys: %d of older epochs (%d kept per sender), %d beyond %d in a "
-        "group, %d of groups beyond %d, untrusted and least recently used first",
+        "group, %d of groups beyond %d, %d beyond %d seals in all, untrusted and least "
+        "recently used first",
         bounded.evicted,
         bounded.old_epochs,
         MAX_GROUP_KEY_EPOCHS,
@@ -303,9 +320,10 @@ def _bound_group_keys(data: AgentData, valued: KeyValue | None) -> AgentData:
         MAX_KEYS_PER_GROUP,
         bounded.groups,
         MAX_KEYED_GROUPS,
+        bounded.over_seals,
+        MAX_GROUP_SEALS,
     )
-    conversations = replace(data.conversations, group_keys=bounded.keys)
-    return _counted(replace(data, conversations=conversations), group_keys=bounded.evicted)
+    return _counted(data, group_keys=bounded.evicted)
 
 
 def _bound_sessions(data: AgentData) -> AgentData:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .gateway_frames import GROUP_PREFIX
+from .group_epochs import GroupEpoch, advance, member_ids
 from .groups import GroupKey
 from .widgets import (
     CHOICE,
@@ -145,20 +146,21 @@ class Addressee:
         return None
 
 
-def group_members(keys: Iterable[GroupKey], conversation_id: str, agent_id: str) -> frozenset[str]:
-    """The group's members as the agent knows them: the senders of the keys it holds for
-    the group's newest epoch (a member who left makes no key of the epochs after), the
-    agent itself excluded. Empty when it holds none, or only keys stored before their
-    sender was recorded."""
+def group_members(
+    keys: Iterable[GroupKey],
+    conversation_id: str,
+    agent_id: str,
+    epoch: GroupEpoch | None = None,
+) -> frozenset[str]:
+    """The group's members as the agent knows them: the senders of its keys of the group's
+    current `epoch` (derived from the keys when not given), the removed excepted
+    (group_epochs.py: a member who left makes no key of the epochs after, and one he makes
+    alone never counts), the agent itself excluded. Empty when it holds none, or only keys
+    stored before their sender was recorded."""
     held = [key for key in keys if key.conversation_id == conversation_id]
-    if not held:
-        return frozenset()
-    epoch = max(key.epoch for key in held)
-    return frozenset(
-        key.sender_id
-        for key in held
-        if key.epoch == epoch and key.sender_id is not None and key.sender_id != agent_id
-    )
+    if epoch is None:
+        epoch = advance(None, held, conversation_id)
+    return member_ids(epoch, held, agent_id)
 
 
 class MemberAnswers:
