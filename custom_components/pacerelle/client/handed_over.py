@@ -55,7 +55,7 @@ def hand_over_mark(message: InboundMessage) -> str:
     if message.encrypted and message.is_group:
         seal = payload_seal(message.payload)
         if seal is not None:
-            return seal
+            return seal.digest
     elif message.encrypted:
         try:
             parsed = parse_frame(message.payload)
