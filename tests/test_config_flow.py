@@ -42,9 +42,13 @@ async def _events(emulator: EmulatorHandle, kind: str) -> list[dict[str, object]
 
 
 def _store_files(hass: HomeAssistant) -> list[str]:
-    """The stores on disk (not the temporary files of a save the runtime may be making)."""
+    """The stores on disk (not SQLite's write-ahead log and index beside an open one)."""
     directory = Path(hass.config.path(".storage", "pacerelle"))
-    return sorted(path.name for path in directory.glob("[!.]*")) if directory.exists() else []
+    if not directory.exists():
+        return []
+    return sorted(
+        path.name for path in directory.glob("[!.]*") if not path.name.endswith(("-wal", "-shm"))
+    )
 
 
 async def test_happy_path_creates_the_agent(hass: HomeAssistant, driver: FlowDriver) -> None:
@@ -104,7 +108,7 @@ async def test_happy_path_creates_the_agent(hass: HomeAssistant, driver: FlowDri
     assert await emulator.runtime_token(token)
     assert token not in json.dumps(entry.as_dict())
     driver.assert_never_sent(token)
-    assert _store_files(hass) == [f"{agent_id}.enc", f"{agent_id}.key"]
+    assert _store_files(hass) == [f"{agent_id}.db", f"{agent_id}.key", f"{agent_id}.lock"]
 
 
 async def test_client_is_registered_once_per_server_and_callback(

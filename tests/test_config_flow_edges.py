@@ -82,15 +82,15 @@ async def test_a_store_that_cannot_be_written_creates_no_entry(
     external = await driver.begin()
     redirect_url = await driver.answer(external)
     agent_id = await _new_agent_id(driver, set())
-    # A folder where the encrypted document goes: the write fails after the key was made.
-    (_store_dir(hass) / f"{agent_id}.enc").mkdir(parents=True)
+    # A folder where the store's database goes: the write fails after the key was made.
+    (_store_dir(hass) / f"{agent_id}.db").mkdir(parents=True)
     await driver.come_back(redirect_url)
     result = await driver.fetch(external["flow_id"])
     assert (result["type"], result["reason"]) == ("abort", "store_failed")
     assert hass.config_entries.async_entries(DOMAIN) == []
     # No document was written. (The cleanup deletes the document first and stops at the
     # folder put there, so the new key file stays; no entry refers to it.)
-    assert not (_store_dir(hass) / f"{agent_id}.enc").is_file()
+    assert not (_store_dir(hass) / f"{agent_id}.db").is_file()
 
 
 async def test_reauth_that_cannot_keep_the_new_agent_keeps_the_old_one(

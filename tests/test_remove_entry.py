@@ -19,8 +19,11 @@ async def test_deleting_the_entry_deletes_the_store(
     folder = Path(hass.config.path(".storage", DOMAIN))
     agent_id = setup.installed.agent_id
     assert {path.name for path in folder.glob(f"{agent_id}.*")} == {
-        f"{agent_id}.enc",
+        f"{agent_id}.db",
+        f"{agent_id}.db-shm",
+        f"{agent_id}.db-wal",
         f"{agent_id}.key",
+        f"{agent_id}.lock",
     }
     marks = folder.parent / f"{DOMAIN}.handed_over.{agent_id}"
     assert marks.is_file()

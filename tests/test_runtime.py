@@ -2,7 +2,9 @@
 
 import base64
 import json
+import sqlite3
 
+import orjson
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.const import EVENT_HOMEASSISTANT_STOP
 from homeassistant.core import HomeAssistant
@@ -15,9 +17,20 @@ from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.repairs import issue_id as trust_issue_id
 from custom_components.pacerelle.runtime import EVENT_MESSAGE, status_signal
-from custom_components.pacerelle.store import AgentStore
+from custom_components.pacerelle.store import AgentStore, record_store
 from tests.emulator_fixtures import EmulatorHandle
 from tests.runtime_harness import add_entry, connected_entry, wait_until
+
+
+def damage_a_row(path: str) -> None:
+    """One byte of one encrypted row flipped, as a disk fault would."""
+    with sqlite3.connect(path) as connection:
+        table, rkey, value = connection.execute("SELECT tbl, rkey, value FROM records").fetchone()
+        damaged = value[:-1] + bytes([value[-1] ^ 1])
+        connection.execute(
+            "UPDATE records SET value = ? WHERE tbl = ? AND rkey = ?", (damaged, table, rkey)
+        )
+    connection.close()
 
 
 async def test_message_fires_the_event_and_the_store_keeps_everything(
@@ -73,10 +86,8 @@ async def test_corrupt_store_is_a_repair_issue_not_a_new_identity(
 ) -> None:
     installed = await emulator.install()
     entry = await add_entry(hass, emulator, installed)
-    path = hass.config.path(".storage", DOMAIN, f"{installed.agent_id}.enc")
-    with open(path, "r+b") as file:  # noqa: ASYNC230 - a tiny write in a test
-        file.seek(-5, 2)
-        file.write(b"XXXXX")
+    path = hass.config.path(".storage", DOMAIN, f"{installed.agent_id}.db")
+    await hass.async_add_executor_job(damage_a_row, path)
     assert not await hass.config_entries.async_setup(entry.entry_id)
     assert entry.state is ConfigEntryState.SETUP_ERROR
     issue = ir.async_get(hass).async_get_issue(DOMAIN, f"store_{entry.entry_id}")
@@ -194,14 +205,19 @@ async def test_damaged_runtime_data_is_a_corrupt_store_issue(
     installed = await emulator.install()
     entry = await add_entry(hass, emulator, installed)
     store = AgentStore(hass, installed.agent_id)
-    document = await store.async_load()
-    await store.async_save({**document, "signal": {"format": 1}, "inbox": {}})
+    await store.async_load()
+    # A row that decrypts (the store key made it) but whose Signal state does not parse.
+    records = record_store(hass, installed.agent_id)
+    bad = orjson.dumps(["", {"format": 1}, None])
+    await hass.async_add_executor_job(records.file.apply, [("prekeys", "", 0, bad)], [])
+    await hass.async_add_executor_job(records.close)
     assert not await hass.config_entries.async_setup(entry.entry_id)
     issue = ir.async_get(hass).async_get_issue(DOMAIN, f"store_{entry.entry_id}")
     assert issue is not None
     assert issue.translation_key == "store_corrupt"
-    # The damaged document is left for the user to restore, not overwritten.
-    assert (await store.async_load())["signal"] == {"format": 1}
+    # The damaged store is left for the user to restore, not overwritten.
+    rows = await hass.async_add_executor_job(lambda: list(records.file.rows()))
+    assert ("prekeys", 0, ["", {"format": 1}, None]) in rows
 
 
 async def test_attachment_keys_stay_out_of_events_and_files_download(

@@ -1,13 +1,16 @@
 """The agent's encrypted store inside Home Assistant's configuration directory."""
 
+import base64
 from pathlib import Path
 
 import pytest
 from homeassistant.core import HomeAssistant
 
 from custom_components.pacerelle import store as store_module
+from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.encrypted_file import StoreError, StoreProblem
-from custom_components.pacerelle.store import STORE_VERSION, AgentStore, migrate
+from custom_components.pacerelle.client.signal.state import AgentSignalState
+from custom_components.pacerelle.store import STORE_VERSION, AgentStore, migrate, record_store
 
 INSTALLATION = {"token": "inst-secret", "agent_id": "agent-1"}
 
@@ -18,12 +21,23 @@ async def test_created_saved_loaded_removed(hass: HomeAssistant) -> None:
     await store.async_create({"installation": INSTALLATION})
     assert await store.async_exists()
     assert await store.async_load() == {"installation": INSTALLATION, "version": STORE_VERSION}
-    await store.async_save({"installation": INSTALLATION, "signal": {"x": 1}})
-    assert (await store.async_load())["signal"] == {"x": 1}
+    data = AgentData(await hass.async_add_executor_job(AgentSignalState.new))
+    await store.async_commit({"installation": INSTALLATION}, data)
+    assert (await store.async_load())["signal"] == data.sections()["signal"]
+    record_store(hass, "agent-1").close()  # read again from the disk
+    assert (await store.async_load())["signal"] == data.sections()["signal"]
     directory = Path(hass.config.path(".storage", "pacerelle"))
-    assert b"inst-secret" not in (directory / "agent-1.enc").read_bytes()
+    identity = data.signal.prekeys.identity
+    for path in directory.iterdir():
+        content = path.read_bytes()
+        assert b"inst-secret" not in content
+        assert b"agent-1" not in content
+        for secret in (identity.private, identity.public):
+            assert secret not in content
+            assert base64.b64encode(secret) not in content
     await store.async_remove()
     assert not await store.async_exists()
+    assert list(directory.iterdir()) == []
 
 
 async def test_create_never_overwrites_an_identity(hass: HomeAssistant) -> None:

@@ -65,7 +65,7 @@ async def test_a_burst_of_huge_messages_leaves_a_store_that_loads(
     taken_in = time.monotonic() - started
     assert await hass.config_entries.async_unload(entry.entry_id)
 
-    store = Path(hass.config.path(".storage", "pacerelle", f"{installed.agent_id}.enc"))
+    store = Path(hass.config.path(".storage", "pacerelle", f"{installed.agent_id}.db"))
     size = (await hass.async_add_executor_job(store.stat)).st_size
     print(f"store after the burst: {size} bytes; taken in within {taken_in:.1f} s")
     assert size <= MAX_DOCUMENT_BYTES

@@ -24,7 +24,7 @@ async def test_an_unreadable_store_at_stop_is_not_advanced(
     await store.async_create({GENERATION_KEY: 4})
     witness: Store[dict[str, int]] = Store(hass, WITNESS_VERSION, WITNESS_KEY)
     await witness.async_save({"agt_stop": 4})
-    data_path = Path(hass.config.path(".storage", DOMAIN, "agt_stop.enc"))
+    data_path = Path(hass.config.path(".storage", DOMAIN, "agt_stop.db"))
 
     def corrupt() -> bytes:
         data_path.write_bytes(b"not a store at all")

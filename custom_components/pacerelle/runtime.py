@@ -188,8 +188,7 @@ async def async_setup_runtime(hass: HomeAssistant, entry: PacerelleConfigEntry) 
         _LOGGER.warning("Agent %s runs WITHOUT end-to-end encryption (debugging option)", agent_id)
     hooks = AgentHooks(
         save=store.async_save,
-        save_unsynced=store.async_save_unsynced,
-        sync=store.async_sync,
+        commit=store.async_commit,
         run_blocking=run_blocking,
         deliver=events.deliver,
         prepare=events.prepare,
@@ -210,6 +209,8 @@ async def async_setup_runtime(hass: HomeAssistant, entry: PacerelleConfigEntry) 
     async def stop(_event: Event | None = None) -> None:
         await agent.stop()
         await async_advance_at_stop(hass, store, agent_id)
+        # Closed: the lock released, the next start reads the disk (a folder put back).
+        await store.async_close()
 
     entry.async_on_unload(hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, stop))
     entry.async_on_unload(stop)
@@ -240,10 +241,9 @@ async def _async_load(
     """The document and the agent's data; a new identity only for a store that never had one."""
     path = hass.config.path(".storage", DOMAIN)
     try:
-        document = await store.async_load()
+        # Reading and parsing the rows takes milliseconds: in the executor (store.py).
+        document, data = await store.async_load_data()
         _check_installation(document)
-        # Parsing the keys takes milliseconds: not on the event loop.
-        data = await hass.async_add_executor_job(AgentData.from_document, document)
     except (StoreError, AgentDataError) as err:
         problem = err.problem if isinstance(err, StoreError) else StoreProblem.CORRUPT
         # No log line here: Home Assistant logs the ConfigEntryError with its message.
@@ -258,9 +258,7 @@ async def _async_load(
         # First start of a new installation: the identity is made once and saved before
         # anything about it is published.
         data = AgentData(await hass.async_add_executor_job(AgentSignalState.new))
-        sections = await hass.async_add_executor_job(data.sections)
-        document = {**document, **sections}
-        await store.async_save(document)
+        await store.async_commit(document, data)
     # A store behind its witness was put back from an older copy (store_generation.py).
     document, restored = await async_advance(
         hass,
@@ -274,8 +272,7 @@ async def _async_load(
         # The newer state's one-time prekeys are replaced before anything is published.
         _LOGGER.warning("The store of agent %s is an older copy (restored)", agent_name)
         data = await hass.async_add_executor_job(rekeyed_after_restore, data)
-        document = {**document, **await hass.async_add_executor_job(data.sections)}
-        await store.async_save(document)
+        await store.async_commit(document, data)
     return document, data
 
 

@@ -1,13 +1,14 @@
 """The agent's encrypted store inside Home Assistant's configuration directory.
 
-One store per agent in `<config>/.storage/pacerelle/` (see client/encrypted_file.py for the
-format): the installation token and the Signal identity live only here, never in
-core.config_entries. File work runs in the executor; saves of one agent are serialized.
+One store per agent in `<config>/.storage/pacerelle/` (client/state/record_file.py for the
+format; stores of earlier versions, client/encrypted_file.py, are migrated at their first
+load): the installation token and the Signal identity live only here, never in
+core.config_entries. File work runs in the executor; commits of one agent are serialized.
 Home Assistant's backups include `.storage`, so the store and its key are backed up together.
 The document's `handed_over` section (the marks of the last hand-overs) is kept outside
-the agent's folder, in its own file (store_handed_over.py): saved after the store, in the
-same job, and merged back when the store is loaded, so a restore of the folder alone
-leaves it as the newer state wrote it.
+the agent's folder, in its own file (store_handed_over.py): written after the store's
+commit, in the same job, and merged back when the store is loaded, so a restore of the
+folder alone leaves it as the newer state wrote it (the records never hold it).
 
 Versions: 1 named session records by joining ids with ":" (ambiguous when an id holds one);
 2 escapes ":" and "%" in them (PeerAddress.storage_name), so names of ids without either,
@@ -22,16 +23,20 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from homeassistant.core import HomeAssistant
+from homeassistant.const import EVENT_HOMEASSISTANT_CLOSE
+from homeassistant.core import Event, HomeAssistant, callback
 from homeassistant.util.hass_dict import HassKey
 
-from .client.encrypted_file import EncryptedFile, StoreError, StoreProblem
+from .client.agent_data import SECTIONS, AgentData, AgentDataError
+from .client.encrypted_file import StoreError, StoreProblem
 from .client.signal.session import PeerAddress, legacy_addresses
+from .client.state.record_store import RecordStore
 from .store_handed_over import SECTION as HANDED_OVER
 from .store_handed_over import HandedOverFile
 
 _LOGGER = logging.getLogger(__name__)
 _LOCKS: HassKey[dict[str, asyncio.Lock]] = HassKey("pacerelle_store_locks")
+_STORES: HassKey[dict[str, RecordStore]] = HassKey("pacerelle_record_stores")
 
 STORE_DIRECTORY = ("pacerelle",)
 STORE_VERSION = 2
@@ -130,75 +135,125 @@ MIGRATIONS: dict[int, Migration] = {1: _escape_session_names}
 
 
 class AgentStore:
-    """Load and save one agent's encrypted document."""
+    """Load and commit one agent's store (client/state/: SQLite records, encrypted rows).
+
+    One RecordStore per agent and Home Assistant, whatever the AgentStore instance (config
+    flow, runtime, stop): it holds the store's lock and the last committed data, which the
+    next commit is compared with. Closed when Home Assistant closes or the agent is removed.
+    """
 
     def __init__(self, hass: HomeAssistant, agent_id: str) -> None:
         self._hass = hass
-        directory = Path(hass.config.path(".storage", *STORE_DIRECTORY))
-        self._file = EncryptedFile(directory, agent_id)
-        self._marks = HandedOverFile(directory.parent, agent_id)
-        # One lock per agent, whatever the instance (config flow, runtime, stop): a load
-        # removes leftover temporary files, which must never be a save's file in flight.
+        self._records = record_store(hass, agent_id)
+        self._marks = HandedOverFile(Path(hass.config.path(".storage")), agent_id)
+        # One lock per agent, whatever the instance: one file operation at a time.
         self._lock = hass.data.setdefault(_LOCKS, {}).setdefault(agent_id, asyncio.Lock())
 
     async def async_exists(self) -> bool:
-        return await self._hass.async_add_executor_job(self._file.exists)
+        return await self._hass.async_add_executor_job(self._records.exists)
 
     async def async_create(self, document: dict[str, Any]) -> None:
         """Create the store of a new agent; FileExistsError if it already has one."""
         async with self._lock:
-            await self._hass.async_add_executor_job(self._file.create, _versioned(document))
+            await self._hass.async_add_executor_job(self._records.create, _versioned(document))
+
+    async def async_load_data(self) -> tuple[dict[str, Any], AgentData | None]:
+        """The integration's keys (at STORE_VERSION) and the agent's data; StoreError or
+        AgentDataError say what is wrong. Migrates an earlier version's `.enc` store."""
+        async with self._lock:
+            return await self._hass.async_add_executor_job(self._load)
+
+    def _load(self) -> tuple[dict[str, Any], AgentData | None]:
+        """The store, with the hand-over marks kept beside it merged in."""
+        marks = self._marks.read()
+
+        def migrated(document: dict[str, Any]) -> dict[str, Any]:
+            document = migrate(document)
+            return document if marks is None else {**document, HANDED_OVER: marks}
+
+        return self._records.load(migrated)
 
     async def async_load(self) -> dict[str, Any]:
-        """The document at STORE_VERSION, with the hand-over marks kept beside it;
-        StoreError says what is wrong."""
+        """The whole document at STORE_VERSION; StoreError says what is wrong."""
         async with self._lock:
-            document, marks = await self._hass.async_add_executor_job(self._read)
-        document = migrate(document)
-        return document if marks is None else {**document, HANDED_OVER: marks}
+            return await self._hass.async_add_executor_job(self._load_document)
 
-    def _read(self) -> tuple[dict[str, Any], list[Any] | None]:
-        return self._file.read(), self._marks.read()
+    def _load_document(self) -> dict[str, Any]:
+        try:
+            self._load()
+        except AgentDataError as err:
+            raise StoreError(StoreProblem.CORRUPT, str(err)) from err
+        return self._records.document()
+
+    async def async_commit(
+        self,
+        extra: dict[str, Any],
+        data: AgentData,
+        bound: Callable[[AgentData], AgentData] | None = None,
+    ) -> AgentData:
+        """Commit `data` (within `bound` first, in the same executor job): only what
+        changed is written, in one transaction; the data committed."""
+        job = partial(self._commit, _versioned(extra), data, bound)
+        async with self._lock:
+            return await self._hass.async_add_executor_job(job)
+
+    def _commit(
+        self,
+        extra: dict[str, Any],
+        data: AgentData,
+        bound: Callable[[AgentData], AgentData] | None,
+    ) -> AgentData:
+        if bound is not None:
+            data = bound(data)
+        previous = self._records.data
+        self._records.commit(extra, data)
+        self._write_marks(previous, data)
+        return data
+
+    def _write_marks(self, previous: AgentData | None, data: AgentData) -> None:
+        """The marks, once the store's commit is done, if they changed."""
+        if previous is not None and previous.handed_over is data.handed_over:
+            return
+        try:
+            self._marks.write(data.handed_over.to_json(), sync=True)
+        except OSError as err:  # the store holds the acceptance: its events must fire
+            _marks_failed(err)
+
+    async def async_save_keys(self, values: dict[str, Any]) -> None:
+        """Change only the integration's keys `values` (the generation, say)."""
+        async with self._lock:
+            await self._hass.async_add_executor_job(self._records.save_keys, values)
 
     async def async_save(self, document: dict[str, Any]) -> None:
-        """Replace the document atomically."""
+        """Replace the whole document (its sections parsed: every record compared)."""
         async with self._lock:
-            await self._hass.async_add_executor_job(partial(self._write, document, sync=True))
+            await self._hass.async_add_executor_job(self._save_document, _versioned(document))
 
-    async def async_save_unsynced(self, document: dict[str, Any]) -> None:
-        """Replace the document atomically, durable against a kill; `async_sync` for a
-        power cut (encrypted_file.py)."""
+    def _save_document(self, document: dict[str, Any]) -> None:
+        if not self._records.loaded:
+            self._load()
+        extra = {key: value for key, value in document.items() if key not in SECTIONS}
+        data = AgentData.from_document(document)
+        self._records.commit(extra, data)
+        if HANDED_OVER in document:
+            self._write_marks(None, data)
+
+    async def async_checkpoint(self) -> None:
+        """Fold the write-ahead log into the database file (before a backup)."""
         async with self._lock:
-            await self._hass.async_add_executor_job(partial(self._write, document, sync=False))
+            await self._hass.async_add_executor_job(self._records.checkpoint)
 
-    def _write(self, document: dict[str, Any], *, sync: bool) -> None:
-        """The store, then (once its rename is done) the marks, if the document has them."""
-        marks = document.get(HANDED_OVER)
-        stored = {key: value for key, value in document.items() if key != HANDED_OVER}
-        self._file.write(_versioned(stored), sync_directory=sync)
-        if isinstance(marks, list):
-            try:
-                self._marks.write(marks, sync=sync)
-            except OSError as err:  # the store holds the acceptance: its events must fire
-                _marks_failed(err)
-
-    async def async_sync(self) -> None:
+    async def async_close(self) -> None:
+        """Close the database and release its lock; the next load reads the disk again."""
         async with self._lock:
-            await self._hass.async_add_executor_job(self._sync)
-
-    def _sync(self) -> None:
-        self._file.sync_directory()
-        try:
-            self._marks.sync_pending()
-        except OSError as err:
-            _marks_failed(err)
+            await self._hass.async_add_executor_job(self._records.close)
 
     async def async_remove(self) -> None:
         async with self._lock:
             await self._hass.async_add_executor_job(self._remove)
 
     def _remove(self) -> None:
-        self._file.remove()
+        self._records.remove()
         self._marks.remove()
 
 
@@ -208,6 +263,24 @@ def _marks_failed(err: OSError) -> None:
         "older copy of the agent's folder, the relay could have them handed over again",
         err.strerror or err,
     )
+
+
+def record_store(hass: HomeAssistant, agent_id: str) -> RecordStore:
+    stores = hass.data.get(_STORES)
+    if stores is None:
+        stores = hass.data[_STORES] = {}
+
+        @callback
+        def close(_event: Event) -> None:
+            for store in stores.values():
+                store.close()
+
+        hass.bus.async_listen_once(EVENT_HOMEASSISTANT_CLOSE, close)
+    store = stores.get(agent_id)
+    if store is None:
+        directory = Path(hass.config.path(".storage", *STORE_DIRECTORY))
+        store = stores[agent_id] = RecordStore(directory, agent_id)
+    return store
 
 
 def _versioned(document: dict[str, Any]) -> dict[str, Any]:

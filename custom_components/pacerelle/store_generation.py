@@ -81,7 +81,7 @@ async def async_advance_at_stop(hass: HomeAssistant, store: AgentStore, agent_id
     witness = _witness(hass)
     known = await witness.async_load() or {}
     try:
-        document = await store.async_load()
+        document, _ = await store.async_load_data()
     except StoreError as err:  # checked at start: only a disk failure since, told at start
         _LOGGER.warning("Could not advance the store's generation at stop: %s", err)
         return
@@ -99,6 +99,7 @@ async def _async_write(
     generation: int,
 ) -> dict[str, Any]:
     document = {**document, GENERATION_KEY: generation}
-    await store.async_save(document)  # the store first: the witness never runs ahead
+    await store.async_save_keys({GENERATION_KEY: generation})  # the store first: the
+    # witness never runs ahead
     await witness.async_save({**known, agent_id: generation})
     return document

@@ -46,6 +46,12 @@ def _bounded_document(
     return data, _document(extra, data)
 
 
+def _within_bounds(
+    sizes: StoredSizes, group_keys_valued: KeyValue | None, data: AgentData
+) -> AgentData:
+    return within_bounds(data, sizes, group_keys_valued)
+
+
 @dataclass(frozen=True, slots=True)
 class CommitTiming:
     """Wall seconds of the last commit: bounds and document (executor), then the save
@@ -61,6 +67,10 @@ class ConnectionState(StrEnum):
     RECONNECTING = "reconnecting"
     DISCONNECTED = "disconnected"
     STOPPED = "stopped"
+
+
+type Bound = Callable[[AgentData], AgentData]
+type CommitHook = Callable[[dict[str, Any], AgentData, Bound], Awaitable[AgentData]]
 
 
 class BlockingRunner(Protocol):
@@ -116,6 +126,10 @@ class AgentHooks:
     # last one survive that too (AgentCore.commit's `sync`). Without them, `save` alone.
     save_unsynced: Callable[[dict[str, Any]], Awaitable[None]] | None = None
     sync: Callable[[], Awaitable[None]] | None = None
+    # A store that writes only what changed (client/state/): takes the integration's keys,
+    # the data and the bounds to apply first, in one executor job, and returns the data
+    # it committed. When set, `save` (a whole document) is not used by commits.
+    commit: CommitHook | None = None
 
 
 class AgentCore:
@@ -160,6 +174,13 @@ class AgentCore:
         extra = dict(self._extra)
         policy = self.group_key_policy
         valued = policy(None) if policy is not None else None
+        if self.hooks.commit is not None:
+            bound = partial(_within_bounds, self._sizes, valued)
+            data = await self.hooks.commit(extra, data, bound)
+            self.last_commit = CommitTiming(0.0, time.perf_counter() - started)
+            self._data = data
+            self._unsynced = False  # each commit is durable (record_file.py)
+            return
         data, document = await self.hooks.run_blocking(
             partial(_bounded_document, extra, data, self._sizes, valued)
         )

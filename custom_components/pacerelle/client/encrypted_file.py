@@ -101,14 +101,7 @@ class EncryptedFile:
     def create(self, document: dict[str, Any]) -> None:
         """Make the key and write the first document; refuses to overwrite anything."""
         self._ensure_directory()
-        key = secrets.token_bytes(KEY_SIZE)
-        # O_EXCL: two flows racing for the same agent cannot both create a key.
-        fd = os.open(self.key_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
-        with os.fdopen(fd, "wb") as out:
-            out.write(base64.b64encode(key))
-            out.flush()
-            os.fsync(out.fileno())
-        self._write(key, document)
+        self._write(create_key(self.key_path), document)
 
     def read(self) -> dict[str, Any]:
         """The decrypted document; StoreError says precisely what is wrong.
@@ -202,17 +195,7 @@ class EncryptedFile:
         return self._header() + self.name.encode()
 
     def _read_key(self) -> bytes:
-        try:
-            encoded = self.key_path.read_bytes()
-        except FileNotFoundError:
-            raise StoreError(StoreProblem.KEY_MISSING, f"{self.key_path.name} is missing") from None
-        try:
-            key = base64.b64decode(encoded.strip(), validate=True)
-        except binascii.Error:
-            key = b""
-        if len(key) != KEY_SIZE:
-            raise StoreError(StoreProblem.CORRUPT, f"{self.key_path.name} is not a store key")
-        return key
+        return read_key(self.key_path)
 
     def _write(self, key: bytes, document: dict[str, Any], *, sync_directory: bool = True) -> None:
         self._ensure_directory()
@@ -235,6 +218,33 @@ class EncryptedFile:
             raise
         if sync_directory:
             self.sync_directory()
+
+
+def create_key(path: Path) -> bytes:
+    """Make a store's key file (never over an existing one: O_EXCL); the key."""
+    key = secrets.token_bytes(KEY_SIZE)
+    # O_EXCL: two flows racing for the same agent cannot both create a key.
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    with os.fdopen(fd, "wb") as out:
+        out.write(base64.b64encode(key))
+        out.flush()
+        os.fsync(out.fileno())
+    return key
+
+
+def read_key(path: Path) -> bytes:
+    """A store's key; StoreError (KEY_MISSING, CORRUPT) says what is wrong."""
+    try:
+        encoded = path.read_bytes()
+    except FileNotFoundError:
+        raise StoreError(StoreProblem.KEY_MISSING, f"{path.name} is missing") from None
+    try:
+        key = base64.b64decode(encoded.strip(), validate=True)
+    except binascii.Error:
+        key = b""
+    if len(key) != KEY_SIZE:
+        raise StoreError(StoreProblem.CORRUPT, f"{path.name} is not a store key")
+    return key
 
 
 def _serialized(document: dict[str, Any]) -> bytes:

@@ -1,0 +1,195 @@
+"""Rows back into the store document, and the loaded data as the baseline of the next diff.
+
+The document is exactly what AgentData.sections() writes (plus the integration's keys), so
+AgentData.from_document keeps being the one reader of the runtime's data. A row that names
+a request or an archived state the store does not hold is a damaged store (StoreError),
+never a partial load taken as complete.
+"""
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..agent_data import AgentData
+from ..encrypted_file import StoreError, StoreProblem
+from ..signal.session import SessionRecord
+from ..signal.state import STATE_FORMAT
+from .records import ARCHIVED, KINDS, REQUESTS, SESSIONS, Records, SessionEntry
+
+type Loaded = dict[str, dict[str, tuple[int, Any, Any]]]  # table -> key -> (seq, value, extra)
+
+
+def loaded_rows(rows: Iterable[tuple[str, int, Any]]) -> Loaded:
+    """Decrypted rows (table, seq, [key, value, extra]) by table, each in its order."""
+    tables: dict[str, list[tuple[int, str, Any, Any]]] = {}
+    for table, seq, row in rows:
+        if not isinstance(row, list) or len(row) != 3 or not isinstance(row[0], str):
+            raise StoreError(StoreProblem.CORRUPT, f"a {table} row is malformed")
+        tables.setdefault(table, []).append((seq, row[0], row[1], row[2]))
+    loaded: Loaded = {}
+    for table, items in tables.items():
+        items.sort(key=lambda item: item[0])
+        loaded[table] = {key: (seq, value, extra) for seq, key, value, extra in items}
+    return loaded
+
+
+def document_of(loaded: Loaded) -> dict[str, Any]:
+    """The store document the rows hold (the integration's keys, then the sections)."""
+    document: dict[str, Any] = {key: value for key, (_, value, _) in loaded.get("doc", {}).items()}
+    if "prekeys" not in loaded:
+        if any(table != "doc" and rows for table, rows in loaded.items()):
+            raise StoreError(StoreProblem.CORRUPT, "the store has data but no Signal identity")
+        return document
+    requests = {key: value for key, (_, value, _) in loaded.get(REQUESTS, {}).items()}
+
+    def request(key: Any) -> Any:
+        try:
+            return requests[key]
+        except (KeyError, TypeError):
+            raise StoreError(StoreProblem.CORRUPT, "a request row is missing") from None
+
+    def values(table: str) -> list[Any]:
+        return [value for _, value, _ in loaded.get(table, {}).values()]
+
+    def mapping(table: str) -> dict[str, Any]:
+        return {key: value for key, (_, value, _) in loaded.get(table, {}).items()}
+
+    def single(table: str, default: Any) -> Any:
+        row = loaded.get(table, {}).get("")
+        return default if row is None else row[1]
+
+    inbox = {
+        "received": [
+            {"digest": digest, "request": request(rkey)}
+            for _, digest, rkey in loaded.get("received", {}).values()
+        ],
+        "accepted": mapping("accepted"),
+        "pending": [request(rkey) for _, _, rkey in loaded.get("pending", {}).values()],
+        "rejected": mapping("rejected"),
+        "group_seals": list(loaded.get("seals", {})),
+    }
+    handled = []
+    for _, value, rkey in loaded.get("handled", {}).values():
+        if not isinstance(value, list) or len(value) != 2:
+            raise StoreError(StoreProblem.CORRUPT, "a history row is malformed")
+        handled.append({"request": request(rkey), "processed_at": value[0], "note": value[1]})
+    document.update(
+        {
+            "signal": {
+                "format": STATE_FORMAT,
+                "prekeys": single("prekeys", None),
+                **_sessions(loaded),
+                "base_keys_seen": _base_keys(values("base_keys")),
+            },
+            "inbox": inbox,
+            "history": {"requests": handled, "replies": values("replies")},
+            "checkpoints": values("checkpoints"),
+            "conversations": {
+                "history_keys": mapping("history_keys"),
+                "group_keys": values("group_keys"),
+                "last_devices": mapping("last_devices"),
+            },
+            "uncertain_sends": single("uncertain", []),
+            "published_prekeys": single("published", []),
+            "evictions": single("evictions", {}),
+            "queued_sends": values("queued"),
+        }
+    )
+    return document
+
+
+def _sessions(loaded: Loaded) -> dict[str, Any]:
+    archived = loaded.get(ARCHIVED, {})
+    sessions: dict[str, Any] = {}
+    last_used: dict[str, Any] = {}
+    for name, (_, value, _) in loaded.get(SESSIONS, {}).items():
+        if not isinstance(value, dict) or not isinstance(value.get("previous"), list):
+            raise StoreError(StoreProblem.CORRUPT, "a session row is malformed")
+        previous = []
+        for archive in value["previous"]:
+            row = archived.get(f"{name}\0{archive}")
+            if row is None:
+                raise StoreError(StoreProblem.CORRUPT, "an archived session state is missing")
+            previous.append(row[1])
+        sessions[name] = {
+            "trusted_identity": value.get("trusted_identity"),
+            "current": value.get("current"),
+            "previous": previous,
+        }
+        last_used[name] = value.get("last_used", 0.0)
+    return {"sessions": sessions, "last_used": last_used}
+
+
+def _base_keys(rows: list[Any]) -> dict[str, list[str]]:
+    seen: dict[str, list[str]] = {}
+    for row in rows:
+        if not isinstance(row, list) or len(row) != 2:
+            raise StoreError(StoreProblem.CORRUPT, "a base key row is malformed")
+        seen.setdefault(str(row[0]), []).append(str(row[1]))
+    return seen
+
+
+_GONE = object()  # a row on disk that the data no longer holds: deleted at the next commit
+
+
+def baseline(loaded: Loaded, extra: Mapping[str, Any], data: AgentData | None) -> Records:
+    """The records that `loaded` holds, as objects of `data`: the next commit's baseline."""
+    records = Records()
+    for kind in KINDS:
+        disk = loaded.get(kind.table, {})
+        records.next_seq[kind.table] = max((seq for seq, _, _ in disk.values()), default=-1) + 1
+        if data is None and kind.table != "doc":
+            continue
+        source = kind.source(data, extra)  # type: ignore[arg-type]
+        entries: dict[str, tuple[object, int, str | None]] = {}
+        complete = True
+        for key, value in kind.items(source):
+            row = disk.get(key)
+            if row is None:
+                complete = False
+                continue
+            rkey = row[2] if kind.request is not None else None
+            entries[key] = (value, row[0], rkey)
+            if rkey is not None and kind.request is not None:
+                request = kind.request(value)
+                records.request_ids[id(request)] = (request, rkey)
+        for key, (seq, _, row_extra) in disk.items():
+            if key not in entries:
+                complete = False
+                rkey = row_extra if kind.request is not None else None
+                entries[key] = (_GONE, seq, rkey)
+        for _, _, rkey in entries.values():
+            if rkey is not None:
+                records.refs[rkey] = records.refs.get(rkey, 0) + 1
+        records.state[kind.table] = entries
+        if complete:
+            records.sources[kind.table] = source
+    for rkey in loaded.get(REQUESTS, {}):
+        records.refs.setdefault(rkey, 0)  # unnamed: deleted at the next commit
+    if data is not None:
+        _sessions_baseline(records, loaded, data)
+    return records
+
+
+def _sessions_baseline(records: Records, loaded: Loaded, data: AgentData) -> None:
+    disk = loaded.get(SESSIONS, {})
+    sessions = data.signal.sessions
+    complete = set(disk) == set(sessions)
+    for name, record in sessions.items():
+        row = disk.get(name)
+        if row is None:
+            continue
+        archived = tuple(str(a) for a in row[1]["previous"])
+        if len(archived) != len(record.previous):
+            complete = False
+            continue
+        used = float(data.signal.last_used.get(name, 0.0))
+        records.sessions[name] = SessionEntry(record, used, archived)
+    for name in disk:
+        if name not in records.sessions:
+            archived = tuple(str(a) for a in disk[name][1]["previous"])
+            records.sessions[name] = SessionEntry(_GONE_RECORD, -1.0, archived)
+    if complete:
+        records.sessions_source = (sessions, data.signal.last_used)
+
+
+_GONE_RECORD = SessionRecord()  # never the object of a loaded session: rewritten

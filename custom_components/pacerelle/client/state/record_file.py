@@ -1,0 +1,260 @@
+"""One agent's records at rest: SQLite (the standard library's), each value AES-256-GCM.
+
+Layout of the store directory (mode 0700; files 0600, SQLite's own files take the
+database's mode):
+    <name>.key     the store key, as encrypted_file.py makes it (back it up with the store)
+    <name>.db      records(tbl, rkey, seq, value); -wal and -shm beside it while open
+    <name>.lock    held (flock) by the one process that has the store open; the kernel
+                   releases it when that process dies, so a crash never leaves it taken
+Each row: rkey = HMAC-SHA256(row key, table NUL logical key)[:16], so the file names no
+person, conversation or message; value = nonce || AES-256-GCM(JSON, aad), aad = format,
+the agent's name, the table, rkey and seq: a row moved to another key, table, position or
+agent's store does not decrypt. Both keys are derived from the store key (HKDF-SHA256).
+
+Durability: WAL with synchronous=FULL, one transaction per commit: the commit returns once
+the WAL is fsynced, so what was accepted survives a kill and a power cut before anything
+is acknowledged (no separate sync step is needed). A new database (a new agent, the
+migration from the `.enc` file) is built beside as `<name>.db.partial` and renamed in
+place once complete, so a kill never leaves a half-built store under the real name.
+Synchronous file I/O: call it from an executor, never from an event loop.
+"""
+
+import fcntl
+import hmac
+import os
+import secrets
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from ..encrypted_file import DIRECTORY_MODE, FILE_MODE, StoreError, StoreProblem, read_key
+
+FORMAT = b"PCRL-rows/1"
+NONCE_SIZE = 12
+ROW_KEY_SIZE = 16
+_SCHEMA = (
+    "CREATE TABLE records (tbl TEXT NOT NULL, rkey BLOB NOT NULL, seq INTEGER NOT NULL,"
+    " value BLOB NOT NULL, PRIMARY KEY (tbl, rkey))",
+    "CREATE TABLE meta (name TEXT PRIMARY KEY, value BLOB NOT NULL)",
+)
+_CHECK = "check"  # a meta row: tells a wrong key (or another agent's store) at once
+
+type Write = tuple[str, str, int, bytes]  # table, logical key, seq, serialized value
+
+
+def _derive(key: bytes, purpose: bytes) -> bytes:
+    return HKDF(hashes.SHA256(), 32, None, b"pacerelle store " + purpose).derive(key)
+
+
+class RecordFile:
+    """The database of one agent, named `name` inside `directory`."""
+
+    def __init__(self, directory: Path, name: str) -> None:
+        if not name or "/" in name or name.startswith("."):
+            raise ValueError(f"invalid store name {name!r}")
+        self.directory = directory
+        self.name = name
+        self.key_path = directory / f"{name}.key"
+        self.db_path = directory / f"{name}.db"
+        self.partial_path = directory / f"{name}.db.partial"
+        self.lock_path = directory / f"{name}.lock"
+        self._connection: sqlite3.Connection | None = None
+        self._lock_fd: int | None = None
+        self._aead: AESGCM | None = None
+        self._row_key = b""
+        self._mutex = threading.Lock()
+
+    @property
+    def is_open(self) -> bool:
+        return self._connection is not None
+
+    def lock(self) -> None:
+        """Take the store for this process; StoreError if another process has it open."""
+        if self._lock_fd is not None:
+            return
+        self.directory.mkdir(mode=DIRECTORY_MODE, parents=True, exist_ok=True)
+        os.chmod(self.directory, DIRECTORY_MODE)
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, FILE_MODE)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise StoreError(
+                StoreProblem.CORRUPT, f"{self.db_path.name} is open in another process"
+            ) from None
+        self._lock_fd = fd
+
+    def open(self) -> None:
+        """Open the existing database (locked first); StoreError says what is wrong."""
+        self.lock()
+        if self._connection is not None:
+            return
+        self._keys()
+        if not self.db_path.is_file():
+            raise StoreError(StoreProblem.MISSING, f"{self.db_path.name} is missing")
+        try:
+            connection = sqlite3.connect(
+                self.db_path, isolation_level=None, check_same_thread=False
+            )
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=FULL")
+            check = connection.execute(
+                "SELECT value FROM meta WHERE name = ?", (_CHECK,)
+            ).fetchone()
+        except sqlite3.DatabaseError as err:
+            raise StoreError(
+                StoreProblem.CORRUPT, f"{self.db_path.name} is not a Pacerelle store: {err}"
+            ) from None
+        self._connection = connection
+        if check is None:
+            self.close()
+            raise StoreError(StoreProblem.CORRUPT, f"{self.db_path.name} is not a Pacerelle store")
+        try:
+            self._decrypt(_CHECK, b"", 0, check[0])
+        except StoreError:
+            self.close()
+            raise
+
+    def build(self, writes: Iterable[Write]) -> None:
+        """Write a complete new database under the real name (atomically, see the module)."""
+        self.lock()
+        self._keys()
+        self.partial_path.unlink(missing_ok=True)
+        os.close(os.open(self.partial_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE))
+        connection = sqlite3.connect(self.partial_path, isolation_level=None)
+        try:
+            connection.execute("PRAGMA synchronous=FULL")
+            connection.execute("BEGIN")
+            for statement in _SCHEMA:
+                connection.execute(statement)
+            connection.execute(
+                "INSERT INTO meta VALUES (?, ?)", (_CHECK, self._encrypt(_CHECK, b"", 0, b"{}"))
+            )
+            connection.executemany(
+                "INSERT INTO records VALUES (?, ?, ?, ?)", self._encrypted(writes)
+            )
+            connection.execute("COMMIT")
+        finally:
+            connection.close()
+        fd = os.open(self.partial_path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(self.partial_path, self.db_path)
+        self.sync_directory()
+
+    def rows(self) -> Iterator[tuple[str, int, Any]]:
+        """Every row decrypted: (table, seq, JSON value); StoreError for any that fails."""
+        connection = self._open_connection()
+        try:
+            found = connection.execute("SELECT tbl, rkey, seq, value FROM records").fetchall()
+        except sqlite3.DatabaseError as err:
+            raise StoreError(StoreProblem.CORRUPT, f"{self.db_path.name}: {err}") from None
+        for table, rkey, seq, value in found:
+            if not isinstance(table, str) or not isinstance(rkey, bytes) or type(seq) is not int:
+                raise StoreError(StoreProblem.CORRUPT, f"{self.db_path.name} has a bad row")
+            plain = self._decrypt(table, rkey, seq, value)
+            try:
+                yield table, seq, orjson.loads(plain)
+            except orjson.JSONDecodeError:
+                raise StoreError(StoreProblem.CORRUPT, "a decrypted row is not JSON") from None
+
+    def apply(self, writes: Iterable[Write], deletes: Iterable[tuple[str, str]]) -> None:
+        """One transaction: every row of the commit or none (then the disk keeps the old)."""
+        connection = self._open_connection()
+        encrypted = list(self._encrypted(writes))
+        gone = [(table, self._rkey(table, key)) for table, key in deletes]
+        with self._mutex:
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                connection.executemany("DELETE FROM records WHERE tbl = ? AND rkey = ?", gone)
+                connection.executemany(
+                    "INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?)", encrypted
+                )
+                connection.execute("COMMIT")
+            except BaseException:
+                if connection.in_transaction:
+                    connection.execute("ROLLBACK")
+                raise
+
+    def checkpoint(self) -> None:
+        """Fold the WAL into the database file (for a backup: one consistent file)."""
+        connection = self._open_connection()
+        with self._mutex:
+            connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def sync_directory(self) -> None:
+        fd = os.open(self.directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def close(self) -> None:
+        """Close the database (SQLite folds the WAL back) and release the lock."""
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def remove(self) -> None:
+        """Delete the database, its key and lock (the agent is gone)."""
+        self.close()
+        for suffix in (".db", ".db-wal", ".db-shm", ".db.partial", ".key", ".lock"):
+            (self.directory / f"{self.name}{suffix}").unlink(missing_ok=True)
+
+    def _open_connection(self) -> sqlite3.Connection:
+        if self._connection is None:
+            self.open()
+        assert self._connection is not None
+        return self._connection
+
+    def _keys(self) -> None:
+        if self._aead is None:
+            key = read_key(self.key_path)
+            self._aead = AESGCM(_derive(key, b"value"))
+            self._row_key = _derive(key, b"row key")
+
+    def _rkey(self, table: str, key: str) -> bytes:
+        message = table.encode() + b"\0" + key.encode("utf-8", "surrogatepass")
+        return hmac.digest(self._row_key, message, "sha256")[:ROW_KEY_SIZE]
+
+    def _aad(self, table: str, rkey: bytes, seq: int) -> bytes:
+        return b"\0".join(
+            (FORMAT, self.name.encode(), table.encode(), rkey, seq.to_bytes(8, "big", signed=True))
+        )
+
+    def _encrypted(self, writes: Iterable[Write]) -> Iterator[tuple[str, bytes, int, bytes]]:
+        for table, key, seq, value in writes:
+            rkey = self._rkey(table, key)
+            yield table, rkey, seq, self._encrypt(table, rkey, seq, value)
+
+    def _encrypt(self, table: str, rkey: bytes, seq: int, plain: bytes) -> bytes:
+        assert self._aead is not None
+        nonce = secrets.token_bytes(NONCE_SIZE)
+        return nonce + self._aead.encrypt(nonce, plain, self._aad(table, rkey, seq))
+
+    def _decrypt(self, table: str, rkey: bytes, seq: int, value: object) -> bytes:
+        assert self._aead is not None
+        if not isinstance(value, bytes) or len(value) < NONCE_SIZE + 16:
+            raise StoreError(StoreProblem.CORRUPT, f"{self.db_path.name} has a bad row")
+        try:
+            return self._aead.decrypt(
+                value[:NONCE_SIZE], value[NONCE_SIZE:], self._aad(table, rkey, seq)
+            )
+        except InvalidTag:
+            raise StoreError(
+                StoreProblem.UNDECRYPTABLE,
+                f"a row of {self.db_path.name} does not decrypt with {self.key_path.name}",
+            ) from None

@@ -1,0 +1,377 @@
+"""The agent's data as records, one per row, and what changed between two commits.
+
+Every part of AgentData that grows is a collection of records (a session, a request, a
+receipt, a group key...): `Records.changes` compares the new data with the last one
+committed, collection by collection and record by record, by identity first (AgentData is
+immutable and shares every untouched object), and encodes only the records whose object
+changed. Ordered collections (the least recent first) keep each record's position in a
+sequence number; a record moved to the end (a group key used) gets a new one.
+
+A request is stored once, in "requests", under a digest of its content; the received,
+pending and history rows name it (the same object in pending and history is one row). A
+session's archived states are rows of their own, written once when archived, so a message
+rewrites only the current state. Decoding is assembly.py's: back to the document that
+AgentData.from_document reads, so that one reading rule stays in one place.
+"""
+
+import base64
+import hashlib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from ..agent_data import AgentData
+from ..inbox import Request
+from ..signal.session import SessionRecord, SessionState
+from ..signal.session_json import record_to_json
+
+type Row = tuple[str, str, int, Any]  # table, logical key, sequence number, JSON value
+type Entry = tuple[object, int, str | None]  # the object, its sequence, its request key
+_PLAIN = (str, int, float, bool, type(None), tuple, frozenset)
+
+
+def _same(old: object, new: object) -> bool:
+    """Unchanged: the same object, or an equal plain value (a string, a flat tuple)."""
+    return old is new or (type(new) in _PLAIN and old == new)
+
+
+def _equal(old: object, new: object) -> bool:
+    return old is new or old == new
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    """One collection: where it is in the data, its records in order, their encoding."""
+
+    table: str
+    source: Callable[[AgentData, Mapping[str, Any]], object]
+    items: Callable[[Any], Iterable[tuple[str, object]]]
+    encode: Callable[[Any], Any]
+    ordered: bool = True
+    same: Callable[[object, object], bool] = _same
+    request: Callable[[Any], Request] | None = None  # rows that name a stored request
+
+
+def _keyed(pairs: Iterable[tuple[str, object]]) -> Iterable[tuple[str, object]]:
+    """Keys made unique within a collection (a repeated one gets "#n")."""
+    seen: set[str] = set()
+    for key, value in pairs:
+        unique, n = key, 1
+        while unique in seen:
+            n += 1
+            unique = f"{key}#{n}"
+        seen.add(unique)
+        yield unique, value
+
+
+def _one(value: object) -> Iterable[tuple[str, object]]:
+    return (("", value),)
+
+
+def _base_keys(seen: Mapping[str, frozenset[bytes]]) -> Iterable[tuple[str, object]]:
+    for slot, keys in seen.items():
+        for key in keys:
+            encoded = base64.b64encode(key).decode()
+            yield f"{slot}|{encoded}", (slot, encoded)
+
+
+KINDS: tuple[Kind, ...] = (
+    Kind("doc", lambda d, e: e, lambda e: e.items(), lambda v: v, False, _equal),
+    Kind("prekeys", lambda d, e: d.signal.prekeys, _one, lambda p: p.to_json(), False),
+    Kind(
+        "base_keys",
+        lambda d, e: d.signal.base_keys_seen,
+        _base_keys,
+        lambda v: list(v),
+        False,
+    ),
+    Kind(
+        "received",
+        lambda d, e: d.inbox.received,
+        lambda m: m.items(),
+        lambda v: v[0],
+        request=lambda v: v[1],
+    ),
+    Kind("accepted", lambda d, e: d.inbox.accepted, lambda m: m.items(), lambda v: v),
+    Kind(
+        "pending",
+        lambda d, e: d.inbox.pending,
+        lambda m: m.items(),
+        lambda v: None,
+        request=lambda v: v,
+    ),
+    Kind("rejected", lambda d, e: d.inbox.rejected, lambda m: m.items(), lambda v: v),
+    Kind("seals", lambda d, e: d.inbox.group_seals, lambda m: m.items(), lambda v: None),
+    Kind(
+        "handled",
+        lambda d, e: d.history.requests,
+        lambda t: _keyed((i.request.message_id, i) for i in t),
+        lambda i: [i.processed_at, i.note],
+        request=lambda i: i.request,
+    ),
+    Kind(
+        "replies",
+        lambda d, e: d.history.replies,
+        lambda t: _keyed((r.message_id, r) for r in t),
+        lambda r: r.to_json(),
+    ),
+    Kind(
+        "checkpoints",
+        lambda d, e: d.checkpoints.items,
+        lambda m: m.items(),
+        lambda c: c.to_json(),
+    ),
+    Kind(
+        "history_keys",
+        lambda d, e: d.conversations.history_keys,
+        lambda m: m.items(),
+        lambda k: k.to_json(),
+        False,
+    ),
+    Kind(
+        "group_keys",
+        lambda d, e: d.conversations.group_keys,
+        lambda m: m.items(),
+        lambda k: k.to_json(),
+    ),
+    Kind(
+        "last_devices", lambda d, e: d.conversations.last_devices, lambda m: m.items(), lambda v: v
+    ),
+    Kind(
+        "uncertain",
+        lambda d, e: d.uncertain,
+        _one,
+        lambda t: [
+            {"message_id": s.message_id, "conversation_id": s.conversation_id, "at": s.at}
+            for s in t
+        ],
+        False,
+    ),
+    Kind(
+        "published",
+        lambda d, e: d.published_prekeys,
+        _one,
+        lambda s: sorted(s),
+        False,
+    ),
+    Kind("evictions", lambda d, e: d.evictions, _one, lambda v: v.to_json(), False, _equal),
+    Kind(
+        "queued",
+        lambda d, e: d.queued.sends,
+        lambda t: _keyed((s.message_id, s) for s in t),
+        lambda s: s.to_json(),
+    ),
+)
+SESSIONS = "sessions"
+ARCHIVED = "archived"
+REQUESTS = "requests"
+TABLES = (*(kind.table for kind in KINDS), SESSIONS, ARCHIVED, REQUESTS)
+
+
+def request_key(request: Request) -> str:
+    """A request's row: its id and a digest of its content (equal requests share it)."""
+    digest = hashlib.sha256(orjson.dumps(request.to_json())).hexdigest()[:32]
+    return f"{request.message_id}\0{digest}"
+
+
+@dataclass(slots=True)
+class SessionEntry:
+    record: SessionRecord
+    last_used: float
+    archived: tuple[str, ...]  # the row ids of record.previous, in its order
+
+
+def session_json(record: SessionRecord, last_used: float, archived: tuple[str, ...]) -> Any:
+    current = record_to_json(SessionRecord(record.trusted_identity, record.current))
+    return {**current, "last_used": last_used, "previous": list(archived)}
+
+
+def archived_json(state: SessionState) -> Any:
+    return record_to_json(SessionRecord(None, state))["current"]
+
+
+def archived_id(state: SessionState, taken: set[str]) -> str:
+    base = base64.b64encode(state.alice_base_key).decode()[:22]
+    unique, n = base, 1
+    while unique in taken:
+        n += 1
+        unique = f"{base}#{n}"
+    taken.add(unique)
+    return unique
+
+
+class Changes:
+    """The rows one commit writes and deletes, and the state it leaves."""
+
+    def __init__(self, records: Records) -> None:
+        self.writes: list[Row] = []
+        self.deletes: list[tuple[str, str]] = []
+        self.state = dict(records.state)  # a table's dict is replaced, never changed
+        self.sources = dict(records.sources)
+        self.sessions = dict(records.sessions)
+        self.next_seq = dict(records.next_seq)
+        self.refs = dict(records.refs)
+        self.request_ids = records.request_ids  # copied on first change
+
+    def __bool__(self) -> bool:
+        return bool(self.writes or self.deletes)
+
+
+class Records:
+    """The last committed data, as records, and the diff of a new commit against it."""
+
+    def __init__(self) -> None:
+        self.state: dict[str, dict[str, Entry]] = {kind.table: {} for kind in KINDS}
+        self.sources: dict[str, object] = {}
+        self.sessions: dict[str, SessionEntry] = {}
+        self.sessions_source: tuple[object, object] | None = None
+        self.next_seq: dict[str, int] = {}
+        self.refs: dict[str, int] = {}  # request key -> rows naming it
+        self.request_ids: dict[int, tuple[Request, str]] = {}  # id(request) -> key
+
+    def changes(self, extra: Mapping[str, Any], data: AgentData | None) -> Changes:
+        """What to write so that the store holds `extra` and `data`; nothing is changed here."""
+        changes = Changes(self)
+        changes.request_ids = dict(self.request_ids)
+        for kind in KINDS:
+            if data is None and kind.table != "doc":
+                continue  # a store without an identity yet: the integration's keys only
+            source = kind.source(data, extra)  # type: ignore[arg-type]
+            if self.sources.get(kind.table, _UNSET) is source:
+                continue
+            self._diff(kind, source, changes)
+            changes.sources[kind.table] = source
+        if data is not None:
+            sessions_source = (data.signal.sessions, data.signal.last_used)
+            if self.sessions_source is None or any(
+                a is not b for a, b in zip(self.sessions_source, sessions_source, strict=True)
+            ):
+                self._diff_sessions(data, changes)
+        gone = [key for key, count in changes.refs.items() if count <= 0]
+        for key in gone:
+            del changes.refs[key]
+            changes.deletes.append((REQUESTS, key))
+        if gone:
+            changes.request_ids = {
+                i: known for i, known in changes.request_ids.items() if known[1] in changes.refs
+            }
+        return changes
+
+    def adopt(self, changes: Changes, data: AgentData | None) -> None:
+        """The commit of `changes` succeeded: it is the new baseline."""
+        self.state = changes.state
+        self.sources = changes.sources
+        self.sessions = changes.sessions
+        self.next_seq = changes.next_seq
+        self.refs = changes.refs
+        self.request_ids = changes.request_ids
+        self.sessions_source = (
+            None if data is None else (data.signal.sessions, data.signal.last_used)
+        )
+
+    def _diff(self, kind: Kind, source: object, changes: Changes) -> None:
+        table = kind.table
+        old = changes.state[table]
+        new: dict[str, Entry] = {}
+        last = -1
+        next_seq = changes.next_seq.get(table, 0)
+        for key, value in kind.items(source):
+            entry = old.get(key)
+            in_order = entry is not None and (not kind.ordered or entry[1] > last)
+            if entry is not None and in_order and kind.same(entry[0], value):
+                new[key] = entry
+                last = entry[1]
+                continue
+            if kind.ordered:
+                seq = entry[1] if entry is not None and entry[1] > last else max(next_seq, last + 1)
+                next_seq = max(next_seq, seq + 1)
+                last = seq
+            else:
+                seq = 0
+            rkey = None
+            if kind.request is not None:
+                rkey = self._request_row(kind.request(value), changes)
+                changes.refs[rkey] = changes.refs.get(rkey, 0) + 1
+                if entry is not None and entry[2] is not None:
+                    changes.refs[entry[2]] -= 1
+            encoded = kind.encode(value)
+            changes.writes.append((table, key, seq, [key, encoded, rkey]))
+            new[key] = (value, seq, rkey)
+        for key, entry in old.items():
+            if key not in new:
+                changes.deletes.append((table, key))
+                if entry[2] is not None:
+                    changes.refs[entry[2]] -= 1
+        changes.state[table] = new
+        changes.next_seq[table] = next_seq
+
+    def _request_row(self, request: Request, changes: Changes) -> str:
+        known = changes.request_ids.get(id(request))
+        if known is not None and known[0] is request:
+            return known[1]
+        rkey = request_key(request)
+        changes.request_ids[id(request)] = (request, rkey)
+        if rkey not in changes.refs:
+            changes.refs[rkey] = 0
+            changes.writes.append((REQUESTS, rkey, 0, [rkey, request.to_json(), None]))
+        return rkey
+
+    def _diff_sessions(self, data: AgentData, changes: Changes) -> None:
+        old = changes.sessions
+        new: dict[str, SessionEntry] = {}
+        last_used = data.signal.last_used
+        for name, record in data.signal.sessions.items():
+            used = float(last_used.get(name, 0.0))
+            entry = old.get(name)
+            if entry is not None and entry.record is record and entry.last_used == used:
+                new[name] = entry
+                continue
+            archived = self._diff_archived(name, entry, record, changes)
+            changes.writes.append(
+                (SESSIONS, name, 0, [name, session_json(record, used, archived), None])
+            )
+            new[name] = SessionEntry(record, used, archived)
+        for name, entry in old.items():
+            if name not in new:
+                changes.deletes.append((SESSIONS, name))
+                changes.deletes.extend((ARCHIVED, f"{name}\0{a}") for a in entry.archived)
+        changes.sessions = new
+
+    @staticmethod
+    def _diff_archived(
+        name: str, entry: SessionEntry | None, record: SessionRecord, changes: Changes
+    ) -> tuple[str, ...]:
+        known: dict[int, tuple[SessionState, str]] = {}
+        if entry is not None:
+            known = {
+                id(s): (s, a) for s, a in zip(entry.record.previous, entry.archived, strict=True)
+            }
+        kept = [known.get(id(s)) for s in record.previous]
+        ids: list[str | None] = [
+            k[1] if k is not None and k[0] is s else None
+            for k, s in zip(kept, record.previous, strict=True)
+        ]
+        taken = {a for a in ids if a is not None}
+        for index, state in enumerate(record.previous):
+            if ids[index] is None:
+                archive = archived_id(state, taken)
+                ids[index] = archive
+                changes.writes.append(
+                    (ARCHIVED, f"{name}\0{archive}", 0, [name, archived_json(state), archive])
+                )
+        final = tuple(a for a in ids if a is not None)
+        if entry is not None:
+            changes.deletes.extend(
+                (ARCHIVED, f"{name}\0{a}") for a in entry.archived if a not in taken
+            )
+        return final
+
+
+_UNSET = object()
+
+
+def encoded_rows(changes: Changes) -> list[tuple[str, str, int, bytes]]:
+    """The rows to write, serialized (orjson: the store's JSON library)."""
+    return [(table, key, seq, orjson.dumps(value)) for table, key, seq, value in changes.writes]
