@@ -53,7 +53,16 @@ class RecordStore:
         """The integration's keys and the data; StoreError (or AgentDataError) if damaged.
 
         `migrate` brings an earlier version's document up to date (the integration's rule).
+        A failed load holds nothing (the lock released): the next one starts over.
         """
+        try:
+            return self._load(migrate)
+        except BaseException:
+            if not self.loaded:
+                self.file.close()
+            raise
+
+    def _load(self, migrate: Migrate) -> tuple[dict[str, Any], AgentData | None]:
         self.file.lock()
         if not self.file.db_path.exists():
             self.file.partial_path.unlink(missing_ok=True)  # a build killed half-way

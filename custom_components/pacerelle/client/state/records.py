@@ -358,9 +358,8 @@ class Records:
             if ids[index] is None:
                 archive = archived_id(state, taken)
                 ids[index] = archive
-                changes.writes.append(
-                    (ARCHIVED, f"{name}\0{archive}", 0, [name, archived_json(state), archive])
-                )
+                key = f"{name}\0{archive}"
+                changes.writes.append((ARCHIVED, key, 0, [key, archived_json(state), None]))
         final = tuple(a for a in ids if a is not None)
         if entry is not None:
             changes.deletes.extend(
