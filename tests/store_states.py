@@ -37,8 +37,8 @@ SHAPES = {
     "empty": Shape(),
     "typical": Shape(sessions=2, archived=1, pending=2, history=50, checkpoints=2),
     "busy": Shape(sessions=12, archived=2, pending=100, history=50, group_keys=64, queued=5),
-    "large": Shape(sessions=256, archived=4, pending=500, history=50, text=40_000, group_keys=4096),
-    "cap": Shape(sessions=256, archived=40, pending=500, history=50, text=40_000, group_keys=4096),
+    "large": Shape(sessions=256, archived=4, pending=500, history=50, text=30_000, group_keys=4096),
+    "cap": Shape(sessions=256, archived=40, pending=500, history=50, text=30_000, group_keys=4096),
 }
 
 
@@ -94,7 +94,9 @@ def grown(base: AgentData, model: SessionRecord, shape: Shape) -> AgentData:
     )
     keys = {}
     for n in range(shape.group_keys):
-        key = GroupKey(f"grp_{n // 64}", f"key_{n}", 1, secrets.token_bytes(32), "usr_0", "1")
+        key = GroupKey(
+            f"grp_{n // 64}", f"key_{n}", 1, secrets.token_bytes(32), f"usr_{n % 64}", "1"
+        )
         keys[key.name] = key
     queued = SendQueue(
         tuple(QueuedSend(f"out_{n}", "cnv_0", "z" * 2000, 1.0, 1e12) for n in range(shape.queued))

@@ -17,6 +17,7 @@ all that Pacerelle is known to use, stay as they were.
 
 import asyncio
 import logging
+import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
@@ -37,6 +38,7 @@ from .store_handed_over import HandedOverFile
 _LOGGER = logging.getLogger(__name__)
 _LOCKS: HassKey[dict[str, asyncio.Lock]] = HassKey("pacerelle_store_locks")
 _STORES: HassKey[dict[str, RecordStore]] = HassKey("pacerelle_record_stores")
+_PAUSED: HassKey[list[asyncio.Lock]] = HassKey("pacerelle_stores_paused")
 
 STORE_DIRECTORY = ("pacerelle",)
 STORE_VERSION = 2
@@ -263,6 +265,27 @@ def _marks_failed(err: OSError) -> None:
         "older copy of the agent's folder, the relay could have them handed over again",
         err.strerror or err,
     )
+
+
+async def async_pause_all(hass: HomeAssistant) -> None:
+    """Hold every agent's store (its lock, so no commit runs) with its WAL checkpointed,
+    until `async_resume_all` (backup.py)."""
+    held = hass.data.setdefault(_PAUSED, [])
+    locks = hass.data.setdefault(_LOCKS, {})
+    for agent_id, store in list(hass.data.get(_STORES, {}).items()):
+        lock = locks.setdefault(agent_id, asyncio.Lock())
+        await lock.acquire()
+        held.append(lock)
+        try:
+            await hass.async_add_executor_job(store.checkpoint)
+        except (OSError, StoreError, sqlite3.Error):
+            _LOGGER.warning("Could not checkpoint the store of agent %s", agent_id)
+
+
+@callback
+def async_resume_all(hass: HomeAssistant) -> None:
+    for lock in hass.data.pop(_PAUSED, []):
+        lock.release()
 
 
 def record_store(hass: HomeAssistant, agent_id: str) -> RecordStore:

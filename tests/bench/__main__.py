@@ -5,11 +5,12 @@ python -m tests.bench --crypto      only the Signal engine beside the reference 
 python -m tests.bench --system      only the system figures
 python -m tests.bench --latency     only the event latency (one agent; a minute)
 python -m tests.bench --profile     hass under cProfile during the latency loop (hass_profile.py)
+python -m tests.bench --store       the .enc store beside the per-record store (store.py)
 """
 
 import argparse
 
-from tests.bench import crypto, hass_profile, system
+from tests.bench import crypto, hass_profile, store, system
 
 
 def main() -> None:
@@ -19,11 +20,17 @@ def main() -> None:
     only.add_argument("--system", action="store_true", help="only the system figures")
     only.add_argument("--latency", action="store_true", help="only the event latency")
     only.add_argument("--profile", action="store_true", help="cProfile of hass, per message")
+    only.add_argument("--store", action="store_true", help="old and new store, per commit")
     parser.add_argument("--conversations", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=100)
     args = parser.parse_args()
-    if args.profile or args.latency:
-        lines = hass_profile.run() if args.profile else system.run(latency_only=True)
+    if args.profile or args.latency or args.store:
+        if args.store:
+            lines = store.run()
+        elif args.profile:
+            lines = hass_profile.run()
+        else:
+            lines = system.run(latency_only=True)
         for line in lines:
             print(line, flush=True)
         return

@@ -175,5 +175,6 @@ async def test_add_pacerelle_in_the_frontend(
     assert entry["unique_id"] == owner_id  # the Pacerelle account
     assert entry["data"]["server_url"] == emulator.base_url
     store = config_dir / ".storage" / "pacerelle"
-    assert sorted(path.name for path in store.iterdir()) == [f"{agent_id}.enc", f"{agent_id}.key"]
+    names = sorted(p.name for p in store.iterdir() if not p.name.endswith(("-wal", "-shm")))
+    assert names == [f"{agent_id}.db", f"{agent_id}.key", f"{agent_id}.lock"]
     assert "pit_" not in (config_dir / ".storage" / "core.config_entries").read_text()

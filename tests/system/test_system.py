@@ -19,6 +19,7 @@ import base64
 import collections
 import json
 import secrets
+import sqlite3
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -222,10 +223,16 @@ async def test_a_corrupted_store_is_a_repair_issue(system: System) -> None:
     identity = (await system.emulator.admin("GET", f"/agents/{agent.agent_id}"))["identity_key"]
     await system.hass_process.stop()
 
-    store = system.hass_process.config_dir / ".storage" / "pacerelle" / f"{agent.agent_id}.enc"
-    damaged = bytearray(store.read_bytes())
-    damaged[len(damaged) // 2] ^= 0xFF
-    store.write_bytes(damaged)
+    store = system.hass_process.config_dir / ".storage" / "pacerelle" / f"{agent.agent_id}.db"
+    # One byte of the encrypted session row flipped, as a disk fault would (SQLite intact).
+    with sqlite3.connect(store) as connection:
+        rkey, value = connection.execute(
+            "SELECT rkey, value FROM records WHERE tbl = 'sessions'"
+        ).fetchone()
+        flipped = value[:30] + bytes([value[30] ^ 0xFF]) + value[31:]
+        connection.execute("UPDATE records SET value = ? WHERE rkey = ?", (flipped, rkey))
+    connection.close()
+    damaged = store.read_bytes()
     key = store.with_suffix(".key").read_bytes()
 
     await system.hass_process.start()

@@ -1,0 +1,186 @@
+"""Store figures: the whole-document `.enc` store beside the per-record SQLite store.
+
+Per state (tests/store_states.py: empty, typical, busy, large, cap) and per operation, the
+commit the runtime makes: an incoming message (its session advanced, a receipt, a pending
+request and its history entry), a send (the session advanced, a reply) and mark_processed
+(the pending request gone, its history entry updated). Each is the bounds (store_bounds.py)
+and the save, as AgentCore.commit runs them; CPU time of this process (all threads) and
+bytes handed to write(2) (/proc/self/io wchar: the files, WAL included), medians of 3.
+Start-up: reading and parsing the store into AgentData; RSS after it.
+"""
+
+import gc
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from custom_components.pacerelle.client.agent_data import AgentData
+from custom_components.pacerelle.client.encrypted_file import EncryptedFile
+from custom_components.pacerelle.client.history import Reply
+from custom_components.pacerelle.client.signal.state import AgentSignalState
+from custom_components.pacerelle.client.state.record_store import RecordStore
+from custom_components.pacerelle.client.store_bounds import StoredSizes, within_bounds
+from custom_components.pacerelle.store import migrate
+from tests.store_states import SHAPES, grown, model_session, request
+
+ROUNDS = 3
+EXTRA = {"installation": {"token": "pit_bench"}, "version": 2, "generation": 1}
+KIB = 1024
+
+
+def _written() -> int:
+    for line in Path("/proc/self/io").read_text().splitlines():
+        if line.startswith("wchar:"):
+            return int(line.split()[1])
+    return 0
+
+
+def _rss_mib() -> float:
+    pages = int(Path("/proc/self/statm").read_text().split()[1])
+    return pages * 4096 / (KIB * KIB)
+
+
+def _advanced(data: AgentData, number: int) -> AgentData:
+    """The data after one message in a session (a new current state, its last use)."""
+    signal = data.signal
+    names = list(signal.sessions)
+    if not names:
+        return data
+    name = names[number % len(names)]
+    record = signal.sessions[name]
+    assert record.current is not None
+    sessions = {**signal.sessions, name: replace(record, current=replace(record.current))}
+    last_used = {**signal.last_used, name: 2e9 + number}
+    return replace(
+        data,
+        signal=AgentSignalState(
+            signal.prekeys,
+            MappingProxyType(sessions),
+            signal.base_keys_seen,
+            MappingProxyType(last_used),
+        ),
+    )
+
+
+def _incoming(data: AgentData, number: int) -> AgentData:
+    data = _advanced(data, number)
+    new = request(1_000_000 + number, 100)
+    inbox = data.inbox.with_received("d" * 64, new).accept([new.message_id])
+    return replace(data, inbox=inbox, history=data.history.with_request(new))
+
+
+def _send(data: AgentData, number: int) -> AgentData:
+    data = _advanced(data, number)
+    reply = Reply(f"out_{number}", "cnv_0", "usr_0", None, "text", "ok", None, None, 3e9)
+    return replace(data, history=data.history.with_reply(reply))
+
+
+def _processed(data: AgentData, number: int) -> AgentData:
+    message_id = f"msg_{1_000_000 + number}"
+    return replace(
+        data,
+        inbox=data.inbox.processed(message_id),
+        history=data.history.with_processed(message_id, 4e9, None),
+    )
+
+
+OPERATIONS: dict[str, Callable[[AgentData, int], AgentData]] = {
+    "incoming": _incoming,
+    "send": _send,
+    "processed": _processed,
+}
+
+
+class _Old:
+    def __init__(self, directory: Path) -> None:
+        self.file = EncryptedFile(directory, "agt_bench")
+        self.sizes = StoredSizes()
+
+    def setup(self, data: AgentData) -> None:
+        self.file.create({**EXTRA, **data.sections()})
+
+    def commit(self, data: AgentData) -> AgentData:
+        data = within_bounds(data, self.sizes)
+        self.file.write({**EXTRA, **data.sections()})
+        return data
+
+    def start(self) -> AgentData | None:
+        return AgentData.from_document(migrate(self.file.read()))
+
+
+class _New:
+    def __init__(self, directory: Path) -> None:
+        self.store = RecordStore(directory, "agt_bench")
+        self.sizes = StoredSizes()
+
+    def setup(self, data: AgentData) -> None:
+        self.store.create(EXTRA)
+        self.store.load(migrate)
+        self.store.commit(EXTRA, data)
+
+    def commit(self, data: AgentData) -> AgentData:
+        data = within_bounds(data, self.sizes)
+        self.store.commit(EXTRA, data)
+        return data
+
+    def start(self) -> AgentData | None:
+        self.store.close()
+        self.store = RecordStore(self.store.file.directory, "agt_bench")
+        return self.store.load(migrate)[1]
+
+
+def _measure(kind: type[_Old] | type[_New], data: AgentData) -> dict[str, Any]:
+    figures: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as directory:
+        store = kind(Path(directory))
+        store.setup(data)
+        data = store.commit(data)
+        for name, operation in OPERATIONS.items():
+            cpu, written = [], []
+            for number in range(ROUNDS):
+                data_next = operation(data, number)
+                started, before = time.process_time(), _written()
+                data = store.commit(data_next)
+                cpu.append(time.process_time() - started)
+                written.append(_written() - before)
+            figures[name] = (statistics.median(cpu) * 1000, statistics.median(written) / KIB)
+        files = sum(p.stat().st_size for p in Path(directory).iterdir())
+        del data
+        gc.collect()
+        rss = _rss_mib()
+        started_wall = time.perf_counter()
+        loaded = store.start()
+        figures["start"] = time.perf_counter() - started_wall
+        figures["rss"] = _rss_mib() - rss
+        figures["size"] = files / KIB / KIB
+        del loaded
+        if isinstance(store, _New):
+            store.store.close()
+    gc.collect()
+    return figures
+
+
+def run() -> list[str]:
+    base, model = model_session()
+    lines = [
+        "store: per commit, CPU ms / KiB written (medians of 3); start-up s; RSS MiB after it",
+        "| state | store | MB | incoming | send | mark_processed | start-up | RSS |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for state, shape in SHAPES.items():
+        data = grown(base, model, shape)
+        for label, kind in (("old .enc", _Old), ("new rows", _New)):
+            f = _measure(kind, data)
+            cells = [f"{f[op][0]:.1f} ms / {f[op][1]:.0f} KiB" for op in OPERATIONS]
+            lines.append(
+                f"| {state} | {label} | {f['size']:.1f} | {' | '.join(cells)} | "
+                f"{f['start']:.2f} | {f['rss']:+.0f} |"
+            )
+        del data
+        gc.collect()
+    return lines
