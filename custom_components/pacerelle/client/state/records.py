@@ -320,9 +320,20 @@ class Records:
 
     def _diff_sessions(self, data: AgentData, changes: Changes) -> None:
         old = changes.sessions
-        new: dict[str, SessionEntry] = {}
         last_used = data.signal.last_used
-        for name, record in data.signal.sessions.items():
+        sessions = data.signal.sessions
+        if old.keys() == sessions.keys():  # the usual commit: a record or two changed
+            new = dict(old)
+            names = [
+                name
+                for name, record in sessions.items()
+                if old[name].record is not record or old[name].last_used != last_used.get(name)
+            ]
+        else:
+            new = {}
+            names = list(sessions)
+        for name in names:
+            record = sessions[name]
             used = float(last_used.get(name, 0.0))
             entry = old.get(name)
             if entry is not None and entry.record is record and entry.last_used == used:
