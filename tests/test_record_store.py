@@ -53,6 +53,21 @@ def _loaded(directory: Path, name: str = "agt_1") -> tuple[RecordStore, AgentDat
     return store, data
 
 
+def _orders(data: AgentData) -> list[list[str]]:
+    """The order of every ordered part (the least recent first: eviction order)."""
+    return [
+        list(data.signal.sessions),
+        list(data.inbox.pending),
+        list(data.inbox.accepted),
+        list(data.conversations.group_keys),
+        list(data.conversations.history_keys),
+        [item.request.message_id for item in data.history.requests],
+        [reply.message_id for reply in data.history.replies],
+        [send.message_id for send in data.queued.sends],
+        list(data.checkpoints.items),
+    ]
+
+
 def _rows(directory: Path, name: str = "agt_1") -> int:
     with sqlite3.connect(directory / f"{name}.db") as connection:
         (count,) = connection.execute("SELECT count(*) FROM records").fetchone()
@@ -97,6 +112,7 @@ def test_a_commit_writes_only_what_changed_and_loads_back(tmp_path: Path, data: 
 
     again, loaded = _loaded(tmp_path)
     assert loaded.sections() == used.sections()
+    assert _orders(loaded) == _orders(used)  # what is evicted first stays first
     assert again.commit(EXTRA, loaded) == 0  # a start writes nothing it did not change
 
 

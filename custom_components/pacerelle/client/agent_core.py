@@ -163,7 +163,10 @@ class AgentCore:
         the document still too large to load, so a save never fails for its size alone.
         With `sync` False (and the host's `save_unsynced`), the save survives a killed
         process but a power cut only after `sync()`: the caller acts in between, as soon
-        as the document is in place (inbox_pipeline.py: the events).
+        as the document is in place (inbox_pipeline.py: the events). With the host's
+        `commit` (the per-record store, client/state/), the bounds and the commit run in
+        one executor job, only what changed is written, and every commit is already
+        durable against a power cut (`sync` has nothing left to do).
         """
         if data is self._data:
             return

@@ -1,6 +1,7 @@
 """Every bound on what one agent keeps at rest, in one place (as libsignal's consts.rs).
 
-The agent's state is one encrypted JSON document (encrypted_file.py). Loading refuses a
+The agent's state was one encrypted JSON document (encrypted_file.py; the per-record store of
+client/state/ keeps the same bounds, so what it holds would still fit one). Loading refuses a
 file larger than MAX_DOCUMENT_BYTES and the writer refuses to write one, so anything a
 sender or the relay can grow is bounded here, and store_bounds.py evicts (oldest first,
 logged and counted) before a save rather than let the document reach that size.

@@ -183,11 +183,12 @@ def _sessions_baseline(records: Records, loaded: Loaded, data: AgentData) -> Non
             complete = False
             continue
         used = float(data.signal.last_used.get(name, 0.0))
-        records.sessions[name] = SessionEntry(record, used, archived)
+        records.sessions[name] = SessionEntry(record, used, archived, row[0])
     for name in disk:
         if name not in records.sessions:
             archived = tuple(str(a) for a in disk[name][1]["previous"])
-            records.sessions[name] = SessionEntry(_GONE_RECORD, -1.0, archived)
+            records.sessions[name] = SessionEntry(_GONE_RECORD, -1.0, archived, disk[name][0])
+    records.next_seq[SESSIONS] = max((row[0] for row in disk.values()), default=-1) + 1
     if complete:
         records.sessions_source = (sessions, data.signal.last_used)
 

@@ -128,7 +128,6 @@ KINDS: tuple[Kind, ...] = (
         lambda d, e: d.conversations.history_keys,
         lambda m: m.items(),
         lambda k: k.to_json(),
-        False,
     ),
     Kind(
         "group_keys",
@@ -181,6 +180,7 @@ class SessionEntry:
     record: SessionRecord
     last_used: float
     archived: tuple[str, ...]  # the row ids of record.previous, in its order
+    seq: int  # the records' order (new ones last, as AgentSignalState keeps them)
 
 
 def session_json(record: SessionRecord, last_used: float, archived: tuple[str, ...]) -> Any:
@@ -332,6 +332,7 @@ class Records:
         else:
             new = {}
             names = list(sessions)
+        next_seq = changes.next_seq.get(SESSIONS, 0)
         for name in names:
             record = sessions[name]
             used = float(last_used.get(name, 0.0))
@@ -340,10 +341,15 @@ class Records:
                 new[name] = entry
                 continue
             archived = self._diff_archived(name, entry, record, changes)
+            if entry is None:
+                seq, next_seq = next_seq, next_seq + 1
+            else:
+                seq = entry.seq
             changes.writes.append(
-                (SESSIONS, name, 0, [name, session_json(record, used, archived), None])
+                (SESSIONS, name, seq, [name, session_json(record, used, archived), None])
             )
-            new[name] = SessionEntry(record, used, archived)
+            new[name] = SessionEntry(record, used, archived, seq)
+        changes.next_seq[SESSIONS] = next_seq
         for name, entry in old.items():
             if name not in new:
                 changes.deletes.append((SESSIONS, name))
