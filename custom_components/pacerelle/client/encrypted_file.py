@@ -1,4 +1,6 @@
-"""One agent's state at rest: an AES-256-GCM encrypted JSON file and its separate key.
+"""One agent's state at rest as earlier versions kept it: an AES-256-GCM encrypted JSON file
+and its separate key. The store is now per record (client/state/); this file is read once,
+to migrate it, and its key (`create_key`, `read_key`) is the new store's key.
 
 Layout of a store directory (mode 0700):
     <name>.key   32 random bytes, base64 (mode 0600), made once with the store
