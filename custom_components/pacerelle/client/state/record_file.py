@@ -44,6 +44,10 @@ from ..encrypted_file import DIRECTORY_MODE, FILE_MODE, StoreError, StoreProblem
 FORMAT = b"PCRL-rows/1"
 NONCE_SIZE = 12
 ROW_KEY_SIZE = 16
+PAGE_SIZE = 2048
+"""A commit rewrites one leaf page per changed row (rows are spread by their hashed key):
+2 KiB pages halve that against SQLite's 4 KiB, and a big row's overflow chain is written
+once. Set when the database is built (page_size takes effect only before the first table)."""
 _SCHEMA = (
     "CREATE TABLE records (id INTEGER PRIMARY KEY, tbl TEXT NOT NULL, rkey BLOB NOT NULL,"
     " seq INTEGER NOT NULL, value BLOB NOT NULL)",
@@ -151,6 +155,7 @@ class RecordFile:
         os.close(os.open(self.partial_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE))
         connection = sqlite3.connect(self.partial_path, isolation_level=None)
         try:
+            connection.execute(f"PRAGMA page_size={PAGE_SIZE}")
             connection.execute("PRAGMA synchronous=FULL")
             connection.execute("BEGIN")
             for statement in _SCHEMA:
