@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 
 from custom_components.pacerelle.client.agent_data import AgentData, Conversations
 from custom_components.pacerelle.client.checkpoints import ACTIVE, Checkpoint, Checkpoints
+from custom_components.pacerelle.client.group_epochs import GroupEpoch
 from custom_components.pacerelle.client.groups import GroupKey
 from custom_components.pacerelle.client.history import HandledRequest, History, Reply
 from custom_components.pacerelle.client.inbox import Inbox, Request
@@ -108,12 +109,18 @@ def grown(base: AgentData, model: SessionRecord, shape: Shape) -> AgentData:
         }
     )
     accepted = {f"msg_{n}": "d" * 64 for n in range(min(2000, shape.pending + shape.history))}
+    groups = sorted({key.conversation_id for key in keys.values()})
+    epochs = {group: GroupEpoch(1, frozenset({("usr_0", "1")})) for group in groups}
+    seals = {name: (f"iv{n}a", f"iv{n}b") for n, name in enumerate(list(keys)[:8])}
+    inbox = Inbox(accepted=accepted, pending=pending, group_seals=seals)
+    if shape.group_keys:
+        inbox = replace(inbox, legacy_seals=frozenset({"a" * 32, "b" * 32}))
     return replace(
         base,
         signal=signal,
-        inbox=Inbox(accepted=accepted, pending=pending),
+        inbox=inbox,
         history=history,
-        conversations=Conversations(group_keys=keys),
+        conversations=Conversations(group_keys=keys, group_epochs=epochs),
         queued=queued,
         checkpoints=checkpoints,
     )

@@ -8,6 +8,7 @@ does not take them back, and a file that is damaged is read as no marks (never a
 import base64
 import logging
 import shutil
+import sqlite3
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,7 +17,6 @@ from homeassistant.core import HomeAssistant
 
 from custom_components.pacerelle.client import groups
 from custom_components.pacerelle.client.agent_data import AgentData
-from custom_components.pacerelle.client.encrypted_file import EncryptedFile
 from custom_components.pacerelle.client.gateway_frames import InboundMessage
 from custom_components.pacerelle.client.handed_over import (
     MARK_LENGTH,
@@ -111,8 +111,9 @@ async def test_the_marks_stay_when_the_agents_folder_is_put_back(
     await store.async_sync()
     marks_file = folder.parent / f"{DOMAIN}.handed_over.{AGENT}"
     assert marks_file.is_file()
-    on_disk = await hass.async_add_executor_job(EncryptedFile(folder, AGENT).read)
-    assert "handed_over" not in on_disk  # the folder keeps no marks
+    tables = await hass.async_add_executor_job(_tables, folder / f"{AGENT}.db")
+    assert "handed_over" not in tables  # the folder keeps no marks
+    await store.async_close()  # Home Assistant stopped (the store is read again)
 
     def restore() -> None:
         shutil.rmtree(folder)
@@ -124,14 +125,23 @@ async def test_the_marks_stay_when_the_agents_folder_is_put_back(
     assert loaded.handed_over.to_json() == _marks(2)
 
     # A save without the section (the config flow's) leaves the marks alone.
-    await store.async_save({"installation": {"token": "t"}, "signal": data.sections()["signal"]})
+    without = {key: value for key, value in data.sections().items() if key != "handed_over"}
+    await store.async_save({"installation": {"token": "t"}, **without})
     assert marks_file.is_file()
 
     await hass.async_add_executor_job(marks_file.write_text, "{not json")
+    await store.async_close()
     with caplog.at_level(logging.WARNING):
         damaged = await AgentStore(hass, AGENT).async_load()
     assert "handed_over" not in damaged
     assert "is not a file of hand-over marks" in caplog.text
+
+
+def _tables(database: Path) -> set[str]:
+    with sqlite3.connect(database) as connection:
+        found = {row[0] for row in connection.execute("SELECT DISTINCT tbl FROM records")}
+    connection.close()
+    return found
 
 
 def _signal() -> AgentSignalState:

@@ -11,6 +11,7 @@ event, no Assist, the light stays off (client/handed_over.py). A new message sti
 import json
 import logging
 import shutil
+import sqlite3
 import uuid
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,6 @@ from homeassistant.core import Event, HomeAssistant, callback
 from homeassistant.helpers import issue_registry as ir
 
 from custom_components.pacerelle.client.agent_core import ConnectionState
-from custom_components.pacerelle.client.encrypted_file import EncryptedFile
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from custom_components.pacerelle.store_handed_over import HandedOverFile
@@ -175,8 +175,12 @@ async def test_marks_follow_the_stores_acceptance_and_precede_the_event(
 
     def recorded(self: HandedOverFile, marks: list[Any], *, sync: bool) -> None:
         agent_id = self.path.name.rsplit(".", 1)[-1]
-        accepted = EncryptedFile(folder, agent_id).read()["inbox"]["accepted"]
-        order.append(f"marks:{len(marks)}, on disk accepted:{len(accepted)}")
+        with sqlite3.connect(folder / f"{agent_id}.db") as connection:
+            (accepted,) = connection.execute(
+                "SELECT count(*) FROM records WHERE tbl = 'accepted'"
+            ).fetchone()
+        connection.close()
+        order.append(f"marks:{len(marks)}, on disk accepted:{accepted}")
         write(self, marks, sync=sync)
 
     monkeypatch.setattr(HandedOverFile, "write", recorded)

@@ -185,7 +185,10 @@ class AgentStore:
             self._load()
         except AgentDataError as err:
             raise StoreError(StoreProblem.CORRUPT, str(err)) from err
-        return self._records.document()
+        document = self._records.document()
+        if not document.get(HANDED_OVER):
+            document.pop(HANDED_OVER, None)  # no marks kept (none, or their file unreadable)
+        return document
 
     async def async_commit(
         self,
@@ -237,8 +240,15 @@ class AgentStore:
         extra = {key: value for key, value in document.items() if key not in SECTIONS}
         data = AgentData.from_document(document)
         self._records.commit(extra, data)
-        if HANDED_OVER in document:
+        if HANDED_OVER in document and data is not None:
             self._write_marks(None, data)
+
+    async def async_save_unsynced(self, document: dict[str, Any]) -> None:
+        """As `async_save`: every commit is durable against a power cut (record_file.py)."""
+        await self.async_save(document)
+
+    async def async_sync(self) -> None:
+        """Nothing left to make durable: each commit was (kept for the document hooks)."""
 
     async def async_checkpoint(self) -> None:
         """Fold the write-ahead log into the database file (before a backup)."""

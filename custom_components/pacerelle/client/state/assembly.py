@@ -65,7 +65,8 @@ def document_of(loaded: Loaded) -> dict[str, Any]:
         "accepted": mapping("accepted"),
         "pending": [request(rkey) for _, _, rkey in loaded.get("pending", {}).values()],
         "rejected": mapping("rejected"),
-        "group_seals": list(loaded.get("seals", {})),
+        "group_seals": mapping("seals"),
+        "legacy_group_seals": single("legacy_seals", []),
     }
     handled = []
     for _, value, rkey in loaded.get("handled", {}).values():
@@ -87,6 +88,7 @@ def document_of(loaded: Loaded) -> dict[str, Any]:
                 "history_keys": mapping("history_keys"),
                 "group_keys": values("group_keys"),
                 "last_devices": mapping("last_devices"),
+                "group_epochs": mapping("group_epochs"),
             },
             "uncertain_sends": single("uncertain", []),
             "published_prekeys": single("published", []),

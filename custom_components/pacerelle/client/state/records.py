@@ -103,7 +103,9 @@ KINDS: tuple[Kind, ...] = (
         request=lambda v: v,
     ),
     Kind("rejected", lambda d, e: d.inbox.rejected, lambda m: m.items(), lambda v: v),
-    Kind("seals", lambda d, e: d.inbox.group_seals, lambda m: m.items(), lambda v: None),
+    # Per group key, the IVs of its messages (a tuple: compared by value when not the same).
+    Kind("seals", lambda d, e: d.inbox.group_seals, lambda m: m.items(), lambda v: list(v)),
+    Kind("legacy_seals", lambda d, e: d.inbox.legacy_seals, _one, lambda s: sorted(s), False),
     Kind(
         "handled",
         lambda d, e: d.history.requests,
@@ -134,6 +136,12 @@ KINDS: tuple[Kind, ...] = (
         lambda d, e: d.conversations.group_keys,
         lambda m: m.items(),
         lambda k: k.to_json(),
+    ),
+    Kind(
+        "group_epochs",
+        lambda d, e: d.conversations.group_epochs,
+        lambda m: m.items(),
+        lambda g: g.to_json(),
     ),
     Kind(
         "last_devices", lambda d, e: d.conversations.last_devices, lambda m: m.items(), lambda v: v
