@@ -189,6 +189,7 @@ async def async_setup_runtime(hass: HomeAssistant, entry: PacerelleConfigEntry) 
     hooks = AgentHooks(
         save=store.async_save,
         commit=store.async_commit,
+        sync=store.async_sync,
         run_blocking=run_blocking,
         deliver=events.deliver,
         prepare=events.prepare,

@@ -195,10 +195,14 @@ class AgentStore:
         extra: dict[str, Any],
         data: AgentData,
         bound: Callable[[AgentData], AgentData] | None = None,
+        sync: bool = True,
     ) -> AgentData:
         """Commit `data` (within `bound` first, in the same executor job): only what
-        changed is written, in one transaction; the data committed."""
-        job = partial(self._commit, _versioned(extra), data, bound)
+        changed is written, in one transaction; the data committed. The records are
+        durable at once; with `sync` False the marks beside them only after `async_sync`,
+        so that the event of a request accepted follows its commit closely (the instant a
+        kill loses it: inbox_pipeline.py)."""
+        job = partial(self._commit, _versioned(extra), data, bound, sync)
         async with self._lock:
             return await self._hass.async_add_executor_job(job)
 
@@ -207,20 +211,23 @@ class AgentStore:
         extra: dict[str, Any],
         data: AgentData,
         bound: Callable[[AgentData], AgentData] | None,
+        sync: bool,
     ) -> AgentData:
         if bound is not None:
             data = bound(data)
         previous = self._records.data
         self._records.commit(extra, data)
-        self._write_marks(previous, data)
+        self._write_marks(previous, data, sync=sync)
         return data
 
-    def _write_marks(self, previous: AgentData | None, data: AgentData) -> None:
+    def _write_marks(
+        self, previous: AgentData | None, data: AgentData, *, sync: bool = True
+    ) -> None:
         """The marks, once the store's commit is done, if they changed."""
         if previous is not None and previous.handed_over is data.handed_over:
             return
         try:
-            self._marks.write(data.handed_over.to_json(), sync=True)
+            self._marks.write(data.handed_over.to_json(), sync=sync)
         except OSError as err:  # the store holds the acceptance: its events must fire
             _marks_failed(err)
 
@@ -248,7 +255,15 @@ class AgentStore:
         await self.async_save(document)
 
     async def async_sync(self) -> None:
-        """Nothing left to make durable: each commit was (kept for the document hooks)."""
+        """Make the marks written unsynced survive a power cut (the records already do)."""
+        async with self._lock:
+            await self._hass.async_add_executor_job(self._sync)
+
+    def _sync(self) -> None:
+        try:
+            self._marks.sync_pending()
+        except OSError as err:
+            _marks_failed(err)
 
     async def async_checkpoint(self) -> None:
         """Fold the write-ahead log into the database file (before a backup)."""

@@ -70,7 +70,7 @@ class ConnectionState(StrEnum):
 
 
 type Bound = Callable[[AgentData], AgentData]
-type CommitHook = Callable[[dict[str, Any], AgentData, Bound], Awaitable[AgentData]]
+type CommitHook = Callable[[dict[str, Any], AgentData, Bound, bool], Awaitable[AgentData]]
 
 
 class BlockingRunner(Protocol):
@@ -127,8 +127,9 @@ class AgentHooks:
     save_unsynced: Callable[[dict[str, Any]], Awaitable[None]] | None = None
     sync: Callable[[], Awaitable[None]] | None = None
     # A store that writes only what changed (client/state/): takes the integration's keys,
-    # the data and the bounds to apply first, in one executor job, and returns the data
-    # it committed. When set, `save` (a whole document) is not used by commits.
+    # the data, the bounds to apply first (in one executor job) and `sync` (as `commit`'s),
+    # and returns the data it committed. When set, `save` (a whole document) is not used
+    # by commits; `sync` then makes what it wrote unsynced survive a power cut.
     commit: CommitHook | None = None
 
 
@@ -179,10 +180,12 @@ class AgentCore:
         valued = policy(None) if policy is not None else None
         if self.hooks.commit is not None:
             bound = partial(_within_bounds, self._sizes, valued)
-            data = await self.hooks.commit(extra, data, bound)
+            data = await self.hooks.commit(extra, data, bound, sync)
             self.last_commit = CommitTiming(0.0, time.perf_counter() - started)
             self._data = data
-            self._unsynced = False  # each commit is durable (record_file.py)
+            # The records are durable at once (record_file.py); what the host writes beside
+            # them (store.py: the hand-over marks) only after `sync` when `sync` is False.
+            self._unsynced = not sync
             return
         data, document = await self.hooks.run_blocking(
             partial(_bounded_document, extra, data, self._sizes, valued)
