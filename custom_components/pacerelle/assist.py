@@ -273,6 +273,7 @@ class AssistBridge:
         placeholders = {
             "seconds": str(MAX_VOICE_SECONDS),
             "megabytes": str(MAX_VOICE_BYTES // (1024 * 1024)),
+            "pipeline": pipeline.name if pipeline is not None else str(self._voice_pipeline),
         }
         await self._tell(message_id, key, placeholders)
 
