@@ -73,12 +73,15 @@ async def test_a_relay_forged_owner_device_is_not_believed_until_trusted(
         conversation, device_id="2", widget_response={"ref": question["id"], "value": True}
     )
     await wait_until(lambda: len(events) == 3)
-    await asyncio.sleep(0.2)
+    # That device is told its answer does not count yet, with its code (services_ask.py).
+    not_yet = (await inbox_of(emulator, conversation, 4))[3]
+    assert not_yet["text"].startswith("Your answer does not count yet")
+    assert runtime.trust.book.get(owner, "2").code in not_yet["text"]
     assert not script.done()
     await hass.services.async_call(
         "notify", "send_message", {"entity_id": "notify.home", "message": "snapshot"}, blocking=True
     )
-    notified = (await inbox_of(emulator, conversation, 4))[3]
+    notified = (await inbox_of(emulator, conversation, 5))[4]
     assert (notified["text"], notified["device_id"]) == ("snapshot", "1")
 
     # Trusted through Home Assistant's repair flow, which shows the device's code.

@@ -62,7 +62,7 @@ from .client.payloads import CHAT_MESSAGE
 from .client.sender import MAX_TEXT_CHARS
 from .const import CONF_AGENT_ID, CONF_OWNER_ID, DOMAIN
 from .options import AgentOptions
-from .runtime import EVENT_MESSAGE, PacerelleRuntime
+from .runtime import EVENT_MESSAGE, PacerelleConfigEntry, PacerelleRuntime
 from .voice import VOICE_PROBLEM_KEYS, VoiceOutcome, find_pipeline, voice_note
 from .voice_answer import SpokenAnswer, SpokenAnswerError, async_speak
 from .voice_audio import MAX_VOICE_BYTES, MAX_VOICE_SECONDS
@@ -300,15 +300,7 @@ class AssistBridge:
         return None
 
     def _trust_placeholders(self, request: Mapping[str, Any]) -> dict[str, str]:
-        trust = self._entry.runtime_data.trust
-        stored = self._entry.runtime_data.agent.find_request(str(request["message_id"]))
-        # The device judged: in a group, the one that delivered the member's key (trust.py).
-        device_id = trust.presented(stored)[0] if trust and stored else request["sender_device_id"]
-        device = trust.book.get(str(request["sender_id"]), str(device_id)) if trust else None
-        return {
-            "state": str(request.get("trust_state")),
-            "code": device.code if device is not None else "",
-        }
+        return trust_placeholders(self._entry, request)
 
     async def _tell(self, message_id: str, key: str, placeholders: dict[str, str]) -> None:
         """Say why a request was not run; the request stays pending for automations."""
@@ -374,3 +366,17 @@ def async_setup_assist_bridge(hass: HomeAssistant, entry: ConfigEntry[PacerelleR
             spoken_answer=options.voice_spoken_answer,
             in_groups=options.assist_in_groups,
         ).async_start()
+
+
+def trust_placeholders(entry: PacerelleConfigEntry, request: Mapping[str, Any]) -> dict[str, str]:
+    """`state` and `code` of the device a request is judged by, for the answers that tell
+    a device it is not trusted yet (in a group, the device that delivered the member's key,
+    trust.py)."""
+    trust = entry.runtime_data.trust
+    stored = entry.runtime_data.agent.find_request(str(request["message_id"]))
+    device_id = trust.presented(stored)[0] if trust and stored else request["sender_device_id"]
+    device = trust.book.get(str(request["sender_id"]), str(device_id)) if trust else None
+    return {
+        "state": str(request.get("trust_state")),
+        "code": device.code if device is not None else "",
+    }

@@ -42,6 +42,7 @@ Every answer that counted is marked processed.
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any, Final
@@ -50,9 +51,11 @@ import probatio
 from homeassistant.core import ServiceCall, ServiceResponse, callback
 from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import config_validation as cv
+from homeassistant.helpers.translation import async_get_exception_message
 from homeassistant.util import dt as dt_util
 
 from .ask_answers import INDIVIDUAL, AnswerWait
+from .assist import trust_placeholders
 from .client.errors import PacerelleError
 from .client.gateway_frames import GROUP_PREFIX
 from .client.widget_answers import Addressee
@@ -78,6 +81,8 @@ from .services_common import (
     target_fields,
     widget_invalid,
 )
+
+_LOGGER = logging.getLogger(__name__)
 
 ASK_KINDS: Final = (CONFIRM, CHOICE, FORM, DATETIME, PERMISSION)
 DEFAULT_TIMEOUT: Final = 300
@@ -183,8 +188,30 @@ async def async_ask(call: ServiceCall) -> ServiceResponse:
             return frozenset()
         return conversations.group_members(conversation[0], agent_id)
 
+    trust = entry.runtime_data.trust
+
+    def trusted_now(data: Mapping[str, Any]) -> bool:
+        request = agent.find_request(str(data["message_id"]))
+        return trust is not None and request is not None and trust.peek(request).trusted
+
+    @callback
+    def untrusted(data: Mapping[str, Any]) -> None:
+        hass.async_create_background_task(
+            _tell_untrusted(entry, data), f"pacerelle untrusted answer {data['message_id']}"
+        )
+
     wait = AnswerWait(
-        hass, widget_id, widget["kind"], widget["spec"], response_mode=mode, members=members
+        hass,
+        widget_id,
+        widget["kind"],
+        widget["spec"],
+        response_mode=mode,
+        members=members,
+        trusted_now=trusted_now,
+        untrusted=untrusted,
+    )
+    stop_trust = (
+        trust.add_listener(lambda _decided, _before: wait.trust_changed()) if trust else None
     )
 
     @callback
@@ -213,6 +240,8 @@ async def async_ask(call: ServiceCall) -> ServiceResponse:
                 await wait.settled
     finally:
         unsubscribe()
+        if stop_trust is not None:
+            stop_trust()
     answers = [_judged_device(entry, data) for data in wait.answers]
     for data in answers:
         with contextlib.suppress(PacerelleError):
@@ -234,6 +263,17 @@ def _asks_a_group(entry: PacerelleConfigEntry, target: dict[str, Any]) -> bool:
         return request is None or request.is_group
     conversation = target["conversation_id"] or str(entry.data[CONF_CONVERSATION_ID])
     return bool(target["to"] == GROUP_PREFIX + conversation)
+
+
+async def _tell_untrusted(entry: PacerelleConfigEntry, data: Mapping[str, Any]) -> None:
+    """Tell the sender (a reply to their answer) that it does not count yet, and why."""
+    text = async_get_exception_message(DOMAIN, "ask_untrusted", trust_placeholders(entry, data))
+    try:
+        await entry.runtime_data.agent.send_text(text, source_message_id=str(data["message_id"]))
+    except PacerelleError as err:
+        _LOGGER.warning(
+            "Could not tell %s why their answer does not count: %s", data["sender_id"], err
+        )
 
 
 def _judged_device(entry: PacerelleConfigEntry, data: Mapping[str, Any]) -> Mapping[str, Any]:
