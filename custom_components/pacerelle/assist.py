@@ -19,6 +19,9 @@ ready while the agent reconnects is queued by the agent's outbox (client/send_qu
 for ANSWER_EXPIRE_AFTER: one mechanism for every send made offline, rather than a wait of
 the bridge's own. Requests are answered one at a time, in order.
 
+Keyword automations come first (assist_share.py): a request an automation answered or
+marked processed within a short grace after its event is left alone.
+
 Requests still pending from before a start are not answered: a command from hours ago
 ("unlock the door") must not run on its own when Home Assistant comes back. For the same
 reason a request older than MAX_REQUEST_AGE is not run: it waited at the relay while Home
@@ -57,6 +60,7 @@ from homeassistant.const import MATCH_ALL
 from homeassistant.core import Context, Event, HomeAssistant, callback
 from homeassistant.helpers.translation import async_get_exception_message
 
+from .assist_share import async_grace, taken_by_automation
 from .client.errors import PacerelleError
 from .client.payloads import CHAT_MESSAGE
 from .client.sender import MAX_TEXT_CHARS
@@ -118,7 +122,7 @@ class AssistBridge:
         self._voice_pipeline = voice_pipeline
         self._spoken_answer = spoken_answer
         self._in_groups = in_groups
-        self._queue: asyncio.Queue[Mapping[str, Any]] = asyncio.Queue()
+        self._queue: asyncio.Queue[tuple[float, Mapping[str, Any]]] = asyncio.Queue()
         self._conversations: dict[str, str] = {}
 
     @callback
@@ -144,12 +148,13 @@ class AssistBridge:
             return
         if not (str(data["text"]).strip() or self._is_voice(data)):
             return
-        self._queue.put_nowait(data)
+        self._queue.put_nowait((time.monotonic(), data))
 
     async def _work(self) -> None:
         while True:
-            request = await self._queue.get()
+            since, request = await self._queue.get()
             try:
+                await async_grace(since)
                 await self._answer(request)
             except Exception:
                 # One bad request must not end the bridge.
@@ -160,6 +165,9 @@ class AssistBridge:
         voice = self._entry.runtime_data.voice
         # Taken whatever happens next: a transcript is not kept in memory once handled.
         outcome = voice.take(message_id) if voice is not None else None
+        if taken_by_automation(self._entry.runtime_data.agent, message_id):
+            _LOGGER.debug("Assist bridge leaves %s to the automation that handled it", message_id)
+            return
         if request["group"] and not self._member_now(request):
             # Nothing is said: they no longer read the group (the reply would go to it).
             _LOGGER.warning(
