@@ -94,6 +94,8 @@ async function refreshSide() {
   const [requests, agents, groups] = await Promise.all(
     [api("GET", "/requests"), api("GET", "/installations"), api("GET", "/groups")]);
   const pending = requests.filter((item) => item.status === "pending" && !item.expired);
+  // "Approve the request below" only while one waits: not after the approval.
+  $("approve-below").hidden = !pending.length;
   const signature = JSON.stringify([current, pending, agents, groups]);
   if (signature === lastSide) return;
   lastSide = signature;
