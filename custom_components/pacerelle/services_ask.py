@@ -280,11 +280,10 @@ def _judged_device(entry: PacerelleConfigEntry, data: Mapping[str, Any]) -> Mapp
     """The answer with the device its trust was judged by: in a group, the device that
     delivered the member's key (trust.py), which trust repairs and `block_device` name;
     the relay's label for the device is unauthenticated and never judged."""
-    trust = entry.runtime_data.trust
     request = entry.runtime_data.agent.find_request(str(data["message_id"]))
-    if trust is None or request is None or not request.is_group:
+    if request is None or not request.is_group:
         return data
-    return {**data, "sender_device_id": trust.presented(request)[0]}
+    return {**data, "sender_device_id": request.judged.device_id}
 
 
 def _first_of(answers: list[Mapping[str, Any]]) -> dict[str, Any]:

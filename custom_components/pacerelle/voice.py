@@ -4,9 +4,8 @@ A voice note is the first attachment of a message whose mime is `audio/*`. It is
 transcribed, and the `pacerelle_message` event carries the text as `transcript`, when:
 
 - the options choose a voice pipeline (`voice_pipeline`), and
-- the sender's device is trusted (trust.py, judged without recording anything: the
-  recording judgement still happens at delivery, and a device that stopped being trusted
-  meanwhile gets no transcript), and
+- the request was judged trusted (the one judgement the client made when it opened it,
+  client/trust_door.py, read through `judged`), and
 - the Assist bridge is on and would answer the note (assist.py: the owner's direct
   messages, and any member's group messages with `assist_in_groups`), or
   `voice_transcripts` is on (every trusted device, for automations).
@@ -106,6 +105,7 @@ VOICE_PROBLEM_KEYS: Final[Mapping[str, str]] = {
 }
 
 type Download = Callable[[Mapping[str, Any]], Awaitable[bytes]]
+# Reads a request's trust judgement (runtime.judged: Request.judged).
 type Peek = Callable[[Request], DeviceTrust]
 
 
@@ -306,9 +306,9 @@ class VoiceNotes:
             self._outcomes.popitem(last=False)
 
     def delivered(self, request: Request, trust: DeviceTrust | None) -> str | None:
-        """The transcript for the request's event, judged again as it is delivered.
+        """The transcript for the request's event (`trust`: the request's judgement).
 
-        A device no longer trusted gets none (and its outcome is forgotten); an outcome the
+        An untrusted request gets none (and its outcome is forgotten); an outcome the
         bridge will not take (it does not answer the request) is forgotten now."""
         outcome = self._outcomes.get(request.message_id)
         if outcome is None:

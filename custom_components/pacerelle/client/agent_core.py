@@ -22,6 +22,7 @@ from .gateway import GatewayConnection
 from .group_key_bounds import KeyValue
 from .inbox import Request
 from .store_bounds import StoredSizes, shrink, within_bounds
+from .trust_door import TrustDoor
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -120,7 +121,12 @@ class AgentHooks:
 
 class AgentCore:
     def __init__(
-        self, config: AgentConfig, hooks: AgentHooks, data: AgentData, extra: dict[str, Any]
+        self,
+        config: AgentConfig,
+        hooks: AgentHooks,
+        data: AgentData,
+        extra: dict[str, Any],
+        trust: TrustDoor | None = None,
     ) -> None:
         self.config = config
         self.hooks = hooks
@@ -133,9 +139,9 @@ class AgentCore:
         self._sizes = StoredSizes()  # used under `lock` only
         self.last_commit = CommitTiming(0.0, 0.0)
         self._unsynced = False  # the last commit's rename not yet made power-cut durable
-        # The host's judge of group keys (trust.py, via Agent.set_group_key_policy): the
-        # keys it would seal with are the last evicted (group_key_bounds.py).
-        self.group_key_policy: Callable[[str | None], KeyValue] | None = None
+        # The one door for trust (trust_door.py): the group keys it would seal with are
+        # the last evicted (group_key_bounds.py).
+        self.trust = trust if trust is not None else TrustDoor(config.owner_id)
 
     @property
     def data(self) -> AgentData:
@@ -158,8 +164,7 @@ class AgentCore:
             save = self.hooks.save_unsynced
         started = time.perf_counter()
         extra = dict(self._extra)
-        policy = self.group_key_policy
-        valued = policy(None) if policy is not None else None
+        valued = self.trust.seal_rule().group_key_allowed(None)
         data, document = await self.hooks.run_blocking(
             partial(_bounded_document, extra, data, self._sizes, valued)
         )

@@ -37,7 +37,7 @@ whose mark is held (acknowledged, logged, no event).
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -55,6 +55,8 @@ from .inbox import GroupSeal, Inbox, Receipt, Request, group_seal
 from .signal.identity import verification_code
 from .signal.state import AgentSignalState
 from .stage_clock import StageClock
+from .trust import TrustState
+from .trust_door import TrustDoor
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -113,7 +115,7 @@ class InboxPipeline:
                 )
                 clock.lap("decrypt")
             inbox = data.inbox
-            for item in map(_unless_replayed(inbox), opened):
+            for item in _checked(inbox, core.trust, opened, now):
                 if item.request is not None:
                     inbox = inbox.with_received(
                         item.message.digest, item.request, group_seal(item.message)
@@ -329,6 +331,27 @@ def _unless_replayed(inbox: Inbox) -> Callable[[Opened], Opened]:
         return item
 
     return judge
+
+
+def _checked(
+    inbox: Inbox, trust: TrustDoor, opened: Sequence[Opened], now: float
+) -> Iterator[Opened]:
+    """The opened messages, replays refused, then each request judged, in order."""
+    unless_replayed = _unless_replayed(inbox)
+    for item in opened:
+        yield _judged(trust, unless_replayed(item), now)
+
+
+def _judged(trust: TrustDoor, item: Opened, now: float) -> Opened:
+    """The opened request with the one trust judgement of the key that wrote it (recorded
+    in the book now, so that a change is shown before anything acts); a blocked key's
+    request is refused here: no consumer and no history ever see it (trust_door.py)."""
+    if item.request is None:
+        return item
+    request = trust.judge_request(item.request, now)
+    if request.trust_state is TrustState.BLOCKED:
+        return replace(item, request=None, refusal="from a blocked device or key")
+    return replace(item, request=request)
 
 
 def _accepted(data: AgentData, stored: Sequence[tuple[InboundMessage, Request]]) -> AgentData:
