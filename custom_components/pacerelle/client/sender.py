@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from .agent_core import AgentCore, ConnectionState
 from .agent_data import AgentData, UncertainSend, device_key
 from .api import AgentApi
-from .crypto_jobs import UntrustedGroupKeysError, groups_target, seal
+from .crypto_jobs import Sealed, UntrustedGroupKeysError, groups_target, seal
 from .errors import PacerelleConnectionError, PacerelleError, SendError, SendRefusal
 from .gateway_frames import build_message
 from .history import FAILED, SENT, UNCERTAIN, Reply
@@ -101,7 +101,7 @@ class Sender:
         trust = core.trust
         if to_device_id is not None:
             # Named by the caller: that device or a refusal (the seal checks its key).
-            if trust.book.readable(recipient, to_device_id, None) is TrustState.BLOCKED:
+            if trust.seal_rule().state(recipient, to_device_id, None) is TrustState.BLOCKED:
                 raise SendError(SendRefusal.BLOCKED_DEVICE, f"{recipient} device {to_device_id}")
             return Target(conversation, recipient, to_device_id)
         last = core.data.conversations.last_devices.get(device_key(recipient, conversation))
@@ -220,7 +220,7 @@ class Sender:
             )
             if not connected or data.queued.sends:
                 # Offline, or older sends still queued: this one waits behind them.
-                return await self._queue(data, reply, frame, expire_after)
+                return await self._queue(data, reply, frame, expire_after, sealed)
             await core.commit(replace(data, history=data.history.with_reply(reply)))
             try:
                 serial = await core.write(frame)
@@ -230,7 +230,7 @@ class Sender:
                     raise
                 # The connection ended under us and the frame was refused (outbox.py):
                 # it waits for the next connection like any send made offline.
-                return await self._requeue(reply, frame, expire_after)
+                return await self._requeue(reply, frame, expire_after, sealed)
             except PacerelleError:
                 await self._set_status({message_id}, FAILED)
                 raise
@@ -239,11 +239,13 @@ class Sender:
             core.hooks.send_status(message_id, target.conversation_id, SENT)
         return reply
 
-    async def _requeue(self, reply: Reply, frame: str, expire_after: float) -> Reply:
+    async def _requeue(
+        self, reply: Reply, frame: str, expire_after: float, sealed: Sealed
+    ) -> Reply:
         """Queue a send already recorded in history whose write was refused (lock held)."""
         data = self._core.data
         try:
-            return await self._queue(data, reply, frame, expire_after, recorded=True)
+            return await self._queue(data, reply, frame, expire_after, sealed, recorded=True)
         except SendError:
             await self._set_status({reply.message_id}, FAILED)
             raise
@@ -254,13 +256,25 @@ class Sender:
         reply: Reply,
         frame: str,
         expire_after: float,
+        sealed: Sealed,
         *,
         recorded: bool = False,
     ) -> Reply:
         """Keep a sealed send for the next connection (lock held); flush if connected now."""
         core = self._core
         now = core.now()
-        send = QueuedSend(reply.message_id, reply.conversation_id, frame, now, now + expire_after)
+        send = QueuedSend(
+            reply.message_id,
+            reply.conversation_id,
+            frame,
+            now,
+            now + expire_after,
+            to=reply.to,
+            device_id=reply.to_device_id,
+            identity_key=sealed.identity,
+            group_key=sealed.group_key,
+            answers=reply.source_message_id,
+        )
         try:
             data.queued.check_room(send.size)
         except QueueFullError as err:

@@ -16,8 +16,7 @@ has just approved the agent). The rules, in one place (`TrustBook.observe`):
   under every device id of that person (the relay can present it as any device) unless
   the user decided otherwise for that very device and key.
 
-`readable` is the same rule without trust on first use: whether the agent may seal for a
-key (trust_door.py), which only a decision or a key already trusted makes true.
+The agent seals only for a key `judge` finds trusted (trust_door.py).
 
 A decision binds to the key the user was shown (`TrustBook.decided` takes it): if the device
 presents another key by then (the relay can swap it at any moment), nothing is decided.
@@ -147,13 +146,8 @@ class TrustBook:
             person_id, device_id, key, self._state(person_id, device_id, key, owner_id)
         )
 
-    def readable(self, person_id: str, device_id: str, key: bytes | None) -> TrustState:
-        """The state that decides whether the agent may seal for this device's key: as
-        `judge`, but never trusted on first use (nobody decided about it)."""
-        return self._state(person_id, device_id, key, None)
-
     def _state(
-        self, person_id: str, device_id: str, key: bytes | None, owner_id: str | None
+        self, person_id: str, device_id: str, key: bytes | None, owner_id: str
     ) -> TrustState:
         known = self.get(person_id, device_id)
         if known is not None and known.state is TrustState.BLOCKED:

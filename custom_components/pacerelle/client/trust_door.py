@@ -25,12 +25,14 @@ A request stored before judgements were kept carries none: it is unverified (it 
 nothing) and an answer to it goes only to a key the user trusts.
 """
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 from .errors import SendError, SendRefusal
 from .groups import GroupKey
 from .inbox import Request
+from .send_queue import QueuedSend
 from .trust import DeviceTrust, TrustBook, TrustState
 
 type TrustSave = Callable[[TrustBook], None]
@@ -47,13 +49,18 @@ class SealRule:
     """What a seal may be for, on a snapshot of the book (seal runs in the executor)."""
 
     book: TrustBook
+    owner_id: str
     answering: Request | None = None
+
+    def state(self, person_id: str, device_id: str, key: bytes | None) -> TrustState:
+        """The state a message from this key would be judged (TrustBook.judge)."""
+        return self.book.judge(person_id, device_id, key, self.owner_id).state
 
     def check_direct(self, person_id: str, device_id: str, key: bytes | None) -> None:
         """SendError unless the session to (person, device), whose remote identity key is
         `key`, may read what is sealed now."""
         request = self.answering
-        state = self.book.readable(person_id, device_id, key)
+        state = self.state(person_id, device_id, key)
         where = f"{person_id} device {device_id}"
         if state is TrustState.BLOCKED:
             raise SendError(SendRefusal.BLOCKED_DEVICE, where)
@@ -68,14 +75,13 @@ class SealRule:
         """Which group keys a group send may be sealed with: those a message would be
         trusted from, and for a reply the asker's own (`asker`: the key the answered
         request opened with)."""
-        book = self.book
 
         def allowed(key: GroupKey) -> bool:
             if asker is not None and _same_sender(key, asker):
-                return book.readable(*_sender_of(key)) is not TrustState.BLOCKED
+                return self.state(*_sender_of(key)) is not TrustState.BLOCKED
             if key.sender_id is None or key.sender_device_id is None:
                 return False
-            return book.readable(*_sender_of(key)) is TrustState.TRUSTED
+            return self.state(*_sender_of(key)) is TrustState.TRUSTED
 
         return allowed
 
@@ -133,7 +139,7 @@ class TrustDoor:
         self._save(book)
 
     def seal_rule(self, answering: Request | None = None) -> SealRule:
-        return SealRule(self._book, answering)
+        return SealRule(self._book, self.owner_id, answering)
 
     def choose_device(
         self, person_id: str, proposed: str | None, session_key: SessionKey
@@ -144,18 +150,60 @@ class TrustDoor:
         sessions exist but none may read it; `proposed` when there is no session at all
         (the seal then fails: nobody wrote). An explicit device is never replaced: the
         caller seals for it or fails."""
-        book = self._book
+        rule = self.seal_rule()
         candidates = [proposed] if proposed is not None else []
-        candidates += [d.device_id for d in book.trusted_devices(person_id)]
+        candidates += [d.device_id for d in self._book.trusted_devices(person_id)]
         any_session = False
         for device in candidates:
             key = session_key(device)
             any_session = any_session or key is not None
-            if key is not None and book.readable(person_id, device, key) is TrustState.TRUSTED:
+            if key is not None and rule.state(person_id, device, key) is TrustState.TRUSTED:
                 return device
         if any_session:
             raise SendError(SendRefusal.NO_TRUSTED_DEVICE, person_id)
         return proposed
+
+
+def recheck(
+    rule: SealRule,
+    send: QueuedSend,
+    held: Mapping[str, GroupKey],
+    session_key: Callable[[str, str], bytes | None],
+) -> SendRefusal | None:
+    """Whether a queued send may still go out at the flush, decided again on the book as it
+    is now (None: it may): the key it was sealed for must still be allowed as at the seal.
+    `session_key(person, device)` is the current session's key, for a send queued before
+    its recipient was recorded."""
+    to, device, key = send.to, send.device_id, send.identity_key
+    if to is None:  # queued before recipients were kept: the frame's, as it is now
+        to, device = _frame_recipient(send.frame)
+        key = session_key(to, device) if to and device else None
+        if to is None or to.startswith("group:"):
+            return None
+    if send.group_key is not None:
+        group_key = held.get(send.group_key)
+        asker = rule.answering
+        asking = held.get(asker.group_key) if asker and asker.group_key else None
+        if group_key is None or not rule.group_key_allowed(asking)(group_key):
+            return SendRefusal.NO_TRUSTED_DEVICE
+        return None
+    state = rule.state(to, device or "", key)
+    if state is TrustState.BLOCKED:
+        return SendRefusal.BLOCKED_DEVICE
+    if send.answers is None and state is not TrustState.TRUSTED:
+        return SendRefusal.UNTRUSTED_DEVICE
+    return None
+
+
+def _frame_recipient(frame: str) -> tuple[str | None, str | None]:
+    try:
+        parsed = json.loads(frame)
+    except ValueError:
+        return None, None
+    if not isinstance(parsed, dict):
+        return None, None
+    to, device = parsed.get("to"), parsed.get("to_device_id")
+    return (to if isinstance(to, str) else None), (device if isinstance(device, str) else None)
 
 
 def _sender_of(key: GroupKey) -> tuple[str, str, bytes | None]:
