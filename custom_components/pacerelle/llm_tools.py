@@ -27,9 +27,10 @@ from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import llm
 
-from .client.errors import PacerelleConnectionError, PacerelleError, SendError
+from .client.errors import PacerelleConnectionError, PacerelleError, SendError, SendRefusal
 from .client.gateway_frames import GROUP_PREFIX
 from .client.inbox import Request
+from .client.trust import TrustState
 from .const import CONF_AGENT_ID, CONF_AGENT_NAME, CONF_CONVERSATION_ID, CONF_OWNER_ID, DOMAIN
 from .options import AgentOptions
 from .runtime import PacerelleRuntime, event_data
@@ -92,6 +93,25 @@ class AgentRef:
         request = self.runtime.agent.find_request(message_id)
         if request is not None:
             self.scope.check_conversation(request.conversation_id)
+
+    def check_answerable(self, message_id: str) -> None:
+        """A refusal unless the request was judged trusted when opened: a prompt-injected
+        model must not answer a device nobody trusted (it would read what it is told)."""
+        request = self.runtime.agent.find_request(message_id)
+        if request is not None and not request.judged.trusted:
+            judged = request.judged
+            raise SendError(
+                SendRefusal.UNTRUSTED_REQUEST,
+                f"{judged.person_id} device {judged.device_id} is {judged.state.value}",
+            )
+
+    def listed(self, request: Request) -> bool:
+        """Whether a view lists the request: in scope, and not from a key blocked now (a
+        blocked key's later requests never reach the history at all)."""
+        judged = request.judged
+        rule = self.runtime.agent.trust.seal_rule()
+        blocked = rule.state(judged.person_id, judged.device_id, judged.identity_key)
+        return self.scope.covers(request.conversation_id) and blocked is not TrustState.BLOCKED
 
 
 def loaded_agents(hass: HomeAssistant) -> list[AgentRef]:

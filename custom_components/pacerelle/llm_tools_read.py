@@ -76,7 +76,7 @@ class GetHistoryTool(PacerelleTool):
             ref.scope.check_conversation(wanted)
         limit: int = args["limit"]
         history = ref.runtime.agent.history(wanted, MAX_HISTORY)
-        requests = [i for i in history.requests if ref.scope.covers(i.request.conversation_id)]
+        requests = [i for i in history.requests if ref.listed(i.request)]
         replies = [reply for reply in history.replies if ref.scope.covers(reply.conversation_id)]
         return {
             "requests": [

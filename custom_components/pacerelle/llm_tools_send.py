@@ -51,8 +51,10 @@ def _check_target(ref: AgentRef, args: Mapping[str, Any]) -> None:
     """A tool error unless the send stays in the scope the user chose (see LlmScope)."""
     source: str | None = args.get("sourceMessageId")
     if source is not None:
-        # The reply goes where the request came from: the request must be in scope.
+        # The reply goes where the request came from: the request must be in scope, and
+        # trusted (the judgement it carries, client/trust_door.py).
         ref.request_in_scope(source)
+        ref.check_answerable(source)
         return
     conversation = args.get("conversationId") or ref.scope.direct_conversation_id
     ref.scope.check_recipient(conversation, args.get("to") or ref.scope.owner_id)

@@ -116,8 +116,6 @@ def _unread(ref: AgentRef, conversation_id: str | None, cursor: Cursor | None) -
         agent.data.inbox.pending, [item.request.message_id for item in agent.data.history.requests]
     )
     pending = [
-        request
-        for request in agent.pending_requests(conversation_id)
-        if ref.scope.covers(request.conversation_id)
+        request for request in agent.pending_requests(conversation_id) if ref.listed(request)
     ]
     return after(in_order(pending, ranks), cursor, ranks)

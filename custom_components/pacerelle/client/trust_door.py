@@ -153,13 +153,12 @@ class TrustDoor:
         rule = self.seal_rule()
         candidates = [proposed] if proposed is not None else []
         candidates += [d.device_id for d in self._book.trusted_devices(person_id)]
-        any_session = False
         for device in candidates:
             key = session_key(device)
-            any_session = any_session or key is not None
             if key is not None and rule.state(person_id, device, key) is TrustState.TRUSTED:
                 return device
-        if any_session:
+        known = [d.device_id for d in self._book.devices.values() if d.person_id == person_id]
+        if any(session_key(device) is not None for device in [*candidates, *known]):
             raise SendError(SendRefusal.NO_TRUSTED_DEVICE, person_id)
         return proposed
 
