@@ -158,7 +158,7 @@ def test_seal_in_the_clear_and_to_a_group_without_a_key() -> None:
         "agent_id": "a-1",
         "message_id": "r-1",
         "device_id": None,
-        "rule": SealRule(TrustBook(), "u-1"),
+        "rule": SealRule(TrustBook()),
     }
     sealed = seal(
         data, conversation_id=CONVERSATION, to="u-1", plaintext="hi", encrypted=False, **options
@@ -209,7 +209,7 @@ def test_a_history_key_is_learned_and_the_reply_carries_a_record() -> None:
         device_id="1",
         plaintext="hello human",
         encrypted=True,
-        rule=SealRule(TrustBook(), "u-owner", opened.request),  # the key that wrote it
+        rule=SealRule(TrustBook(), opened.request),  # the key that wrote it
     )
     assert human.decrypt(AGENT_NAME, sealed.payload) == b"hello human"
     assert sealed.history_record is not None

@@ -189,7 +189,7 @@ def test_a_relay_delivering_5000_key_envelopes_over_invented_sessions() -> None:
         device_id=None,
         plaintext="dinner at 7",
         encrypted=True,
-        rule=SealRule(book, "u-owner"),
+        rule=SealRule(book),
     )
     assert json.loads(sealed.payload)["key_id"] in {"k-alice", "k-bob"}
     # Every key learned and not kept is counted.

@@ -16,7 +16,8 @@ has just approved the agent). The rules, in one place (`TrustBook.observe`):
   under every device id of that person (the relay can present it as any device) unless
   the user decided otherwise for that very device and key.
 
-The agent seals only for a key `judge` finds trusted (trust_door.py).
+`readable` is the same rule without trust on first use: whether the agent may seal for a
+key (trust_door.py), which only a decision or a key already trusted makes true.
 
 A decision binds to the key the user was shown (`TrustBook.decided` takes it): if the device
 presents another key by then (the relay can swap it at any moment), nothing is decided.
@@ -146,8 +147,14 @@ class TrustBook:
             person_id, device_id, key, self._state(person_id, device_id, key, owner_id)
         )
 
+    def readable(self, person_id: str, device_id: str, key: bytes | None) -> TrustState:
+        """The state that decides whether the agent may seal for this key: as `judge`, but
+        never trusted on first use (only a message of the owner's first device, judged and
+        recorded, is; a session the relay opened before the owner wrote is not)."""
+        return self._state(person_id, device_id, key, None)
+
     def _state(
-        self, person_id: str, device_id: str, key: bytes | None, owner_id: str
+        self, person_id: str, device_id: str, key: bytes | None, owner_id: str | None
     ) -> TrustState:
         known = self.get(person_id, device_id)
         if known is not None and known.state is TrustState.BLOCKED:
@@ -186,7 +193,14 @@ class TrustBook:
         known = self.devices[device_name(person_id, device_id)]
         if known.identity_key != key:
             raise KeyChangedError(known)
-        return self._with(replace(known, state=state))
+        book = self._with(replace(known, state=state))
+        if state is TrustState.BLOCKED and known.identity_key is not None:
+            # The key is blocked under every device id of the person (the relay can present
+            # it as any): the records that share it are blocked with it.
+            for other in self.devices.values():
+                if other.person_id == person_id and other.identity_key == known.identity_key:
+                    book = book._with(replace(other, state=TrustState.BLOCKED))
+        return book
 
     def trusted_devices(self, person_id: str) -> list[DeviceTrust]:
         """The person's trusted devices, the most recently seen first."""

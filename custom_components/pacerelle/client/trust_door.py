@@ -49,12 +49,12 @@ class SealRule:
     """What a seal may be for, on a snapshot of the book (seal runs in the executor)."""
 
     book: TrustBook
-    owner_id: str
     answering: Request | None = None
 
     def state(self, person_id: str, device_id: str, key: bytes | None) -> TrustState:
-        """The state a message from this key would be judged (TrustBook.judge)."""
-        return self.book.judge(person_id, device_id, key, self.owner_id).state
+        """The state that decides sealing for this key (TrustBook.readable: no trust on
+        first use at a seal)."""
+        return self.book.readable(person_id, device_id, key)
 
     def check_direct(self, person_id: str, device_id: str, key: bytes | None) -> None:
         """SendError unless the session to (person, device), whose remote identity key is
@@ -139,7 +139,7 @@ class TrustDoor:
         self._save(book)
 
     def seal_rule(self, answering: Request | None = None) -> SealRule:
-        return SealRule(self._book, self.owner_id, answering)
+        return SealRule(self._book, answering)
 
     def choose_device(
         self, person_id: str, proposed: str | None, session_key: SessionKey
