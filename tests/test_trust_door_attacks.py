@@ -2,25 +2,29 @@
 devices and opens sessions of its own; the agent must seal for none of them, and no request
 of a blocked key may act (client/trust_door.py)."""
 
+import asyncio
 import base64
 import json
 import os
 from typing import Any
 
 import pytest
+from homeassistant.components import conversation
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import llm
-from pytest_homeassistant_custom_component.common import async_capture_events
+from homeassistant.setup import async_setup_component
+from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
 
 from custom_components.pacerelle.client.trust import TrustState
 from custom_components.pacerelle.events import EVENT_MESSAGE_STATUS
-from custom_components.pacerelle.options import CONF_LLM_CONVERSATIONS
+from custom_components.pacerelle.options import CONF_ASSIST_AGENT, CONF_LLM_CONVERSATIONS
 from tests.emulator.state import GroupRecord
 from tests.emulator_fixtures import EmulatorHandle
 from tests.llm_harness import LLM_CONTEXT
 from tests.runtime_harness import wait_until
 from tests.services_harness import Agent, call, human_writes, refused, spoken_agent, start_agent
+from tests.test_assist_bridge import GatedAgent
 from tests.test_group_conversations import member_writes
 from tests.test_group_trust import relay_delivers_own_key
 
@@ -254,3 +258,28 @@ async def test_the_llm_sees_exactly_the_events_trust(
     [listed] = [m for m in history["requests"] if m["message_id"] == forged["message_id"]]
     for view in (seen, listed):
         assert (view["trusted"], view["trust_state"]) == (False, forged["trust_state"])
+
+
+async def test_the_assist_answer_is_never_sealed_for_a_key_swapped_in_while_it_thought(
+    hass: HomeAssistant, emulator: EmulatorHandle, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Assist path: the owner's trusted phone asks; while Assist thinks, the relay presents
+    a new key as that phone. The answer is refused (`key_changed`), never sealed for it."""
+    assert await async_setup_component(hass, "homeassistant", {})
+    assert await async_setup_component(hass, "conversation", {})
+    model = MockConfigEntry(domain="test", title="Gated model")
+    model.add_to_hass(hass)
+    gated = GatedAgent()
+    conversation.async_set_agent(hass, model, gated)
+    agent = await start_agent(hass, emulator, options={CONF_ASSIST_AGENT: model.entry_id})
+    asked = await human_writes(emulator, agent, text="what is the alarm code?")
+    assert asked["trusted"] is True
+    await asyncio.wait_for(gated.asked.wait(), 10)
+    await emulator.admin("POST", f"/conversations/{agent.conversation_id}/devices/1/reset")
+    swapped = await human_writes(emulator, agent, text="me again")
+    assert swapped["trust_state"] == "changed"
+    gated.gate.set()
+    await wait_until(
+        lambda: f"could not answer request {asked['message_id']}: key_changed" in caplog.text
+    )
+    assert "Done, once you were back." not in await texts_received(emulator, agent.conversation_id)

@@ -137,7 +137,7 @@ class GetCurrentConversationTool(PacerelleTool):
         requests = [
             item.request
             for item in agent.data.history.requests
-            if ref.scope.covers(item.request.conversation_id)
+            if ref.listed(item.request)
         ]
         if not requests:
             return {"conversation": None}
@@ -170,7 +170,7 @@ class GetPendingWidgetTool(PacerelleTool):
             (
                 r
                 for r in ref.runtime.agent.pending_requests()
-                if r.kind == WIDGET_RESPONSE and ref.scope.covers(r.conversation_id)
+                if r.kind == WIDGET_RESPONSE and ref.listed(r)
             ),
             key=lambda request: request.received_at,
         )
