@@ -23,7 +23,15 @@ from tests.emulator.state import GroupRecord
 from tests.emulator_fixtures import EmulatorHandle
 from tests.llm_harness import LLM_CONTEXT
 from tests.runtime_harness import wait_until
-from tests.services_harness import Agent, call, human_writes, refused, spoken_agent, start_agent
+from tests.services_harness import (
+    Agent,
+    call,
+    human_writes,
+    refused,
+    spoken_agent,
+    start_agent,
+    trust,
+)
 from tests.test_assist_bridge import GatedAgent
 from tests.test_group_conversations import member_writes
 from tests.test_group_trust import relay_delivers_own_key
@@ -33,8 +41,11 @@ SECRET = "The alarm code is 4711"
 
 async def block(agent: Agent, person_id: str, device_id: str) -> None:
     """The owner blocks the device, as the repair flow or `block_device` does."""
-    assert agent.runtime.trust is not None
-    await agent.runtime.trust.async_decide(person_id, device_id, TrustState.BLOCKED)
+    manager = agent.runtime.trust
+    assert manager is not None
+    shown = manager.book.get(person_id, device_id)
+    assert shown is not None
+    await manager.async_decide(person_id, device_id, TrustState.BLOCKED, key=shown.identity_key)
 
 
 async def family_group(emulator: EmulatorHandle, agent: Agent) -> str:
@@ -121,7 +132,7 @@ async def test_the_flush_fails_a_send_for_a_phone_blocked_while_it_waited(
     agent = await spoken_agent(hass, emulator)
     owner = agent.installed.owner_id
     await human_writes(emulator, agent, text="my tablet", device_id="2")
-    await call(hass, "trust_device", {"sender_device_id": "2"})
+    await trust(hass, emulator, owner, "2")
     await human_writes(emulator, agent, text="tablet again", device_id="2")  # the last device
     statuses = async_capture_events(hass, EVENT_MESSAGE_STATUS)
     await emulator.faults(gateway_status=503, drop_connections="abort")

@@ -129,7 +129,7 @@ class Run:
         if known is None or known.identity_key is None:
             return
         before = self.door.book
-        self.door.decide(step.person, step.device, step.state)
+        self.door.decide(step.person, step.device, step.state, key=known.identity_key)
         person, device, key = step.person, step.device, known.identity_key
         if step.state is TrustState.BLOCKED:
             model.blocked.add((person, key))

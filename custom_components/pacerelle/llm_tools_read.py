@@ -135,9 +135,7 @@ class GetCurrentConversationTool(PacerelleTool):
     async def run(self, hass: HomeAssistant, ref: AgentRef, args: dict[str, Any]) -> dict[str, Any]:
         agent = ref.runtime.agent
         requests = [
-            item.request
-            for item in agent.data.history.requests
-            if ref.listed(item.request)
+            item.request for item in agent.data.history.requests if ref.listed(item.request)
         ]
         if not requests:
             return {"conversation": None}
