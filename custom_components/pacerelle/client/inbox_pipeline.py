@@ -37,7 +37,7 @@ whose mark is held (acknowledged, logged, no event).
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -51,12 +51,11 @@ from .gateway_frames import InboundMessage, build_ack
 from .groups import parse_message
 from .handed_over import hand_over_mark, handed_over_before
 from .inbound_queue import InboundQueue
-from .inbox import GroupSeal, Inbox, Receipt, Request, group_seal
+from .inbox import Receipt, Request, group_seal
+from .inbox_checks import checked
 from .signal.identity import verification_code
 from .signal.state import AgentSignalState
 from .stage_clock import StageClock
-from .trust import TrustState
-from .trust_door import TrustDoor
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -115,7 +114,7 @@ class InboxPipeline:
                 )
                 clock.lap("decrypt")
             inbox = data.inbox
-            for item in _checked(inbox, core.trust, opened, now):
+            for item in checked(inbox, core.trust, opened, now):
                 if item.request is not None:
                     inbox = inbox.with_received(
                         item.message.digest, item.request, group_seal(item.message)
@@ -314,44 +313,6 @@ def _key_name(message: InboundMessage) -> str | None:
         return parse_message(message.payload).key_name
     except PacerelleError:
         return None
-
-
-def _unless_replayed(inbox: Inbox) -> Callable[[Opened], Opened]:
-    """Refuses a group message whose seal the inbox took before, or met earlier in the
-    same batch: the relay resent it under a new id (inbox.py)."""
-    seen: set[GroupSeal] = set()
-
-    def judge(item: Opened) -> Opened:
-        seal = group_seal(item.message) if item.request is not None else None
-        if seal is None:
-            return item
-        if seal in seen or inbox.has_group_seal(seal):
-            return replace(item, request=None, refusal="a replayed group message")
-        seen.add(seal)
-        return item
-
-    return judge
-
-
-def _checked(
-    inbox: Inbox, trust: TrustDoor, opened: Sequence[Opened], now: float
-) -> Iterator[Opened]:
-    """The opened messages, replays refused, then each request judged, in order."""
-    unless_replayed = _unless_replayed(inbox)
-    for item in opened:
-        yield _judged(trust, unless_replayed(item), now)
-
-
-def _judged(trust: TrustDoor, item: Opened, now: float) -> Opened:
-    """The opened request with the one trust judgement of the key that wrote it (recorded
-    in the book now, so that a change is shown before anything acts); a blocked key's
-    request is refused here: no consumer and no history ever see it (trust_door.py)."""
-    if item.request is None:
-        return item
-    request = trust.judge_request(item.request, now)
-    if request.trust_state is TrustState.BLOCKED:
-        return replace(item, request=None, refusal="from a blocked device or key")
-    return replace(item, request=request)
 
 
 def _accepted(data: AgentData, stored: Sequence[tuple[InboundMessage, Request]]) -> AgentData:
