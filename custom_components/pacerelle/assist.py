@@ -377,14 +377,11 @@ def async_setup_assist_bridge(hass: HomeAssistant, entry: ConfigEntry[PacerelleR
 
 
 def trust_placeholders(entry: PacerelleConfigEntry, request: Mapping[str, Any]) -> dict[str, str]:
-    """`state` and `code` of the device a request is judged by, for the answers that tell
-    a device it is not trusted yet (in a group, the device that delivered the member's key,
-    trust.py)."""
-    trust = entry.runtime_data.trust
+    """`state` and `code` of the request's own judgement (client/trust_door.py), for the
+    answers that tell a device it is not trusted yet: the code of the very key that wrote it
+    (in a group, the key of the session that delivered the member's key)."""
     stored = entry.runtime_data.agent.find_request(str(request["message_id"]))
-    device_id = trust.presented(stored)[0] if trust and stored else request["sender_device_id"]
-    device = trust.book.get(str(request["sender_id"]), str(device_id)) if trust else None
     return {
         "state": str(request.get("trust_state")),
-        "code": device.code if device is not None else "",
+        "code": stored.judged.code if stored is not None else "",
     }

@@ -192,7 +192,8 @@ async def async_ask(call: ServiceCall) -> ServiceResponse:
 
     def trusted_now(data: Mapping[str, Any]) -> bool:
         request = agent.find_request(str(data["message_id"]))
-        return trust is not None and request is not None and trust.peek(request).trusted
+        # The key that wrote the answer, judged on the decisions made since (the door).
+        return request is not None and agent.trust.judged_now(request).trusted
 
     @callback
     def untrusted(data: Mapping[str, Any]) -> None:

@@ -121,6 +121,16 @@ class TrustDoor:
             self._changed(judged, before)
         return replace(request, trust_device_id=device, trust_state=judged.state)
 
+    def judged_now(self, request: Request) -> DeviceTrust:
+        """The key that wrote `request`, judged on the book as it is now (nothing recorded):
+        for an answer held until the user decides (services_ask.py). A request without a
+        recorded key (not encrypted, or stored before) stays unverified."""
+        judged = request.judged
+        if judged.identity_key is None:
+            return judged
+        state = self._book.readable(judged.person_id, judged.device_id, judged.identity_key)
+        return replace(judged, state=state)
+
     def decide(
         self, person_id: str, device_id: str, state: TrustState, *, key: bytes | None
     ) -> DeviceTrust:
