@@ -114,7 +114,14 @@ class InboxPipeline:
                 )
                 clock.lap("decrypt")
             inbox = data.inbox
-            for item in checked(inbox, core.trust, opened, now):
+            for item in checked(
+                inbox,
+                core.trust,
+                opened,
+                now,
+                conversations=data.conversations,
+                agent_id=core.config.agent_id,
+            ):
                 if item.request is not None:
                     inbox = inbox.with_received(
                         item.message.digest, item.request, group_seal(item.message)
