@@ -199,6 +199,8 @@ async def test_a_key_he_adds_to_the_current_epoch_does_not_make_him_a_member_eit
     assert (by_id[command]["trusted"], by_id[forged]["trusted"]) == (False, False)
     assert by_id[ana]["trusted"] is True
     stored = agent.runtime.agent.find_request(command)
-    assert stored is not None and not stored.judged.trusted
+    assert stored is not None
+    assert not stored.judged.trusted
     device = agent.runtime.trust.book.get(BEN, "1")
-    assert device is not None and device.trusted
+    assert device is not None
+    assert device.trusted

@@ -173,11 +173,12 @@ async def test_marks_follow_the_stores_acceptance_and_precede_the_event(
     write = HandedOverFile.write
     folder = Path(hass.config.path(".storage", DOMAIN))
 
-    def recorded(self: HandedOverFile, marks: list[Any], *, sync: bool) -> None:
+    def recorded(self: HandedOverFile, section: dict[str, Any], *, sync: bool) -> None:
+        marks = section["all"]
         agent_id = self.path.name.rsplit(".", 1)[-1]
         accepted = EncryptedFile(folder, agent_id).read()["inbox"]["accepted"]
         order.append(f"marks:{len(marks)}, on disk accepted:{len(accepted)}")
-        write(self, marks, sync=sync)
+        write(self, section, sync=sync)
 
     monkeypatch.setattr(HandedOverFile, "write", recorded)
     agent = await start_agent(hass, emulator)

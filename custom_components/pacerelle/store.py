@@ -157,7 +157,7 @@ class AgentStore:
         document = migrate(document)
         return document if marks is None else {**document, HANDED_OVER: marks}
 
-    def _read(self) -> tuple[dict[str, Any], list[Any] | None]:
+    def _read(self) -> tuple[dict[str, Any], list[Any] | dict[str, Any] | None]:
         return self._file.read(), self._marks.read()
 
     async def async_save(self, document: dict[str, Any]) -> None:
@@ -176,7 +176,7 @@ class AgentStore:
         marks = document.get(HANDED_OVER)
         stored = {key: value for key, value in document.items() if key != HANDED_OVER}
         self._file.write(_versioned(stored), sync_directory=sync)
-        if isinstance(marks, list):
+        if isinstance(marks, (list, dict)):
             try:
                 self._marks.write(marks, sync=sync)
             except OSError as err:  # the store holds the acceptance: its events must fire

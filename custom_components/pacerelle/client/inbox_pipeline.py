@@ -329,7 +329,10 @@ def _accepted(data: AgentData, stored: Sequence[tuple[InboundMessage, Request]])
     for _, request in stored:
         history = history.with_request(request)
     inbox = data.inbox.accept(request.message_id for _, request in stored)
-    marks = data.handed_over.with_marks(hand_over_mark(message) for message, _ in stored)
+    marked = [(hand_over_mark(message), request.judged.trusted) for message, request in stored]
+    marks = data.handed_over.with_marks(
+        (mark for mark, _ in marked), trusted=(mark for mark, trusted in marked if trusted)
+    )
     return replace(data, inbox=inbox, history=history, handed_over=marks)
 
 
