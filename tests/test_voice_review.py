@@ -13,7 +13,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.pacerelle.client.sender import MAX_TEXT_CHARS
+from custom_components.pacerelle.client.limits import MAX_SEND_TEXT_CHARS
 from custom_components.pacerelle.options import (
     CONF_ASSIST_AGENT,
     CONF_VOICE_PIPELINE,
@@ -138,7 +138,7 @@ async def test_an_llm_answer_too_long_for_one_message_is_cut_not_silence(
     asked = await emulator.send(installed.conversation_id, text="how is the house?")
     [reply] = await emulator.wait_inbox(installed.conversation_id, 1, within=10)
     assert reply["reply_to_message_id"] == asked
-    assert len(reply["text"]) == MAX_TEXT_CHARS
+    assert len(reply["text"]) == MAX_SEND_TEXT_CHARS
     assert reply["text"].endswith("…")
     assert rambling.startswith(reply["text"][:-1])
     await wait_until(lambda: runtime.status.pending == 0)

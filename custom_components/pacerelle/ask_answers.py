@@ -20,8 +20,7 @@ from typing import Any, Final
 
 from homeassistant.core import Event, HomeAssistant, callback
 
-from .client.trust import TrustState
-from .client.widget_answers import Addressee, MemberAnswers, answer_problem
+from .client import Addressee, MemberAnswers, TrustState, answer_problem
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -61,9 +61,7 @@ from homeassistant.core import Context, Event, HomeAssistant, callback
 from homeassistant.helpers.translation import async_get_exception_message
 
 from .assist_share import async_grace, taken_by_automation
-from .client.errors import PacerelleError
-from .client.payloads import CHAT_MESSAGE
-from .client.sender import MAX_TEXT_CHARS
+from .client import CHAT_MESSAGE, MAX_SEND_TEXT_CHARS, PacerelleError
 from .const import CONF_AGENT_ID, CONF_OWNER_ID, DOMAIN
 from .options import AgentOptions
 from .runtime import EVENT_MESSAGE, PacerelleConfigEntry, PacerelleRuntime
@@ -341,9 +339,9 @@ class AssistBridge:
 
 def fitted(answer: str) -> str:
     """The answer, cut with CUT_MARK if it is longer than one message may carry."""
-    if len(answer) <= MAX_TEXT_CHARS:
+    if len(answer) <= MAX_SEND_TEXT_CHARS:
         return answer
-    return answer[: MAX_TEXT_CHARS - len(CUT_MARK)] + CUT_MARK
+    return answer[: MAX_SEND_TEXT_CHARS - len(CUT_MARK)] + CUT_MARK
 
 
 def conversation_language(pipeline: Pipeline) -> str:

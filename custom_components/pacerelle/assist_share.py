@@ -12,7 +12,7 @@ import asyncio
 import time
 from typing import Final
 
-from .client.agent import Agent
+from .client import Agent
 
 # Long enough for an automation's first send or mark_processed (they start at the event);
 # short enough that Assist's answer does not feel late.

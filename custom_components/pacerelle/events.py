@@ -71,10 +71,7 @@ from typing import Any, Final
 from homeassistant.core import HomeAssistant, callback
 
 from .attachments import Download, async_save_incoming
-from .client.errors import PacerelleConnectionError
-from .client.inbox import Request
-from .client.trust import DeviceTrust
-from .client.widget_answers import parse_response
+from .client import DeviceTrust, PacerelleConnectionError, Request, parse_response
 from .voice import VoiceNotes
 
 _LOGGER = logging.getLogger(__name__)

@@ -27,10 +27,15 @@ from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import llm
 
-from .client.errors import PacerelleConnectionError, PacerelleError, SendError, SendRefusal
-from .client.gateway_frames import GROUP_PREFIX
-from .client.inbox import Request
-from .client.trust import TrustState
+from .client import (
+    GROUP_PREFIX,
+    PacerelleConnectionError,
+    PacerelleError,
+    Request,
+    SendError,
+    SendRefusal,
+    TrustState,
+)
 from .const import CONF_AGENT_ID, CONF_AGENT_NAME, CONF_CONVERSATION_ID, CONF_OWNER_ID, DOMAIN
 from .options import AgentOptions
 from .runtime import PacerelleRuntime, event_data

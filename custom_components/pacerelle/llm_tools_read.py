@@ -11,7 +11,7 @@ import probatio
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import llm
 
-from .client.payloads import WIDGET_RESPONSE
+from .client import WIDGET_RESPONSE
 from .llm_tools import AgentRef, PacerelleTool, request_view, timestamp, tool_schema
 
 MAX_HISTORY: Final = 50

@@ -15,7 +15,7 @@ from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import llm
 from homeassistant.helpers.dispatcher import async_dispatcher_connect
 
-from .client.inbox import Request
+from .client import Request
 from .const import DOMAIN
 from .llm_cursor import Cursor, CursorError, after, arrival_ranks, in_order
 from .llm_tools import AgentRef, PacerelleTool, request_view, tool_schema

@@ -21,18 +21,28 @@ from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from homeassistant.helpers.dispatcher import async_dispatcher_send
 from homeassistant.helpers.start import async_at_started
 
-from .client.agent import Agent, AgentStatus
-from .client.agent_connect import request_runtime_token
-from .client.agent_core import AgentConfig, AgentHooks
-from .client.agent_data import SECTIONS, AgentData, AgentDataError
-from .client.agent_restore import rekeyed_after_restore
-from .client.decrypt_failures import DecryptFailures
-from .client.encrypted_file import StoreError, StoreProblem
-from .client.errors import PacerelleAuthError, PacerelleError, PacerelleResponseError
-from .client.inbox import Request
-from .client.signal.state import AgentSignalState
-from .client.tokens import IssuedToken, RuntimeTokens
-from .client.trust import DeviceTrust
+from .client import (
+    SECTIONS,
+    Agent,
+    AgentConfig,
+    AgentData,
+    AgentDataError,
+    AgentHooks,
+    AgentSignalState,
+    AgentStatus,
+    DecryptFailures,
+    DeviceTrust,
+    IssuedToken,
+    PacerelleAuthError,
+    PacerelleError,
+    PacerelleResponseError,
+    Request,
+    RuntimeTokens,
+    StoreError,
+    StoreProblem,
+    rekeyed_after_restore,
+    request_runtime_token,
+)
 from .const import (
     CONF_AGENT_ID,
     CONF_AGENT_NAME,

@@ -8,7 +8,7 @@ row names a translation that does not exist.
 
 from typing import Final, NamedTuple
 
-from .client.errors import SendRefusal
+from .client import SendRefusal
 
 
 class Translations(NamedTuple):

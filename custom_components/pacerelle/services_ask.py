@@ -56,17 +56,17 @@ from homeassistant.util import dt as dt_util
 
 from .ask_answers import INDIVIDUAL, AnswerWait
 from .assist import trust_placeholders
-from .client.errors import PacerelleError
-from .client.gateway_frames import GROUP_PREFIX
-from .client.widget_answers import Addressee
-from .client.widgets import (
+from .client import (
     CHOICE,
     CONFIRM,
     DATETIME,
     DATETIME_MODES,
     FORM,
+    GROUP_PREFIX,
     PERMISSION,
     RESPONSE_MODES,
+    Addressee,
+    PacerelleError,
     WidgetError,
     build_widget,
 )

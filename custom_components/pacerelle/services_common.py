@@ -17,8 +17,7 @@ from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers import device_registry as dr
 from homeassistant.helpers.service import async_get_config_entry
 
-from .client.errors import PacerelleConnectionError, PacerelleError, SendError
-from .client.widgets import WidgetError
+from .client import PacerelleConnectionError, PacerelleError, SendError, WidgetError
 from .const import CONF_AGENT_NAME, DOMAIN
 from .runtime import PacerelleConfigEntry
 from .send_refusals import REFUSALS

@@ -25,8 +25,7 @@ from typing import Any
 from homeassistant.core import HomeAssistant
 from homeassistant.util.hass_dict import HassKey
 
-from .client.encrypted_file import EncryptedFile, StoreError, StoreProblem
-from .client.signal.session import PeerAddress, legacy_addresses
+from .client import EncryptedFile, PeerAddress, StoreError, StoreProblem, legacy_addresses
 from .store_handed_over import SECTION as HANDED_OVER
 from .store_handed_over import HandedOverFile
 

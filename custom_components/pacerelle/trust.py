@@ -36,10 +36,15 @@ from urllib.parse import unquote
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers.storage import Store
 
-from .client.agent_data import AgentData
-from .client.signal.session import DEVICE_SEPARATOR
-from .client.trust import DeviceTrust, TrustBook, TrustState
-from .client.trust_door import TrustDoor, TrustListener
+from .client import (
+    DEVICE_SEPARATOR,
+    AgentData,
+    DeviceTrust,
+    TrustBook,
+    TrustDoor,
+    TrustListener,
+    TrustState,
+)
 from .const import DOMAIN
 
 STORE_VERSION: Final = 1

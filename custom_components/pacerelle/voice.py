@@ -48,9 +48,7 @@ from homeassistant.components.assist_pipeline.models import PipelineStage
 from homeassistant.components.assist_pipeline.pipeline import async_get_pipeline
 from homeassistant.core import Context, HomeAssistant, callback
 
-from .client.errors import PacerelleError
-from .client.inbox import Request
-from .client.trust import DeviceTrust
+from .client import DeviceTrust, PacerelleError, Request
 from .voice_audio import (
     MAX_VOICE_BYTES,
     MAX_VOICE_SECONDS,

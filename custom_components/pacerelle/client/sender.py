@@ -30,6 +30,7 @@ from .errors import PacerelleConnectionError, PacerelleError, SendError, SendRef
 from .gateway_frames import build_message
 from .history import FAILED, SENT, UNCERTAIN, Reply
 from .inbox import Request, payload_seal
+from .limits import MAX_SEND_TEXT_CHARS
 from .outbox import Outbox, Written
 from .payloads import chat_payload
 from .send_flush import QUEUED, QueuedSends
@@ -41,7 +42,6 @@ from .trust import TrustState
 
 _LOGGER = logging.getLogger(__name__)
 
-MAX_TEXT_CHARS = 64 * 1024
 BLOB_IV_BYTES = 12
 REDACTED_NAME = "attachment"
 REDACTED_MIME = "application/octet-stream"
@@ -150,8 +150,8 @@ class Sender:
 
         `expire_after` (seconds) is how long it may wait queued; 0 refuses it when offline.
         """
-        if len(plaintext) > MAX_TEXT_CHARS:
-            raise SendError(SendRefusal.TOO_LONG, f"over {MAX_TEXT_CHARS} characters")
+        if len(plaintext) > MAX_SEND_TEXT_CHARS:
+            raise SendError(SendRefusal.TOO_LONG, f"over {MAX_SEND_TEXT_CHARS} characters")
         core = self._core
         config = core.config
         message_id = str(uuid.uuid4())
