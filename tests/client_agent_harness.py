@@ -3,6 +3,7 @@
 import asyncio
 import copy
 import json
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -21,6 +22,9 @@ from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.inbox import Request
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.tokens import IssuedToken, RuntimeTokens
+from custom_components.pacerelle.client.trust import TrustBook
+from custom_components.pacerelle.client.trust_door import TrustDoor
+from custom_components.pacerelle.trust import _sessions as trust_sessions
 from tests.emulator_fixtures import EmulatorHandle, Installed
 
 
@@ -65,6 +69,7 @@ def make_agent(
     data: AgentData | None = None,
     encrypted: bool = True,
     session: aiohttp.ClientSession | None = None,
+    trust: TrustDoor | None = None,
 ) -> Agent:
     http = session or emulator.session
 
@@ -91,6 +96,11 @@ def make_agent(
         save_unsynced=recorder.save_unsynced,
         sync=recorder.sync,
     )
+    # As the host keeps the trust book beside the store: a restarted agent's book is the
+    # one a host seeds from its sessions (the owner's devices trusted), unless given.
+    if trust is None and data is not None:
+        book = TrustBook.seeded(trust_sessions(data), installed.owner_id, time.time())
+        trust = TrustDoor(installed.owner_id, book)
     return Agent(
         http,
         config,
@@ -98,6 +108,7 @@ def make_agent(
         RuntimeTokens(fetch),
         data or AgentData(AgentSignalState.new()),
         {"installation": {"agent_id": installed.agent_id}},
+        trust,
     )
 
 

@@ -5,9 +5,9 @@ import pytest
 from custom_components.pacerelle.client.checkpoints import (
     ACTIVE,
     COMPLETED,
+    MAX_CHECKPOINT_TEXT_CHARS,
     MAX_CHECKPOINTS,
     MAX_LABEL_CHARS,
-    MAX_TEXT_CHARS,
     Checkpoint,
     Checkpoints,
     check_fields,
@@ -19,7 +19,12 @@ def _checkpoint(source: str, status: str = ACTIVE, conversation: str | None = "c
 
 
 def test_fields_within_limits_pass() -> None:
-    check_fields("s" * MAX_TEXT_CHARS, "n" * MAX_TEXT_CHARS, "l" * MAX_LABEL_CHARS, ACTIVE)
+    check_fields(
+        "s" * MAX_CHECKPOINT_TEXT_CHARS,
+        "n" * MAX_CHECKPOINT_TEXT_CHARS,
+        "l" * MAX_LABEL_CHARS,
+        ACTIVE,
+    )
     check_fields("s", "n", None, COMPLETED)
 
 
@@ -27,9 +32,9 @@ def test_fields_within_limits_pass() -> None:
     ("summary", "next_action", "label", "status", "complaint"),
     [
         ("", "n", None, ACTIVE, "summary"),
-        ("s" * (MAX_TEXT_CHARS + 1), "n", None, ACTIVE, "summary"),
+        ("s" * (MAX_CHECKPOINT_TEXT_CHARS + 1), "n", None, ACTIVE, "summary"),
         ("s", "", None, ACTIVE, "next_action"),
-        ("s", "n" * (MAX_TEXT_CHARS + 1), None, ACTIVE, "next_action"),
+        ("s", "n" * (MAX_CHECKPOINT_TEXT_CHARS + 1), None, ACTIVE, "next_action"),
         ("s", "n", "l" * (MAX_LABEL_CHARS + 1), ACTIVE, "host_session_label"),
         ("s", "n", None, "paused", "status"),
     ],

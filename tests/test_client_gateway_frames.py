@@ -28,6 +28,8 @@ from custom_components.pacerelle.client.signal.errors import SignalError, Signal
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.store_bounds import within_bounds
 from custom_components.pacerelle.client.tokens import RuntimeTokens, credential_from
+from custom_components.pacerelle.client.trust import DeviceTrust, TrustBook, TrustState
+from custom_components.pacerelle.client.trust_door import SealRule
 
 MESSAGE: dict[str, Any] = {
     "type": "MSG",
@@ -248,7 +250,9 @@ def test_pending_requests_and_receipts_are_bounded() -> None:
 
 def test_group_seal_and_missing_session() -> None:
     signal = AgentSignalState.new()
-    key = groups.GroupKey("c1", "k1", 1, bytes(32))
+    identity = b"\x05" + bytes(32)
+    key = groups.GroupKey("c1", "k1", 1, bytes(32), "u1", "1", identity)
+    rule = SealRule(TrustBook({"u1|1": DeviceTrust("u1", "1", identity, TrustState.TRUSTED)}))
     data = AgentData(signal, conversations=Conversations().with_group_key(key))
     sealed = seal(
         data,
@@ -259,6 +263,7 @@ def test_group_seal_and_missing_session() -> None:
         device_id=None,
         plaintext="hello all",
         encrypted=True,
+        rule=rule,
     )
     assert groups.open_message(key, groups.parse_message(sealed.payload)) == "hello all"
     # No Signal state used for a group (the key is marked used: group_key_bounds.py).
@@ -274,5 +279,6 @@ def test_group_seal_and_missing_session() -> None:
             device_id="1",
             plaintext="hi",
             encrypted=True,
+            rule=rule,
         )
     assert caught.value.kind is SignalErrorKind.NO_SESSION

@@ -19,6 +19,8 @@ from custom_components.pacerelle.client.crypto_jobs import (
 from custom_components.pacerelle.client.gateway_frames import InboundMessage
 from custom_components.pacerelle.client.history_v1 import HistoryKey
 from custom_components.pacerelle.client.signal.state import AgentSignalState
+from custom_components.pacerelle.client.trust import TrustBook
+from custom_components.pacerelle.client.trust_door import SealRule
 from tests.reference_peer import ReferencePeer, reference_peer_available
 from tests.signal.interop import AGENT_NAME, Agent
 
@@ -152,7 +154,12 @@ def test_an_envelope_for_a_key_already_held_is_not_opened_again() -> None:
 
 def test_seal_in_the_clear_and_to_a_group_without_a_key() -> None:
     data = AgentData(AgentSignalState.new())
-    options: dict[str, Any] = {"agent_id": "a-1", "message_id": "r-1", "device_id": None}
+    options: dict[str, Any] = {
+        "agent_id": "a-1",
+        "message_id": "r-1",
+        "device_id": None,
+        "rule": SealRule(TrustBook()),
+    }
     sealed = seal(
         data, conversation_id=CONVERSATION, to="u-1", plaintext="hi", encrypted=False, **options
     )
@@ -202,6 +209,7 @@ def test_a_history_key_is_learned_and_the_reply_carries_a_record() -> None:
         device_id="1",
         plaintext="hello human",
         encrypted=True,
+        rule=SealRule(TrustBook(), opened.request),  # the key that wrote it
     )
     assert human.decrypt(AGENT_NAME, sealed.payload) == b"hello human"
     assert sealed.history_record is not None

@@ -193,3 +193,14 @@ async def test_a_key_he_adds_to_the_current_epoch_does_not_make_him_a_member_eit
     ana = await ana_writes(emulator, agent, group_id, "what time is it")
     await replied_to(emulator, group_id, ana)
     assert light_state(hass) == "off"
+    # And an automation that reads `trusted` does not act on him either (his phone stays
+    # trusted: it is his membership that is gone), nor does the LLM's view of it.
+    by_id = {e.data["message_id"]: e.data for e in agent.events}
+    assert (by_id[command]["trusted"], by_id[forged]["trusted"]) == (False, False)
+    assert by_id[ana]["trusted"] is True
+    stored = agent.runtime.agent.find_request(command)
+    assert stored is not None
+    assert not stored.judged.trusted
+    device = agent.runtime.trust.book.get(BEN, "1")
+    assert device is not None
+    assert device.trusted

@@ -29,6 +29,8 @@ from custom_components.pacerelle.client.limits import (
     MAX_NEW_GROUP_KEY_SESSIONS,
 )
 from custom_components.pacerelle.client.store_bounds import StoredSizes, within_bounds
+from custom_components.pacerelle.client.trust import DeviceTrust, TrustBook, TrustState, device_name
+from custom_components.pacerelle.client.trust_door import SealRule
 from tests.client_agent_harness import Recorder, connected_agent, wait_for
 from tests.emulator_fixtures import EmulatorHandle
 from tests.reference_peer import ReferencePeer, reference_peer_available
@@ -167,7 +169,17 @@ def test_a_relay_delivering_5000_key_envelopes_over_invented_sessions() -> None:
     assert bob_key.name in keys
     assert _opens(data, _group_message("u-alice", alice_key, "after")) == "after"
     assert _opens(data, _group_message("u-bob", bob_key, "after")) == "after"
-    # The agent seals with a member's key, never with the relay's epoch 100 (trust.py).
+    # The agent seals with a member's key, never with the relay's epoch 100: the door's
+    # rule (client/trust_door.py) on a book that trusts the two members' devices.
+    members = [keys[alice_key.name], keys[bob_key.name]]
+    book = TrustBook(
+        {
+            device_name(str(k.sender_id), str(k.sender_device_id)): DeviceTrust(
+                str(k.sender_id), str(k.sender_device_id), k.sender_identity, TrustState.TRUSTED
+            )
+            for k in members
+        }
+    )
     sealed = seal(
         data,
         agent_id="a-1",
@@ -177,7 +189,7 @@ def test_a_relay_delivering_5000_key_envelopes_over_invented_sessions() -> None:
         device_id=None,
         plaintext="dinner at 7",
         encrypted=True,
-        group_key_allowed=trusted,
+        rule=SealRule(book),
     )
     assert json.loads(sealed.payload)["key_id"] in {"k-alice", "k-bob"}
     # Every key learned and not kept is counted.
@@ -304,19 +316,13 @@ async def test_the_running_agent_bounds_what_the_relay_lists_and_keeps_the_trust
     opens a message; the relay then lists 88 more envelopes over 22 devices it made up
     and sends a message sealed with one of them, which makes the agent fetch them all (it
     does not open: its epoch is one no member moved the group to). The
-    saved store keeps MAX_KEYS_PER_GROUP keys, the owner's among them (the host's policy,
+    saved store keeps MAX_KEYS_PER_GROUP keys, the owner's among them (the trust door,
     asked at each save, trusts only it), though it is the least recently used."""
     installed = await emulator.install()
     recorder = Recorder()
     conversation, owner = installed.conversation_id, installed.owner_id
-    asked: list[str | None] = []
-
-    def policy(answered: str | None) -> Any:
-        asked.append(answered)
-        return lambda key: key.sender_id == owner
 
     async with connected_agent(emulator, installed, recorder) as agent:
-        agent.set_group_key_policy(policy)
         owner_key = _key(conversation, "k-owner", 1)
         await _inject(emulator, installed.agent_id, owner, owner_key)
         await _group_frame(emulator, owner, owner_key)
@@ -342,7 +348,8 @@ async def test_the_running_agent_bounds_what_the_relay_lists_and_keeps_the_trust
         # 89 learned (22 devices x 4 epochs and the owner's): 22 of older epochs, then 3
         # beyond the group's bound.
         assert saved.evictions.group_keys == 89 - MAX_KEYS_PER_GROUP
-        assert None in asked
+        # The door trusted the owner's first device on first use: only its key is valued.
+        assert agent.trust.book.get(owner, "1").trusted
 
 
 @pytest.mark.parametrize(

@@ -62,6 +62,11 @@ def test_the_marks_are_bounded_and_the_oldest_go_first() -> None:
     again = marks.with_marks([oldest]).with_marks(_marks(1, 10**6))
     assert oldest in again
     assert len(again.marks) == MAX_HANDED_OVER
+    # Trusted marks are a window of their own: untrusted hand-overs never push them out.
+    kept = HandedOver().with_marks(_marks(1, 10**7), trusted=_marks(1, 10**7))
+    flooded = kept.with_marks(_marks(MAX_HANDED_OVER + 10, 10**8))
+    assert _marks(1, 10**7)[0] in flooded
+    assert _marks(1, 10**7)[0] not in HandedOver(flooded.marks)
     # The largest file the bound allows fits the reading limit many times over.
     assert len(str(marks.to_json())) * 4 < MAX_FILE_BYTES
 
@@ -69,7 +74,10 @@ def test_the_marks_are_bounded_and_the_oldest_go_first() -> None:
 def test_only_marks_are_read_back() -> None:
     good = _marks(3)
     value = [*good, "x" * MARK_LENGTH, "ABC", 7, None, good[0].upper()]
-    assert HandedOver.from_json(value).to_json() == good
+    assert HandedOver.from_json(value).to_json() == {"all": good, "trusted": []}
+    assert HandedOver.from_json({"all": value, "trusted": value[::-1]}).trusted == dict.fromkeys(
+        good[::-1]
+    )
     assert HandedOver.from_json({"marks": good}).marks == {}
     assert len(HandedOver.from_json(_marks(MAX_HANDED_OVER + 5)).marks) == MAX_HANDED_OVER
 
@@ -122,7 +130,7 @@ async def test_the_marks_stay_when_the_agents_folder_is_put_back(
     await hass.async_add_executor_job(restore)
     loaded = AgentData.from_document(await AgentStore(hass, AGENT).async_load())
     assert loaded is not None
-    assert loaded.handed_over.to_json() == _marks(2)
+    assert loaded.handed_over.to_json() == {"all": _marks(2), "trusted": []}
 
     # A save without the section (the config flow's) leaves the marks alone.
     without = {key: value for key, value in data.sections().items() if key != "handed_over"}

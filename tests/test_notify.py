@@ -14,7 +14,7 @@ from homeassistant.helpers import entity_registry as er
 from syrupy.assertion import SnapshotAssertion
 
 import custom_components.pacerelle
-from custom_components.pacerelle.client.sender import MAX_TEXT_CHARS
+from custom_components.pacerelle.client.limits import MAX_SEND_TEXT_CHARS
 from custom_components.pacerelle.const import DOMAIN
 from tests.emulator_fixtures import EmulatorHandle
 from tests.entity_harness import ha_snapshot, replacing, setup_agent, state_of, wait_state
@@ -59,9 +59,9 @@ async def test_notify_reaches_the_owner_once_they_spoke_first(
     assert state_of(hass, notify) != STATE_UNKNOWN  # the time of the last notification
 
     with pytest.raises(ServiceValidationError) as too_long:
-        await send(hass, notify, "x" * (MAX_TEXT_CHARS + 1))
+        await send(hass, notify, "x" * (MAX_SEND_TEXT_CHARS + 1))
     assert too_long.value.translation_key == "text_too_long"
-    assert str(MAX_TEXT_CHARS) in (too_long.value.translation_placeholders or {})["detail"]
+    assert str(MAX_SEND_TEXT_CHARS) in (too_long.value.translation_placeholders or {})["detail"]
 
     # Reconnecting: still there; a notification is queued and goes out once connected.
     await emulator.faults(gateway_status=503, drop_connections="abort")

@@ -12,13 +12,16 @@ from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import (
     MockModule,
     MockPlatform,
+    async_capture_events,
     async_mock_service,
     mock_integration,
     mock_platform,
 )
 
+from custom_components.pacerelle.client.agent_core import ConnectionState
 from tests.emulator_fixtures import EmulatorHandle
 from tests.entity_harness import Setup, setup_agent, wait_state
+from tests.runtime_harness import wait_until
 
 README = Path(__file__).parent.parent / "README.md"
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(48))
@@ -135,4 +138,67 @@ async def test_progress_widget_example(hass: HomeAssistant, emulator: EmulatorHa
     assert (sent["kind"], sent["payload"]["spec"]["value"]) == ("widget.standard", 0)
     assert updated["kind"] == "widget.update"
     assert updated["payload"]["ref"] == "backup-progress"
+    assert await hass.config_entries.async_unload(setup.entry.entry_id)
+
+
+def _running(hass: HomeAssistant, entity_id: str) -> int:
+    state = hass.states.get(entity_id)
+    assert state is not None
+    return int(state.attributes.get("current", 0))
+
+
+async def test_leak_alert_twice_with_the_connection_cut_between(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    """Sent at once: the run ends there. Cut: each leak (two while cut) is queued, its run
+    waits, and ends when it is sent, without a notification. Expired: the notification."""
+    setup = await setup_agent(hass, emulator)
+    conversation = setup.installed.conversation_id
+    await emulator.send(conversation, text="hi")  # the person speaks first
+    await wait_state(hass, setup.entity_id(hass, "sensor", "pending_requests"), "1")
+    assert await async_setup_component(hass, "persistent_notification", {})
+    leak, automation = "binary_sensor.kitchen_leak", "automation.water_leak_alert"
+    hass.states.async_set(leak, "off")
+    config = example("Alert me even if the connection is down")
+    # The same, expiring after a second instead of two hours, on a leak of its own.
+    short = example("Alert me even if the connection is down")
+    short["alias"] = "Water leak alert, short"
+    short["triggers"][0]["entity_id"] = "binary_sensor.short_leak"
+    short["actions"][0]["data"]["expire_after"] = {"seconds": 1}
+    short["actions"][2]["timeout"] = {"seconds": 20}
+    hass.states.async_set("binary_sensor.short_leak", "off")
+    assert await async_setup_component(hass, "automation", {"automation": [config, short]})
+    await hass.async_block_till_done()
+
+    hass.states.async_set(leak, "on")
+    (first,) = await emulator.wait_inbox(conversation, 1)
+    assert first["text"] == "Water leak in the kitchen!"
+    await wait_until(lambda: _running(hass, automation) == 0)
+
+    await emulator.faults(gateway_status=503, drop_connections="abort")
+    await wait_until(lambda: setup.runtime.status.state is not ConnectionState.CONNECTED)
+    for _ in range(2):  # a second leak while the first waits: not "Already running"
+        hass.states.async_set(leak, "off")
+        hass.states.async_set(leak, "on")
+    await wait_until(lambda: setup.runtime.status.queued_sends == 2)
+    await wait_until(lambda: _running(hass, automation) == 2)
+    await emulator.faults(reset=True)
+    sent = await emulator.wait_inbox(conversation, 3, within=30)
+    assert [m["text"] for m in sent[1:]] == ["Water leak in the kitchen!"] * 2
+    await wait_until(lambda: _running(hass, automation) == 0)
+
+    # Expired unsent (two hours in the README; a second here): the notification says so.
+    notified = async_capture_events(hass, "call_service")
+    await emulator.faults(gateway_status=503, drop_connections="abort")
+    await wait_until(lambda: setup.runtime.status.state is not ConnectionState.CONNECTED)
+    hass.states.async_set("binary_sensor.short_leak", "on")
+    await wait_until(lambda: any(e.data["service"] == "create" for e in notified), within=15)
+    [created] = [e.data for e in notified if e.data["service"] == "create"]
+    assert created["domain"] == "persistent_notification"
+    assert created["service_data"]["title"] == "Water leak"
+    await wait_until(lambda: _running(hass, "automation.water_leak_alert_short") == 0)
+    await emulator.faults(reset=True)
+    # Never sent late.
+    await wait_until(lambda: setup.runtime.status.state is ConnectionState.CONNECTED)
+    assert len(await emulator.inbox(conversation)) == 3
     assert await hass.config_entries.async_unload(setup.entry.entry_id)

@@ -173,7 +173,8 @@ async def test_marks_follow_the_stores_acceptance_and_precede_the_event(
     write = HandedOverFile.write
     folder = Path(hass.config.path(".storage", DOMAIN))
 
-    def recorded(self: HandedOverFile, marks: list[Any], *, sync: bool) -> None:
+    def recorded(self: HandedOverFile, section: dict[str, Any], *, sync: bool) -> None:
+        marks = section["all"]
         agent_id = self.path.name.rsplit(".", 1)[-1]
         with sqlite3.connect(folder / f"{agent_id}.db") as connection:
             (accepted,) = connection.execute(
@@ -181,7 +182,7 @@ async def test_marks_follow_the_stores_acceptance_and_precede_the_event(
             ).fetchone()
         connection.close()
         order.append(f"marks:{len(marks)}, on disk accepted:{accepted}")
-        write(self, marks, sync=sync)
+        write(self, section, sync=sync)
 
     monkeypatch.setattr(HandedOverFile, "write", recorded)
     agent = await start_agent(hass, emulator)

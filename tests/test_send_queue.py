@@ -13,8 +13,8 @@ from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import async_capture_events
 
 from custom_components.pacerelle.client.agent_core import ConnectionState
+from custom_components.pacerelle.client.limits import MAX_SEND_TEXT_CHARS
 from custom_components.pacerelle.client.send_queue import MAX_QUEUED_BYTES, MAX_QUEUED_SENDS
-from custom_components.pacerelle.client.sender import MAX_TEXT_CHARS
 from custom_components.pacerelle.events import EVENT_MESSAGE_STATUS
 from custom_components.pacerelle.llm_tools_send import LLM_EXPIRE_AFTER
 from tests.emulator_fixtures import EmulatorHandle
@@ -140,7 +140,7 @@ async def test_the_queue_is_bounded_and_can_be_cleared(
 async def test_the_queue_is_bounded_in_bytes(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
     agent = await spoken_agent(hass, emulator)
     await go_offline(emulator, agent)
-    big = {"text": "x" * MAX_TEXT_CHARS}  # the longest text allowed
+    big = {"text": "x" * MAX_SEND_TEXT_CHARS}  # the longest text allowed
     queued = 0
     while agent.runtime.agent.data.queued.total_bytes * (queued + 1) <= MAX_QUEUED_BYTES * queued:
         await call(hass, "send_message", big)  # room for one more of the same size

@@ -9,7 +9,8 @@ import pytest
 
 from custom_components.pacerelle.client.crypto_jobs import groups_target
 from custom_components.pacerelle.client.history import FAILED
-from custom_components.pacerelle.client.sender import MAX_TEXT_CHARS, SendError, public_descriptor
+from custom_components.pacerelle.client.limits import MAX_SEND_TEXT_CHARS
+from custom_components.pacerelle.client.sender import SendError, public_descriptor
 from tests.client_agent_harness import Recorder, connected_agent, wait_for
 from tests.emulator_fixtures import EmulatorHandle
 
@@ -93,7 +94,7 @@ async def test_a_text_over_the_limit_is_refused_before_anything_is_recorded(
     async with connected_agent(emulator, installed, recorder, encrypted=False) as agent:
         saves = len(recorder.documents)
         with pytest.raises(SendError) as caught:
-            await agent.send_text("x" * (MAX_TEXT_CHARS + 1))
+            await agent.send_text("x" * (MAX_SEND_TEXT_CHARS + 1))
         assert caught.value.reason == "too_long"
         assert agent.history().replies == ()
         assert len(recorder.documents) == saves

@@ -19,6 +19,7 @@ from homeassistant.helpers import issue_registry as ir
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import async_capture_events
 
+from custom_components.pacerelle.client.errors import SendError, SendRefusal
 from custom_components.pacerelle.client.trust import TrustState
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.events import EVENT_MESSAGE
@@ -73,12 +74,15 @@ async def test_a_relay_forged_owner_device_is_not_believed_until_trusted(
         conversation, device_id="2", widget_response={"ref": question["id"], "value": True}
     )
     await wait_until(lambda: len(events) == 3)
-    await asyncio.sleep(0.2)
+    # That device is told its answer does not count yet, with its code (services_ask.py).
+    not_yet = (await inbox_of(emulator, conversation, 4))[3]
+    assert not_yet["text"].startswith("Your answer does not count yet")
+    assert runtime.trust.book.get(owner, "2").code in not_yet["text"]
     assert not script.done()
     await hass.services.async_call(
         "notify", "send_message", {"entity_id": "notify.home", "message": "snapshot"}, blocking=True
     )
-    notified = (await inbox_of(emulator, conversation, 4))[3]
+    notified = (await inbox_of(emulator, conversation, 5))[4]
     assert (notified["text"], notified["device_id"]) == ("snapshot", "1")
 
     # Trusted through Home Assistant's repair flow, which shows the device's code.
@@ -161,13 +165,16 @@ async def test_a_device_sharing_a_trusted_key_is_trusted_and_a_blocked_one_gets_
         owner, "4", TrustState.BLOCKED, key=runtime.trust.book.get(owner, "4").identity_key
     )
     dropped = await emulator.send(conversation, text="let me in", device_id="4")
-    await wait_until(
-        lambda: dropped not in {r.message_id for r in runtime.agent.pending_requests()}
-        and any(item.request.message_id == dropped for item in runtime.agent.data.history.requests)
-    )
-    assert len(events) == 3  # dropped: no event fired
-    # Sends without a source go to a trusted device, never the blocked one.
-    await runtime.agent.send_text("door closed", to_device_id="4")
+    # Refused when opened: no event, not pending, not even in the history.
+    await wait_until(lambda: dropped in runtime.agent.data.inbox.rejected)
+    assert len(events) == 3
+    assert all(item.request.message_id != dropped for item in runtime.agent.data.history.requests)
+    # Named, the blocked device is refused, never replaced by another one...
+    with pytest.raises(SendError) as refused:
+        await runtime.agent.send_text("door closed", to_device_id="4")
+    assert refused.value.reason is SendRefusal.BLOCKED_DEVICE
+    # ...and sends without a device go to a trusted one.
+    await runtime.agent.send_text("door closed")
     [sent] = await inbox_of(emulator, conversation, 1)
     assert sent["device_id"] in {"1", "3"}
 

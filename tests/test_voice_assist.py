@@ -335,9 +335,9 @@ async def test_a_blocked_device_note_is_dropped_unheard(
     await runtime.trust.async_decide(owner, "2", TrustState.BLOCKED, key=key)
     note, _ = wav_note(0.5)
     dropped = await send_voice_note(emulator, conversation, note, "audio/wav", 500, device_id="2")
-    await wait_until(lambda: runtime.agent.find_request(dropped) is not None)
-    pending = runtime.agent.pending_requests
-    await wait_until(lambda: dropped not in {r.message_id for r in pending()})
+    # Refused when opened (client/trust_door.py): never pending, never in the history.
+    await wait_until(lambda: dropped in runtime.agent.data.inbox.rejected)
+    assert runtime.agent.find_request(dropped) is None
     assert len(events) == 1
     assert voice.stt.calls == []
     assert hass.states.get(KITCHEN).state == "off"

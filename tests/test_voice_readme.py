@@ -39,7 +39,10 @@ async def test_a_shopping_list_filled_by_voice(
     asked = await send_voice_note(emulator, installed.conversation_id, note, "audio/wav", 500)
 
     [reply] = await emulator.wait_inbox(installed.conversation_id, 1)
-    assert (reply["text"], reply["reply_to_message_id"]) == ("Added milk", asked)
+    assert (reply["text"], reply["reply_to_message_id"]) == (
+        "Added milk to the shopping list.",
+        asked,
+    )
     await wait_until(lambda: hass.states.get(SHOPPING_LIST).state == "1")
     items = await hass.services.async_call(
         "todo",
@@ -49,4 +52,7 @@ async def test_a_shopping_list_filled_by_voice(
         return_response=True,
     )
     assert [item["summary"] for item in items[SHOPPING_LIST]["items"]] == ["milk"]
+    # Marked processed: requests do not pile up.
+    runtime = entry.runtime_data
+    await wait_until(lambda: runtime.status.pending == 0)
     assert await hass.config_entries.async_unload(entry.entry_id)

@@ -13,7 +13,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.pacerelle.client.sender import MAX_TEXT_CHARS
+from custom_components.pacerelle.client.limits import MAX_SEND_TEXT_CHARS
 from custom_components.pacerelle.options import (
     CONF_ASSIST_AGENT,
     CONF_VOICE_PIPELINE,
@@ -138,7 +138,7 @@ async def test_an_llm_answer_too_long_for_one_message_is_cut_not_silence(
     asked = await emulator.send(installed.conversation_id, text="how is the house?")
     [reply] = await emulator.wait_inbox(installed.conversation_id, 1, within=10)
     assert reply["reply_to_message_id"] == asked
-    assert len(reply["text"]) == MAX_TEXT_CHARS
+    assert len(reply["text"]) == MAX_SEND_TEXT_CHARS
     assert reply["text"].endswith("…")
     assert rambling.startswith(reply["text"][:-1])
     await wait_until(lambda: runtime.status.pending == 0)
@@ -183,7 +183,8 @@ async def test_a_voice_assistant_without_speech_to_text_is_told_not_a_traceback(
     note, _ = wav_note(0.5)
     await send_voice_note(emulator, installed.conversation_id, note, "audio/wav", 500)
     [told] = await emulator.wait_inbox(installed.conversation_id, 1, within=10)
-    assert told["text"].startswith("Home Assistant could not listen to this voice note")
+    # Named as such (issue 29), not "could not listen": the person knows why and what helps.
+    assert "has no working speech-to-text" in told["text"]
     assert voice.stt.calls == []
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert errors == [], [r.getMessage() for r in errors]

@@ -8,7 +8,7 @@ from homeassistant.helpers import issue_registry as ir
 from homeassistant.helpers.typing import ConfigType
 
 from .assist import async_setup_assist_bridge
-from .client.signal.native import native_crypto_unavailable
+from .client import native_crypto_unavailable
 from .const import CONF_AGENT_ID, DOMAIN
 from .device import async_register_device
 from .llm_api import async_register_llm_api

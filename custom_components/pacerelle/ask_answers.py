@@ -7,6 +7,10 @@ mode, and in `collective` mode, the first answer that counts settles the questio
 member known now has answered (members are recomputed at each answer: a member who
 leaves meanwhile is no longer waited for, and their answer no longer counts). Asked in a
 group without a mode, the person asked must still be a member when they answer.
+
+An answer refused only because its device is not trusted yet is held: its sender is told
+why (`untrusted`, once per answer), and it is judged again when a trust decision is made
+(`trust_changed`), so trusting the device while the question is open makes it count.
 """
 
 import asyncio
@@ -16,7 +20,7 @@ from typing import Any, Final
 
 from homeassistant.core import Event, HomeAssistant, callback
 
-from .client.widget_answers import Addressee, MemberAnswers, answer_problem
+from .client import Addressee, MemberAnswers, TrustState, answer_problem
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -36,6 +40,8 @@ class AnswerWait:
         *,
         response_mode: str | None,
         members: Callable[[], frozenset[str]],
+        trusted_now: Callable[[Mapping[str, Any]], bool] | None = None,
+        untrusted: Callable[[Mapping[str, Any]], None] | None = None,
     ) -> None:
         self._widget_id = widget_id
         self._kind = kind
@@ -45,6 +51,9 @@ class AnswerWait:
         # Who may answer is known once the question is sent; answers before that wait.
         self._addressee: Addressee | None = None
         self._early: list[dict[str, Any]] = []
+        self._trusted_now = trusted_now
+        self._untrusted = untrusted
+        self._held: list[dict[str, Any]] = []
         self.settled: asyncio.Future[None] = hass.loop.create_future()
         self.collected = MemberAnswers()
 
@@ -69,12 +78,37 @@ class AnswerWait:
             self._consider(dict(event.data))
 
     @callback
+    def trust_changed(self) -> None:
+        """A device's trust was decided: held answers now trusted are judged again."""
+        if self._trusted_now is None:
+            return
+        held, self._held = self._held, []
+        for data in held:
+            if self._trusted_now(data):
+                self._consider({**data, "trusted": True})
+            else:
+                self._held.append(data)
+
+    @callback
     def _consider(self, data: dict[str, Any]) -> None:
         if self.settled.done():
             return
         refusal = self._refusal(data)
         if refusal is not None:
             _LOGGER.warning("Ignored an answer to widget %s: %s", self._widget_id, refusal)
+            return
+        if not data.get("trusted"):
+            # It would count from a trusted device: held, and its sender told why.
+            _LOGGER.warning(
+                "Answer %s to widget %s does not count yet: device %s is %s",
+                data["message_id"],
+                self._widget_id,
+                data["sender_device_id"],
+                data.get("trust_state"),
+            )
+            self._held.append(data)
+            if self._untrusted is not None:
+                self._untrusted(data)
             return
         if not self.collected.add(data["sender_id"], data):
             _LOGGER.info(
@@ -87,6 +121,7 @@ class AnswerWait:
             self.settled.set_result(None)
 
     def _refusal(self, data: Mapping[str, Any]) -> str | None:
+        """Why the answer never counts (its trust aside: see `_consider`), or None."""
         addressee = self._addressee
         assert addressee is not None
         if self._mode is not None:
@@ -94,8 +129,8 @@ class AnswerWait:
         elif addressee.in_group:
             addressee = addressee.among(self._members())
         refusal = addressee.refusal(data["conversation_id"], data["sender_id"])
-        if refusal is None and not data.get("trusted"):
-            refusal = f"device {data['sender_device_id']} is {data.get('trust_state')}"
+        if refusal is None and data.get("trust_state") == TrustState.BLOCKED.value:
+            refusal = f"device {data['sender_device_id']} is blocked"
         if refusal is None and not data["cancelled"]:
             # Never hand a script something it could mistake for consent: wait on.
             refusal = answer_problem(self._kind, self._spec, data["value"])

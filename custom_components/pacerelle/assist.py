@@ -19,6 +19,9 @@ ready while the agent reconnects is queued by the agent's outbox (client/send_qu
 for ANSWER_EXPIRE_AFTER: one mechanism for every send made offline, rather than a wait of
 the bridge's own. Requests are answered one at a time, in order.
 
+Keyword automations come first (assist_share.py): a request an automation answered or
+marked processed within a short grace after its event is left alone.
+
 Requests still pending from before a start are not answered: a command from hours ago
 ("unlock the door") must not run on its own when Home Assistant comes back. For the same
 reason a request older than MAX_REQUEST_AGE is not run: it waited at the relay while Home
@@ -57,12 +60,11 @@ from homeassistant.const import MATCH_ALL
 from homeassistant.core import Context, Event, HomeAssistant, callback
 from homeassistant.helpers.translation import async_get_exception_message
 
-from .client.errors import PacerelleError
-from .client.payloads import CHAT_MESSAGE
-from .client.sender import MAX_TEXT_CHARS
+from .assist_share import async_grace, taken_by_automation
+from .client import CHAT_MESSAGE, MAX_SEND_TEXT_CHARS, PacerelleError
 from .const import CONF_AGENT_ID, CONF_OWNER_ID, DOMAIN
 from .options import AgentOptions
-from .runtime import EVENT_MESSAGE, PacerelleRuntime
+from .runtime import EVENT_MESSAGE, PacerelleConfigEntry, PacerelleRuntime
 from .voice import VOICE_PROBLEM_KEYS, VoiceOutcome, find_pipeline, voice_note
 from .voice_answer import SpokenAnswer, SpokenAnswerError, async_speak
 from .voice_audio import MAX_VOICE_BYTES, MAX_VOICE_SECONDS
@@ -118,7 +120,7 @@ class AssistBridge:
         self._voice_pipeline = voice_pipeline
         self._spoken_answer = spoken_answer
         self._in_groups = in_groups
-        self._queue: asyncio.Queue[Mapping[str, Any]] = asyncio.Queue()
+        self._queue: asyncio.Queue[tuple[float, Mapping[str, Any]]] = asyncio.Queue()
         self._conversations: dict[str, str] = {}
 
     @callback
@@ -144,12 +146,13 @@ class AssistBridge:
             return
         if not (str(data["text"]).strip() or self._is_voice(data)):
             return
-        self._queue.put_nowait(data)
+        self._queue.put_nowait((time.monotonic(), data))
 
     async def _work(self) -> None:
         while True:
-            request = await self._queue.get()
+            since, request = await self._queue.get()
             try:
+                await async_grace(since)
                 await self._answer(request)
             except Exception:
                 # One bad request must not end the bridge.
@@ -160,6 +163,9 @@ class AssistBridge:
         voice = self._entry.runtime_data.voice
         # Taken whatever happens next: a transcript is not kept in memory once handled.
         outcome = voice.take(message_id) if voice is not None else None
+        if taken_by_automation(self._entry.runtime_data.agent, message_id):
+            _LOGGER.debug("Assist bridge leaves %s to the automation that handled it", message_id)
+            return
         if request["group"] and not self._member_now(request):
             # Nothing is said: they no longer read the group (the reply would go to it).
             _LOGGER.warning(
@@ -273,6 +279,7 @@ class AssistBridge:
         placeholders = {
             "seconds": str(MAX_VOICE_SECONDS),
             "megabytes": str(MAX_VOICE_BYTES // (1024 * 1024)),
+            "pipeline": pipeline.name if pipeline is not None else str(self._voice_pipeline),
         }
         await self._tell(message_id, key, placeholders)
 
@@ -299,15 +306,7 @@ class AssistBridge:
         return None
 
     def _trust_placeholders(self, request: Mapping[str, Any]) -> dict[str, str]:
-        trust = self._entry.runtime_data.trust
-        stored = self._entry.runtime_data.agent.find_request(str(request["message_id"]))
-        # The device judged: in a group, the one that delivered the member's key (trust.py).
-        device_id = trust.presented(stored)[0] if trust and stored else request["sender_device_id"]
-        device = trust.book.get(str(request["sender_id"]), str(device_id)) if trust else None
-        return {
-            "state": str(request.get("trust_state")),
-            "code": device.code if device is not None else "",
-        }
+        return trust_placeholders(self._entry, request)
 
     async def _tell(self, message_id: str, key: str, placeholders: dict[str, str]) -> None:
         """Say why a request was not run; the request stays pending for automations."""
@@ -340,9 +339,9 @@ class AssistBridge:
 
 def fitted(answer: str) -> str:
     """The answer, cut with CUT_MARK if it is longer than one message may carry."""
-    if len(answer) <= MAX_TEXT_CHARS:
+    if len(answer) <= MAX_SEND_TEXT_CHARS:
         return answer
-    return answer[: MAX_TEXT_CHARS - len(CUT_MARK)] + CUT_MARK
+    return answer[: MAX_SEND_TEXT_CHARS - len(CUT_MARK)] + CUT_MARK
 
 
 def conversation_language(pipeline: Pipeline) -> str:
@@ -373,3 +372,14 @@ def async_setup_assist_bridge(hass: HomeAssistant, entry: ConfigEntry[PacerelleR
             spoken_answer=options.voice_spoken_answer,
             in_groups=options.assist_in_groups,
         ).async_start()
+
+
+def trust_placeholders(entry: PacerelleConfigEntry, request: Mapping[str, Any]) -> dict[str, str]:
+    """`state` and `code` of the request's own judgement (client/trust_door.py), for the
+    answers that tell a device it is not trusted yet: the code of the very key that wrote it
+    (in a group, the key of the session that delivered the member's key)."""
+    stored = entry.runtime_data.agent.find_request(str(request["message_id"]))
+    return {
+        "state": str(request.get("trust_state")),
+        "code": stored.judged.code if stored is not None else "",
+    }

@@ -17,8 +17,7 @@ from typing import Any, Final
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 
-from .client.errors import PacerelleError
-from .client.inbox import Request
+from .client import PacerelleError, Request
 from .const import DOMAIN
 from .file_access import (
     NOT_ALLOWED,

@@ -14,7 +14,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers.storage import Store
 from homeassistant.util.hass_dict import HassKey
 
-from .client.agent_connect import register_client
+from .client import register_client
 from .const import DOMAIN
 
 STORAGE_KEY = f"{DOMAIN}.oauth_clients"

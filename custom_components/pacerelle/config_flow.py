@@ -46,20 +46,18 @@ from homeassistant.helpers.selector import (
     TextSelectorType,
 )
 
-from .client.agent_connect import (
+from .client import (
     MAX_AGENT_DESCRIPTION,
     MAX_AGENT_NAME,
     AuthorizationRequest,
     Installation,
-    begin,
-    exchange_code,
-)
-from .client.errors import (
     PacerelleApiError,
     PacerelleAuthError,
     PacerelleConnectionError,
     PacerelleError,
     PacerelleResponseError,
+    begin,
+    exchange_code,
 )
 from .client_registry import client_registry
 from .const import (

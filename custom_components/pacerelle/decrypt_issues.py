@@ -26,7 +26,7 @@ from typing import Any
 
 from homeassistant.core import HomeAssistant, callback
 
-from .client.decrypt_failures import DecryptFailures, DecryptionOutcome
+from .client import DecryptFailures, DecryptionOutcome
 from .events import EVENT_DECRYPTION_FAILED
 from .runtime_issues import (
     clear_decryption_stalled,

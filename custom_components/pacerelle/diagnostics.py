@@ -22,11 +22,7 @@ from typing import Any, Final
 from homeassistant.components.diagnostics import async_redact_data
 from homeassistant.core import HomeAssistant
 
-from .client.agent_data import AgentData
-from .client.history import Reply
-from .client.inbox import Request
-from .client.send_queue import MAX_QUEUED_BYTES, MAX_QUEUED_SENDS
-from .client.signal.state import AgentSignalState
+from .client import MAX_QUEUED_BYTES, MAX_QUEUED_SENDS, AgentData, AgentSignalState, Reply, Request
 from .const import CONF_CONVERSATION_ID, CONF_OWNER_ID
 from .options import CONF_LLM_CONVERSATIONS
 from .runtime import PacerelleConfigEntry

@@ -14,8 +14,7 @@ from homeassistant.helpers.device_registry import DeviceInfo
 from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.entity import Entity, EntityDescription
 
-from .client.agent import AgentStatus
-from .client.agent_core import ConnectionState
+from .client import AgentStatus, ConnectionState
 from .device import agent_name, device_identifiers
 from .runtime import PacerelleConfigEntry, PacerelleRuntime, status_signal
 

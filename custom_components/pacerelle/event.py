@@ -13,7 +13,7 @@ from homeassistant.components.event import EventEntity, EventEntityDescription
 from homeassistant.core import Event, HomeAssistant, callback
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
-from .client.payloads import WIDGET_RESPONSE
+from .client import WIDGET_RESPONSE
 from .entity import REACHABLE_STATES, PacerelleEntity
 from .runtime import EVENT_MESSAGE, PacerelleConfigEntry
 

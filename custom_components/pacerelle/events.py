@@ -18,9 +18,11 @@
 - `widget_response`: `{widget_id, value, cancelled}` for an answer to one of our widgets,
   else null
 - `received_at`: ISO 8601 time it arrived
-- `trusted`: true only when the sender's device and identity key are trusted (trust.py)
+- `trusted`: true only when the identity key that wrote it (and the device it was judged
+  as) was trusted when the message was opened (client/trust_door.py): the one judgement
+  every consumer reads
 - `trust_state`: `trusted`, `unverified`, `changed` (its identity key changed since it was
-  trusted) or `blocked` (never fired: a blocked device's messages are dropped)
+  trusted) or `blocked` (never fired: a blocked key's messages are refused when opened)
 - `relayed_at`: ISO 8601 time the relay says it took the message (null if it did not say);
   the relay is not trusted for it: it only ever makes a request older (see assist.py)
 - `transcript`: what a voice note (the first `audio/*` attachment) says, as the chosen
@@ -62,17 +64,14 @@ one's turn is not the relay's slowness.
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
 
 from homeassistant.core import HomeAssistant, callback
 
 from .attachments import Download, async_save_incoming
-from .client.errors import PacerelleConnectionError
-from .client.inbox import Request
-from .client.trust import DeviceTrust, TrustState
-from .client.widget_answers import parse_response
+from .client import DeviceTrust, PacerelleConnectionError, Request, parse_response
 from .voice import VoiceNotes
 
 _LOGGER = logging.getLogger(__name__)
@@ -116,7 +115,8 @@ def event_data(
     """`pacerelle_message` data: no secrets (attachment keys stay in the store).
 
     `saved` maps attachment ids to where they were written (None: failed); without it the
-    attachments carry no `path`. `transcript`: the voice note's text (voice.py).
+    attachments carry no `path`. `transcript`: the voice note's text (voice.py). `trust`:
+    the request's own judgement unless given (the same, read by the caller).
     """
     attachments = []
     for item in request.attachments:
@@ -146,16 +146,13 @@ def event_data(
         "received_at": _iso(request.received_at),
         "relayed_at": _iso(request.relayed_at) if request.relayed_at is not None else None,
         "transcript": transcript,
-        **trust_fields(trust),
+        **trust_fields(trust or request.judged),
     }
 
 
-def trust_fields(trust: DeviceTrust | None) -> dict[str, Any]:
-    """`trusted` and `trust_state`; a request never judged (a tool's view) is not trusted."""
-    return {
-        "trusted": trust is not None and trust.trusted,
-        "trust_state": (trust.state if trust is not None else TrustState.UNVERIFIED).value,
-    }
+def trust_fields(trust: DeviceTrust) -> dict[str, Any]:
+    """`trusted` and `trust_state` of a request's judgement (inbox.Request.judged)."""
+    return {"trusted": trust.trusted, "trust_state": trust.state.value}
 
 
 def widget_response_data(
@@ -176,7 +173,7 @@ def widget_response_data(
         "value": None if answer.cancelled else answer.value,
         "cancelled": answer.cancelled,
         "received_at": _iso(request.received_at),
-        **trust_fields(trust),
+        **trust_fields(trust or request.judged),
     }
 
 
@@ -204,7 +201,6 @@ class MessageEvents:
         *,
         download_deadline: float = DOWNLOAD_DEADLINE,
         max_downloads: int = MAX_CONCURRENT_DOWNLOADS,
-        judge: Callable[[Request], DeviceTrust] | None = None,
         voice: VoiceNotes | None = None,
     ) -> None:
         self._hass = hass
@@ -214,7 +210,6 @@ class MessageEvents:
         self._download = download
         self._download_deadline = download_deadline
         self._downloads = asyncio.Semaphore(max_downloads)
-        self._judge = judge
         self._voice = voice
         self._saved: dict[str, Mapping[str, str | None]] = {}
 
@@ -270,20 +265,11 @@ class MessageEvents:
 
     @callback
     def deliver(self, request: Request) -> None:
-        """Fire the request's events (with where its files were saved and the sender's
-        trust, judged now: before anything can act on the message)."""
+        """Fire the request's events, with where its files were saved and the one trust
+        judgement the request carries (made when it was opened, client/trust_door.py: a
+        blocked key's request never gets here)."""
         saved = self._saved.pop(request.message_id, None)
-        trust = self._judge(request) if self._judge is not None else None
-        if trust is not None and trust.state is TrustState.BLOCKED:
-            _LOGGER.warning(
-                "Dropped message %s from blocked device %s of %s",
-                request.message_id,
-                request.sender_device_id,
-                request.sender_id,
-            )
-            if self._voice is not None:
-                self._voice.delivered(request, trust)  # forgets the outcome
-            return
+        trust = request.judged
         transcript = self._voice.delivered(request, trust) if self._voice is not None else None
         self._fire(request, saved, trust, transcript)
 

@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .client.inbox import Request
+from .client import Request
 
 
 class CursorError(ValueError):

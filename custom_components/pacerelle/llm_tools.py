@@ -27,27 +27,24 @@ from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import llm
 
-from .client.errors import PacerelleConnectionError, PacerelleError
-from .client.gateway_frames import GROUP_PREFIX
-from .client.inbox import Request
-from .client.sender import SendError
+from .client import (
+    GROUP_PREFIX,
+    PacerelleConnectionError,
+    PacerelleError,
+    Request,
+    SendError,
+    SendRefusal,
+    TrustState,
+)
 from .const import CONF_AGENT_ID, CONF_AGENT_NAME, CONF_CONVERSATION_ID, CONF_OWNER_ID, DOMAIN
 from .options import AgentOptions
 from .runtime import PacerelleRuntime, event_data
+from .send_refusals import REFUSALS
 
 ARG_AGENT = "agent"
 AGENT_FIELD_DESCRIPTION = (
     "The Pacerelle agent (id or name). Optional when only one agent is set up."
 )
-# SendError reasons with their own explanation for the model.
-_SEND_REASONS = {
-    "unknown_request",
-    "no_session",
-    "too_long",
-    "note_too_long",
-    "no_trusted_device",
-    "blocked_device",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +98,25 @@ class AgentRef:
         request = self.runtime.agent.find_request(message_id)
         if request is not None:
             self.scope.check_conversation(request.conversation_id)
+
+    def check_answerable(self, message_id: str) -> None:
+        """A refusal unless the request was judged trusted when opened: a prompt-injected
+        model must not answer a device nobody trusted (it would read what it is told)."""
+        request = self.runtime.agent.find_request(message_id)
+        if request is not None and not request.judged.trusted:
+            judged = request.judged
+            raise SendError(
+                SendRefusal.UNTRUSTED_REQUEST,
+                f"{judged.person_id} device {judged.device_id} is {judged.state.value}",
+            )
+
+    def listed(self, request: Request) -> bool:
+        """Whether a view lists the request: in scope, and not from a key blocked now (a
+        blocked key's later requests never reach the history at all)."""
+        judged = request.judged
+        rule = self.runtime.agent.trust.seal_rule()
+        blocked = rule.state(judged.person_id, judged.device_id, judged.identity_key)
+        return self.scope.covers(request.conversation_id) and blocked is not TrustState.BLOCKED
 
 
 def loaded_agents(hass: HomeAssistant) -> list[AgentRef]:
@@ -164,12 +180,8 @@ def timestamp(value: float | None) -> str | None:
 
 def request_view(ref: AgentRef, request: Request) -> dict[str, Any]:
     """A request as the model sees it: the event's schema (no attachment keys), with the
-    sender device's trust as it stands now."""
-    trust = ref.runtime.trust
-    device = (
-        trust.book.get(request.sender_id, request.sender_device_id) if trust is not None else None
-    )
-    view = event_data(ref.runtime.entry_id, ref.agent_id, request, trust=device)
+    event's trust: the one judgement the request carries (client/trust_door.py)."""
+    view = event_data(ref.runtime.entry_id, ref.agent_id, request)
     del view["entry_id"]
     return view
 
@@ -178,11 +190,11 @@ def refusal(err: PacerelleError) -> HomeAssistantError:
     """The translated error for a refused send, mark or checkpoint."""
     if isinstance(err, PacerelleConnectionError):
         return HomeAssistantError(translation_domain=DOMAIN, translation_key="llm_not_connected")
-    if isinstance(err, SendError) and err.reason in _SEND_REASONS:
+    if isinstance(err, SendError):
         detail = str(err).partition(": ")[2]
         return HomeAssistantError(
             translation_domain=DOMAIN,
-            translation_key=f"llm_{err.reason}",
+            translation_key=REFUSALS[err.reason].llm,
             translation_placeholders={"detail": detail},
         )
     return HomeAssistantError(

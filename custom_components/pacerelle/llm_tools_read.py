@@ -11,7 +11,7 @@ import probatio
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import llm
 
-from .client.payloads import WIDGET_RESPONSE
+from .client import WIDGET_RESPONSE
 from .llm_tools import AgentRef, PacerelleTool, request_view, timestamp, tool_schema
 
 MAX_HISTORY: Final = 50
@@ -76,7 +76,7 @@ class GetHistoryTool(PacerelleTool):
             ref.scope.check_conversation(wanted)
         limit: int = args["limit"]
         history = ref.runtime.agent.history(wanted, MAX_HISTORY)
-        requests = [i for i in history.requests if ref.scope.covers(i.request.conversation_id)]
+        requests = [i for i in history.requests if ref.listed(i.request)]
         replies = [reply for reply in history.replies if ref.scope.covers(reply.conversation_id)]
         return {
             "requests": [
@@ -135,9 +135,7 @@ class GetCurrentConversationTool(PacerelleTool):
     async def run(self, hass: HomeAssistant, ref: AgentRef, args: dict[str, Any]) -> dict[str, Any]:
         agent = ref.runtime.agent
         requests = [
-            item.request
-            for item in agent.data.history.requests
-            if ref.scope.covers(item.request.conversation_id)
+            item.request for item in agent.data.history.requests if ref.listed(item.request)
         ]
         if not requests:
             return {"conversation": None}
@@ -170,7 +168,7 @@ class GetPendingWidgetTool(PacerelleTool):
             (
                 r
                 for r in ref.runtime.agent.pending_requests()
-                if r.kind == WIDGET_RESPONSE and ref.scope.covers(r.conversation_id)
+                if r.kind == WIDGET_RESPONSE and ref.listed(r)
             ),
             key=lambda request: request.received_at,
         )

@@ -15,11 +15,16 @@ from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import llm
 
-from .client.checkpoints import ACTIVE, COMPLETED, MAX_LABEL_CHARS
-from .client.checkpoints import MAX_TEXT_CHARS as MAX_CHECKPOINT_CHARS
-from .client.history import MAX_NOTE_CHARS, Reply
-from .client.sender import MAX_TEXT_CHARS
-from .client.widgets import check_widget
+from .client import (
+    ACTIVE,
+    COMPLETED,
+    MAX_CHECKPOINT_TEXT_CHARS,
+    MAX_LABEL_CHARS,
+    MAX_NOTE_CHARS,
+    MAX_SEND_TEXT_CHARS,
+    Reply,
+    check_widget,
+)
 from .const import DOMAIN
 from .llm_tools import AgentRef, PacerelleTool, request_view, timestamp, tool_schema
 
@@ -51,8 +56,10 @@ def _check_target(ref: AgentRef, args: Mapping[str, Any]) -> None:
     """A tool error unless the send stays in the scope the user chose (see LlmScope)."""
     source: str | None = args.get("sourceMessageId")
     if source is not None:
-        # The reply goes where the request came from: the request must be in scope.
+        # The reply goes where the request came from: the request must be in scope, and
+        # trusted (the judgement it carries, client/trust_door.py).
         ref.request_in_scope(source)
+        ref.check_answerable(source)
         return
     conversation = args.get("conversationId") or ref.scope.direct_conversation_id
     ref.scope.check_recipient(conversation, args.get("to") or ref.scope.owner_id)
@@ -79,7 +86,7 @@ class SendMessageTool(PacerelleTool):
     parameters = tool_schema(
         {
             probatio.Required("text", description="The reply text."): probatio.All(
-                str, probatio.Length(min=1, max=MAX_TEXT_CHARS)
+                str, probatio.Length(min=1, max=MAX_SEND_TEXT_CHARS)
             ),
             **_TARGET_FIELDS,
             probatio.Optional("replyToMessageId", description="Message to link the reply to."): _ID,
@@ -187,10 +194,10 @@ class SaveCheckpointTool(PacerelleTool):
                 "sourceMessageId", description="The request this work belongs to."
             ): _ID,
             probatio.Required("summary", description="What has been done so far."): probatio.All(
-                str, probatio.Length(min=1, max=MAX_CHECKPOINT_CHARS)
+                str, probatio.Length(min=1, max=MAX_CHECKPOINT_TEXT_CHARS)
             ),
             probatio.Required("nextAction", description="What should happen next."): probatio.All(
-                str, probatio.Length(min=1, max=MAX_CHECKPOINT_CHARS)
+                str, probatio.Length(min=1, max=MAX_CHECKPOINT_TEXT_CHARS)
             ),
             probatio.Optional(
                 "hostSessionLabel", description="A label for the host session."

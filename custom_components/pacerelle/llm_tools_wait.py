@@ -15,7 +15,7 @@ from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import llm
 from homeassistant.helpers.dispatcher import async_dispatcher_connect
 
-from .client.inbox import Request
+from .client import Request
 from .const import DOMAIN
 from .llm_cursor import Cursor, CursorError, after, arrival_ranks, in_order
 from .llm_tools import AgentRef, PacerelleTool, request_view, tool_schema
@@ -116,8 +116,6 @@ def _unread(ref: AgentRef, conversation_id: str | None, cursor: Cursor | None) -
         agent.data.inbox.pending, [item.request.message_id for item in agent.data.history.requests]
     )
     pending = [
-        request
-        for request in agent.pending_requests(conversation_id)
-        if ref.scope.covers(request.conversation_id)
+        request for request in agent.pending_requests(conversation_id) if ref.listed(request)
     ]
     return after(in_order(pending, ranks), cursor, ranks)

@@ -34,7 +34,8 @@ class AgentOptions:
     llm_conversations: tuple[str, ...] = ()
     # The Assist bridge also answers trusted members' messages in groups (assist.py).
     assist_in_groups: bool = False
-    # The Assist pipeline that transcribes voice notes (voice.py); None: none transcribed.
+    # The Assist pipeline that transcribes voice notes (voice.py): its id, "preferred" (Home
+    # Assistant's preferred one at each note), or None: none transcribed ("No voice").
     voice_pipeline: str | None = None
     # Transcribe every trusted device's voice notes, even with the Assist bridge off.
     voice_transcripts: bool = False

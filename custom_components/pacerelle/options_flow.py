@@ -5,20 +5,28 @@ with what is shown. The debugging switch sits in a folded section (Home Assistan
 replacement for advanced mode): turning encryption off is for debugging against a test
 server only. The conversations the LLM API may reach are picked from those the agent has
 seen (or typed); none picked means the owner's direct conversation only.
+
+The voice assistant is a list of our own: "no voice" (stored as None), "preferred" (stored
+as "preferred", Home Assistant's preferred pipeline at the time of each note) and every
+pipeline by name. Home Assistant's own pipeline picker cannot say "none": its "preferred"
+comes back as an empty value, which read as off saved no pipeline while showing one.
 """
 
 import os
 from typing import Any
 
 import probatio
+from homeassistant.components.assist_pipeline import OPTION_PREFERRED, async_get_pipelines
 from homeassistant.config_entries import ConfigFlowResult, OptionsFlowWithReload
+from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import section
 from homeassistant.helpers.selector import (
-    AssistPipelineSelector,
     BooleanSelector,
     ConversationAgentSelector,
+    SelectOptionDict,
     SelectSelector,
     SelectSelectorConfig,
+    SelectSelectorMode,
     TextSelector,
 )
 
@@ -36,10 +44,29 @@ from .options import (
 )
 
 SECTION_DEBUGGING = "debugging"
+# The voice list's "no voice" entry (stored as None: voice notes are not transcribed).
+VOICE_NONE = "none"
 
 
-def options_schema(conversations: list[str]) -> probatio.Schema:
-    """The form; `conversations` are offered for the LLM API's scope."""
+def voice_choices(hass: HomeAssistant, current: str | None) -> list[SelectOptionDict]:
+    """No voice, the preferred assistant, every pipeline; a chosen one that is gone stays
+    listed by its id (saving the form unchanged keeps it, and voice.py says it is gone)."""
+    choices = [
+        SelectOptionDict(value=VOICE_NONE, label=VOICE_NONE),
+        SelectOptionDict(value=OPTION_PREFERRED, label=OPTION_PREFERRED),
+    ]
+    try:
+        pipelines = async_get_pipelines(hass)
+    except KeyError:  # the assist_pipeline integration is not set up
+        pipelines = []
+    choices += [SelectOptionDict(value=p.id, label=p.name) for p in pipelines]
+    if current is not None and current not in {c["value"] for c in choices}:
+        choices.append(SelectOptionDict(value=current, label=current))
+    return choices
+
+
+def options_schema(conversations: list[str], voices: list[SelectOptionDict]) -> probatio.Schema:
+    """The form; `conversations` are offered for the LLM API's scope, `voices` for voice."""
     return probatio.Schema(
         {
             # Optional without defaults: a field the user empties is then really emptied.
@@ -49,7 +76,13 @@ def options_schema(conversations: list[str]) -> probatio.Schema:
             probatio.Optional(CONF_LLM_CONVERSATIONS): SelectSelector(
                 SelectSelectorConfig(options=conversations, multiple=True, custom_value=True)
             ),
-            probatio.Optional(CONF_VOICE_PIPELINE): AssistPipelineSelector(),
+            probatio.Optional(CONF_VOICE_PIPELINE): SelectSelector(
+                SelectSelectorConfig(
+                    options=voices,
+                    mode=SelectSelectorMode.DROPDOWN,
+                    translation_key=CONF_VOICE_PIPELINE,
+                )
+            ),
             probatio.Optional(CONF_VOICE_TRANSCRIPTS, default=False): BooleanSelector(),
             probatio.Optional(CONF_VOICE_SPOKEN_ANSWER, default=False): BooleanSelector(),
             probatio.Required(SECTION_DEBUGGING): section(
@@ -77,7 +110,7 @@ class PacerelleOptionsFlow(OptionsFlowWithReload):
                 assist_agent=user_input.get(CONF_ASSIST_AGENT) or None,
                 assist_in_groups=bool(user_input.get(CONF_ASSIST_IN_GROUPS, False)),
                 llm_conversations=tuple(user_input.get(CONF_LLM_CONVERSATIONS) or ()),
-                voice_pipeline=user_input.get(CONF_VOICE_PIPELINE) or None,
+                voice_pipeline=_stored_voice(user_input.get(CONF_VOICE_PIPELINE)),
                 voice_transcripts=bool(user_input.get(CONF_VOICE_TRANSCRIPTS, False)),
                 voice_spoken_answer=bool(user_input.get(CONF_VOICE_SPOKEN_ANSWER, False)),
             )
@@ -95,15 +128,15 @@ class PacerelleOptionsFlow(OptionsFlowWithReload):
             CONF_ASSIST_IN_GROUPS: current.assist_in_groups,
             CONF_VOICE_TRANSCRIPTS: current.voice_transcripts,
             CONF_VOICE_SPOKEN_ANSWER: current.voice_spoken_answer,
+            CONF_VOICE_PIPELINE: current.voice_pipeline or VOICE_NONE,
         }
         if current.assist_agent is not None:
             suggested[CONF_ASSIST_AGENT] = current.assist_agent
-        if current.voice_pipeline is not None:
-            suggested[CONF_VOICE_PIPELINE] = current.voice_pipeline
+        voices = voice_choices(self.hass, current.voice_pipeline)
         return self.async_show_form(
             step_id="init",
             data_schema=self.add_suggested_values_to_schema(
-                options_schema(self._known_conversations(current)), suggested
+                options_schema(self._known_conversations(current), voices), suggested
             ),
             errors=errors,
         )
@@ -127,3 +160,8 @@ class PacerelleOptionsFlow(OptionsFlowWithReload):
             and os.access(path, os.W_OK)
             and self.hass.config.is_allowed_path(path)
         )
+
+
+def _stored_voice(chosen: str | None) -> str | None:
+    """The option's value for the list's choice: "no voice" and nothing are None."""
+    return None if not chosen or chosen == VOICE_NONE else chosen

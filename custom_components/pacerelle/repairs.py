@@ -18,7 +18,7 @@ from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.helpers.selector import SelectSelector, SelectSelectorConfig
 
-from .client.trust import DeviceTrust, KeyChangedError, TrustState
+from .client import DeviceTrust, KeyChangedError, TrustState
 from .const import DOMAIN
 from .trust import TrustManager
 

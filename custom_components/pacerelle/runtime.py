@@ -3,8 +3,9 @@
 `async_setup_runtime` loads the encrypted store (an unreadable one is a repair issue and a
 ConfigEntryError, never a new identity), requests the first runtime token (refused: the
 installation was revoked -> ConfigEntryAuthFailed; unreachable -> ConfigEntryNotReady) and
-starts the HA-free Agent. Every accepted request fires `pacerelle_message`, once trust.py
-has judged its sender's device (a blocked device's request is dropped and marked processed).
+starts the HA-free Agent. Every accepted request fires `pacerelle_message` with the trust
+judgement the client made when it opened it (client/trust_door.py; a blocked key's request
+is refused there).
 """
 
 import logging
@@ -20,16 +21,28 @@ from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from homeassistant.helpers.dispatcher import async_dispatcher_send
 from homeassistant.helpers.start import async_at_started
 
-from .client.agent import Agent, AgentStatus
-from .client.agent_connect import request_runtime_token
-from .client.agent_core import AgentConfig, AgentHooks
-from .client.agent_data import SECTIONS, AgentData, AgentDataError
-from .client.agent_restore import rekeyed_after_restore
-from .client.decrypt_failures import DecryptFailures
-from .client.encrypted_file import StoreError, StoreProblem
-from .client.errors import PacerelleAuthError, PacerelleError, PacerelleResponseError
-from .client.signal.state import AgentSignalState
-from .client.tokens import IssuedToken, RuntimeTokens
+from .client import (
+    SECTIONS,
+    Agent,
+    AgentConfig,
+    AgentData,
+    AgentDataError,
+    AgentHooks,
+    AgentSignalState,
+    AgentStatus,
+    DecryptFailures,
+    DeviceTrust,
+    IssuedToken,
+    PacerelleAuthError,
+    PacerelleError,
+    PacerelleResponseError,
+    Request,
+    RuntimeTokens,
+    StoreError,
+    StoreProblem,
+    rekeyed_after_restore,
+    request_runtime_token,
+)
 from .const import (
     CONF_AGENT_ID,
     CONF_AGENT_NAME,
@@ -57,6 +70,12 @@ from .voice import VoiceNotes, VoicePolicy
 from .voice_privacy import async_keep_messages_unrecorded
 
 _LOGGER = logging.getLogger(__name__)
+
+
+def judged(request: Request) -> DeviceTrust:
+    """A request's one trust judgement (made by the client when it was opened)."""
+    return request.judged
+
 
 SIGNAL_STATUS = f"{DOMAIN}_status_{{}}"
 
@@ -143,7 +162,7 @@ async def async_setup_runtime(hass: HomeAssistant, entry: PacerelleConfigEntry) 
             every_trusted_device=options.voice_transcripts,
             in_groups=options.assist_in_groups,
         ),
-        trust.peek,
+        judged,
     )
     # Events (files saved, voice notes transcribed first) in arrival order: see events.py.
     events = MessageEvents(
@@ -152,7 +171,6 @@ async def async_setup_runtime(hass: HomeAssistant, entry: PacerelleConfigEntry) 
         agent_id,
         options.media_folder,
         download,
-        judge=trust.judge,
         voice=voice,
     )
     async_keep_messages_unrecorded(hass)
@@ -202,9 +220,10 @@ async def async_setup_runtime(hass: HomeAssistant, entry: PacerelleConfigEntry) 
         ).handle,
     )
     extra = {key: value for key, value in document.items() if key not in SECTIONS}
-    agent = Agent(session, config, hooks, tokens, data, extra)
-    await trust.async_load(agent)
+    # The client's trust door, with the saved book: it judges and seals (trust.py).
+    door = await trust.async_load(data)
     async_watch_trust(hass, entry.entry_id, agent_name, trust)
+    agent = Agent(session, config, hooks, tokens, data, extra, door)
     entry.async_on_unload(_async_start_once_started(hass, agent))
 
     async def stop(_event: Event | None = None) -> None:

@@ -9,8 +9,7 @@ judged when a message presents it.
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 
-from .client.decrypt_failures import DeviceKey
-from .client.encrypted_file import StoreProblem
+from .client import DeviceKey, StoreProblem
 from .const import DOMAIN
 
 DECRYPTION_STALLED = "decryption_stalled"

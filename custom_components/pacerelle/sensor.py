@@ -27,8 +27,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from homeassistant.helpers.typing import StateType
 
-from .client.agent import AgentStatus
-from .client.agent_core import ConnectionState
+from .client import AgentStatus, ConnectionState
 from .entity import REACHABLE_STATES, PacerelleEntity
 from .runtime import PacerelleConfigEntry, PacerelleRuntime
 

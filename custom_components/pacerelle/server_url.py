@@ -11,7 +11,7 @@ on another machine is reached over https or through an SSH tunnel to a loopback 
 import ipaddress
 from urllib.parse import urlsplit
 
-from .client.agent_connect import normalize_server_url
+from .client import normalize_server_url
 
 LOOPBACK_NAMES = frozenset({"localhost"})
 

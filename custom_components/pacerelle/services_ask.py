@@ -42,6 +42,7 @@ Every answer that counted is marked processed.
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any, Final
@@ -50,20 +51,22 @@ import probatio
 from homeassistant.core import ServiceCall, ServiceResponse, callback
 from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import config_validation as cv
+from homeassistant.helpers.translation import async_get_exception_message
 from homeassistant.util import dt as dt_util
 
 from .ask_answers import INDIVIDUAL, AnswerWait
-from .client.errors import PacerelleError
-from .client.gateway_frames import GROUP_PREFIX
-from .client.widget_answers import Addressee
-from .client.widgets import (
+from .assist import trust_placeholders
+from .client import (
     CHOICE,
     CONFIRM,
     DATETIME,
     DATETIME_MODES,
     FORM,
+    GROUP_PREFIX,
     PERMISSION,
     RESPONSE_MODES,
+    Addressee,
+    PacerelleError,
     WidgetError,
     build_widget,
 )
@@ -78,6 +81,8 @@ from .services_common import (
     target_fields,
     widget_invalid,
 )
+
+_LOGGER = logging.getLogger(__name__)
 
 ASK_KINDS: Final = (CONFIRM, CHOICE, FORM, DATETIME, PERMISSION)
 DEFAULT_TIMEOUT: Final = 300
@@ -183,8 +188,31 @@ async def async_ask(call: ServiceCall) -> ServiceResponse:
             return frozenset()
         return conversations.group_members(conversation[0], agent_id)
 
+    trust = entry.runtime_data.trust
+
+    def trusted_now(data: Mapping[str, Any]) -> bool:
+        request = agent.find_request(str(data["message_id"]))
+        # The key that wrote the answer, judged on the decisions made since (the door).
+        return request is not None and agent.trust.judged_now(request).trusted
+
+    @callback
+    def untrusted(data: Mapping[str, Any]) -> None:
+        hass.async_create_background_task(
+            _tell_untrusted(entry, data), f"pacerelle untrusted answer {data['message_id']}"
+        )
+
     wait = AnswerWait(
-        hass, widget_id, widget["kind"], widget["spec"], response_mode=mode, members=members
+        hass,
+        widget_id,
+        widget["kind"],
+        widget["spec"],
+        response_mode=mode,
+        members=members,
+        trusted_now=trusted_now,
+        untrusted=untrusted,
+    )
+    stop_trust = (
+        trust.add_listener(lambda _decided, _before: wait.trust_changed()) if trust else None
     )
 
     @callback
@@ -213,6 +241,8 @@ async def async_ask(call: ServiceCall) -> ServiceResponse:
                 await wait.settled
     finally:
         unsubscribe()
+        if stop_trust is not None:
+            stop_trust()
     answers = [_judged_device(entry, data) for data in wait.answers]
     for data in answers:
         with contextlib.suppress(PacerelleError):
@@ -236,15 +266,25 @@ def _asks_a_group(entry: PacerelleConfigEntry, target: dict[str, Any]) -> bool:
     return bool(target["to"] == GROUP_PREFIX + conversation)
 
 
+async def _tell_untrusted(entry: PacerelleConfigEntry, data: Mapping[str, Any]) -> None:
+    """Tell the sender (a reply to their answer) that it does not count yet, and why."""
+    text = async_get_exception_message(DOMAIN, "ask_untrusted", trust_placeholders(entry, data))
+    try:
+        await entry.runtime_data.agent.send_text(text, source_message_id=str(data["message_id"]))
+    except PacerelleError as err:
+        _LOGGER.warning(
+            "Could not tell %s why their answer does not count: %s", data["sender_id"], err
+        )
+
+
 def _judged_device(entry: PacerelleConfigEntry, data: Mapping[str, Any]) -> Mapping[str, Any]:
     """The answer with the device its trust was judged by: in a group, the device that
     delivered the member's key (trust.py), which trust repairs and `block_device` name;
     the relay's label for the device is unauthenticated and never judged."""
-    trust = entry.runtime_data.trust
     request = entry.runtime_data.agent.find_request(str(data["message_id"]))
-    if trust is None or request is None or not request.is_group:
+    if request is None or not request.is_group:
         return data
-    return {**data, "sender_device_id": trust.presented(request)[0]}
+    return {**data, "sender_device_id": request.judged.device_id}
 
 
 def _first_of(answers: list[Mapping[str, Any]]) -> dict[str, Any]:

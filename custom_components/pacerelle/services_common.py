@@ -17,11 +17,10 @@ from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers import device_registry as dr
 from homeassistant.helpers.service import async_get_config_entry
 
-from .client.errors import PacerelleConnectionError, PacerelleError
-from .client.sender import SendError
-from .client.widgets import WidgetError
+from .client import PacerelleConnectionError, PacerelleError, SendError, WidgetError
 from .const import CONF_AGENT_NAME, DOMAIN
 from .runtime import PacerelleConfigEntry
+from .send_refusals import REFUSALS
 
 ATTR_MESSAGE_ID: Final = "message_id"
 ATTR_SOURCE_MESSAGE_ID: Final = "source_message_id"
@@ -40,18 +39,6 @@ TARGET_FIELDS: Final = {
     probatio.Optional(ATTR_CONVERSATION_ID): cv.string,
     probatio.Optional(ATTR_TO): cv.string,
     probatio.Optional(ATTR_TO_DEVICE_ID): cv.string,
-}
-
-# SendError reasons of the client library -> translation keys.
-_SEND_REFUSALS: Final = {
-    "unknown_request": "unknown_message",
-    "no_session": "not_spoken_yet",
-    "too_long": "text_too_long",
-    "bad_attachment": "attachment_unreadable",
-    "no_trusted_device": "no_trusted_device",
-    "blocked_device": "blocked_device",
-    "invalid_device_id": "invalid_device_id",
-    "queue_full": "queue_full",
 }
 
 
@@ -115,16 +102,9 @@ def client_errors(entry: PacerelleConfigEntry, message_id: str | None = None) ->
     try:
         yield
     except SendError as err:
-        key = _SEND_REFUSALS.get(err.reason)
-        if key is None:
-            raise HomeAssistantError(
-                translation_domain=DOMAIN,
-                translation_key="send_failed",
-                translation_placeholders={**placeholders, "error": str(err)},
-            ) from err
         raise ServiceValidationError(
             translation_domain=DOMAIN,
-            translation_key=key,
+            translation_key=REFUSALS[err.reason].service,
             translation_placeholders={**placeholders, "detail": str(err)},
         ) from err
     except PacerelleConnectionError as err:

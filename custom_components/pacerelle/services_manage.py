@@ -10,9 +10,7 @@ from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers import config_validation as cv
 
 from .attachments import async_allowed_folder, async_save, target_of
-from .client.errors import PacerelleError
-from .client.history import HISTORY_LIMIT, MAX_NOTE_CHARS
-from .client.sender import SendError
+from .client import HISTORY_LIMIT, MAX_NOTE_CHARS, PacerelleError, SendError
 from .const import CONF_AGENT_ID, DOMAIN
 from .events import PUBLIC_ATTACHMENT_FIELDS, event_data
 from .runtime import PacerelleConfigEntry

@@ -21,11 +21,13 @@ from .attachments import (
     async_camera_snapshot,
     async_read_file,
 )
-from .client.history import History, Reply
-from .client.send_queue import DEFAULT_EXPIRE_AFTER, MAX_EXPIRE_AFTER
-from .client.widgets import (
+from .client import (
+    DEFAULT_EXPIRE_AFTER,
+    MAX_EXPIRE_AFTER,
     WIDGET_STANDARD,
     WIDGET_UPDATE,
+    History,
+    Reply,
     WidgetError,
     build_update,
     check_patch,

@@ -17,7 +17,7 @@ from homeassistant.core import ServiceCall, ServiceResponse
 from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import config_validation as cv
 
-from .client.trust import DeviceTrust, KeyChangedError, TrustState, same_code
+from .client import DeviceTrust, KeyChangedError, TrustState, same_code
 from .const import CONF_OWNER_ID, DOMAIN
 from .services_common import AGENT_FIELDS, agent_name, resolve_entry
 

@@ -28,10 +28,16 @@ from homeassistant.const import EVENT_HOMEASSISTANT_CLOSE
 from homeassistant.core import Event, HomeAssistant, callback
 from homeassistant.util.hass_dict import HassKey
 
-from .client.agent_data import SECTIONS, AgentData, AgentDataError
-from .client.encrypted_file import StoreError, StoreProblem
-from .client.signal.session import PeerAddress, legacy_addresses
-from .client.state.record_store import RecordStore
+from .client import (
+    SECTIONS,
+    AgentData,
+    AgentDataError,
+    PeerAddress,
+    RecordStore,
+    StoreError,
+    StoreProblem,
+    legacy_addresses,
+)
 from .store_handed_over import SECTION as HANDED_OVER
 from .store_handed_over import HandedOverFile
 
@@ -186,7 +192,8 @@ class AgentStore:
         except AgentDataError as err:
             raise StoreError(StoreProblem.CORRUPT, str(err)) from err
         document = self._records.document()
-        if not document.get(HANDED_OVER):
+        marks = document.get(HANDED_OVER)
+        if not marks or (isinstance(marks, dict) and not any(marks.values())):
             document.pop(HANDED_OVER, None)  # no marks kept (none, or their file unreadable)
         return document
 

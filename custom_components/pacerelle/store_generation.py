@@ -28,7 +28,7 @@ from typing import Any, Final
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.storage import Store
 
-from .client.encrypted_file import StoreError
+from .client import StoreError
 from .const import DOMAIN
 from .runtime_issues import raise_store_restored
 from .store import AgentStore

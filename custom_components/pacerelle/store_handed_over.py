@@ -7,13 +7,15 @@ state handed over (client/handed_over.py). A full restore of Home Assistant's st
 it back with the folder: then the marks are as old as the state, a limit written down in
 store_generation.py and the README's "Backups".
 
-JSON `{"version": 1, "marks": [...]}`: digests of ciphertexts, never a message, a key or
-an id in clear. Written with the store (store.py), after its rename and in the same
-executor job, only when the marks changed: a temporary file, a rename, and the file's and
-the folder's fsync with the store's own (at once, or at `sync` for an unsynced save). An
-unreadable file is reported at warning and read as no marks, a file that cannot be written
-at error (store.py: the store's save still succeeds, its events fire): either weakens the
-refusal of a restore's replays, never refuses or loses a message.
+JSON `{"version": 1, "marks": ...}`, the client's section as it is (`{"all": [...],
+"trusted": [...]}`, a plain list before trusted marks were kept apart): digests of
+ciphertexts, never a message, a key or an id in clear. Written with the store (store.py),
+after its rename and in the same executor job, only when the marks changed: a temporary
+file, a rename, and the file's and the folder's fsync with the store's own (at once, or at
+`sync` for an unsynced save). An unreadable file is reported at warning and read as no
+marks, a file that cannot be written at error (store.py: the store's save still succeeds,
+its events fire): either weakens the refusal of a restore's replays, never refuses or loses
+a message.
 
 Synchronous file I/O: call it from an executor.
 """
@@ -41,10 +43,12 @@ class HandedOverFile:
 
     def __init__(self, directory: Path, agent_id: str) -> None:
         self.path = directory / f"pacerelle.{SECTION}.{agent_id}"
-        self._written: list[Any] | None = None  # what this instance last wrote or read
+        self._written: list[Any] | dict[str, Any] | None = (
+            None  # what this instance last wrote or read
+        )
         self._unsynced = False
 
-    def read(self) -> list[Any] | None:
+    def read(self) -> list[Any] | dict[str, Any] | None:
         """The marks kept; None without a file (a store older than the marks) or unreadable."""
         try:
             with self.path.open("rb") as file:
@@ -61,13 +65,13 @@ class HandedOverFile:
         if not isinstance(value, dict) or value.get("version") != FORMAT:
             value = {}
         marks = value.get("marks")
-        if not isinstance(marks, list):
+        if not isinstance(marks, (list, dict)):
             _LOGGER.warning("%s is not a file of hand-over marks; read as none", self.path.name)
             return None
         self._written = marks
         return marks
 
-    def write(self, marks: list[Any], *, sync: bool) -> None:
+    def write(self, marks: list[Any] | dict[str, Any], *, sync: bool) -> None:
         """Replace the marks atomically, unless they are what was last written; with
         `sync` False, durable against a kill only until `sync_pending`."""
         if marks == self._written:

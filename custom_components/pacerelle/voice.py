@@ -4,9 +4,8 @@ A voice note is the first attachment of a message whose mime is `audio/*`. It is
 transcribed, and the `pacerelle_message` event carries the text as `transcript`, when:
 
 - the options choose a voice pipeline (`voice_pipeline`), and
-- the sender's device is trusted (trust.py, judged without recording anything: the
-  recording judgement still happens at delivery, and a device that stopped being trusted
-  meanwhile gets no transcript), and
+- the request was judged trusted (the one judgement the client made when it opened it,
+  client/trust_door.py, read through `judged`), and
 - the Assist bridge is on and would answer the note (assist.py: the owner's direct
   messages, and any member's group messages with `assist_in_groups`), or
   `voice_transcripts` is on (every trusted device, for automations).
@@ -49,9 +48,7 @@ from homeassistant.components.assist_pipeline.models import PipelineStage
 from homeassistant.components.assist_pipeline.pipeline import async_get_pipeline
 from homeassistant.core import Context, HomeAssistant, callback
 
-from .client.errors import PacerelleError
-from .client.inbox import Request
-from .client.trust import DeviceTrust
+from .client import DeviceTrust, PacerelleError, Request
 from .voice_audio import (
     MAX_VOICE_BYTES,
     MAX_VOICE_SECONDS,
@@ -78,11 +75,15 @@ PCM_CHUNK_BYTES: Final = 4096
 # Problems besides voice_audio.py's reasons.
 DOWNLOAD_FAILED: Final = "download_failed"
 NO_PIPELINE: Final = "no_pipeline"
+# The pipeline has no speech-to-text engine, or its engine is not loaded.
+NO_STT: Final = "no_speech_to_text"
 STT_FAILED: Final = "stt_failed"
 NO_TEXT: Final = "no_text"
 PIPELINE_TIMEOUT: Final = "pipeline_timeout"
 # The pipeline's error code when the engine heard nothing (assist_pipeline's own).
 STT_NO_TEXT_CODE: Final = "stt-no-text-recognized"
+# The pipeline's error code when its speech-to-text engine is not loaded.
+STT_MISSING_CODE: Final = "stt-provider-missing"
 
 # The answer (strings.json "exceptions") the Assist bridge gives for each problem; anything
 # else is `voice_failed` (a problem Home Assistant logged: the person cannot fix it).
@@ -97,10 +98,12 @@ VOICE_PROBLEM_KEYS: Final[Mapping[str, str]] = {
     NO_CONVERTER: "voice_failed",
     DOWNLOAD_FAILED: "voice_failed",
     NO_PIPELINE: "voice_failed",
+    NO_STT: "voice_no_stt",
     STT_FAILED: "voice_failed",
 }
 
 type Download = Callable[[Mapping[str, Any]], Awaitable[bytes]]
+# Reads a request's trust judgement (runtime.judged: Request.judged).
 type Peek = Callable[[Request], DeviceTrust]
 
 
@@ -233,10 +236,29 @@ class VoiceNotes:
         del data  # the note's bytes are not kept longer than needed
         return await self._speech_to_text(message_id, pcm)
 
-    async def _speech_to_text(self, message_id: str, pcm: bytes) -> VoiceOutcome:
+    def _listening_pipeline(self, message_id: str) -> Pipeline | VoiceOutcome:
+        """The pipeline to run, or why none can listen (named in the log)."""
         assert self._policy.pipeline_id is not None  # wanted() checked it
+        pipeline = find_pipeline(self._hass, self._policy.pipeline_id)
+        if pipeline is None:
+            return VoiceOutcome(problem=NO_PIPELINE)
+        if pipeline.stt_engine is None:
+            _LOGGER.warning(
+                "Voice note of %s not transcribed: voice assistant %r (%s) has no "
+                "speech-to-text engine (Settings → Voice assistants)",
+                message_id,
+                pipeline.name,
+                self._policy.pipeline_id,
+            )
+            return VoiceOutcome(problem=NO_STT)
+        return pipeline
+
+    async def _speech_to_text(self, message_id: str, pcm: bytes) -> VoiceOutcome:
+        pipeline = self._listening_pipeline(message_id)
+        if isinstance(pipeline, VoiceOutcome):
+            return pipeline
         texts: list[str] = []
-        errors: list[str] = []
+        errors: list[tuple[str, str]] = []
 
         @callback
         def on_event(event: PipelineEvent) -> None:
@@ -244,7 +266,7 @@ class VoiceNotes:
             if event.type is PipelineEventType.STT_END:
                 texts.append(str(data.get("stt_output", {}).get("text") or ""))
             elif event.type is PipelineEventType.ERROR:
-                errors.append(str(data.get("code")))
+                errors.append((str(data.get("code")), str(data.get("message") or "")))
 
         try:
             async with asyncio.timeout(VOICE_PIPELINE_TIMEOUT):
@@ -254,7 +276,7 @@ class VoiceNotes:
                     event_callback=on_event,
                     stt_metadata=_pcm_metadata(),
                     stt_stream=_chunks(pcm),
-                    pipeline_id=run_pipeline_id(self._policy.pipeline_id),
+                    pipeline_id=pipeline.id,
                     start_stage=PipelineStage.STT,
                     end_stage=PipelineStage.STT,
                     audio_settings=AudioSettings(is_vad_enabled=False),
@@ -272,13 +294,9 @@ class VoiceNotes:
             _LOGGER.warning("Voice pipeline %s does not exist", self._policy.pipeline_id)
             return VoiceOutcome(problem=NO_PIPELINE)
         if errors:
-            _LOGGER.warning("Voice note of %s: speech-to-text failed (%s)", message_id, errors[0])
-            unheard = errors[0] == STT_NO_TEXT_CODE
-            return VoiceOutcome(problem=NO_TEXT if unheard else STT_FAILED)
+            return _failed(message_id, pipeline, *errors[0])
         text = texts[0].strip() if texts else ""
-        if not text:
-            return VoiceOutcome(problem=NO_TEXT)
-        return VoiceOutcome(transcript=text)
+        return VoiceOutcome(transcript=text) if text else VoiceOutcome(problem=NO_TEXT)
 
     def _keep(self, message_id: str, outcome: VoiceOutcome) -> None:
         self._outcomes[message_id] = outcome
@@ -286,9 +304,9 @@ class VoiceNotes:
             self._outcomes.popitem(last=False)
 
     def delivered(self, request: Request, trust: DeviceTrust | None) -> str | None:
-        """The transcript for the request's event, judged again as it is delivered.
+        """The transcript for the request's event (`trust`: the request's judgement).
 
-        A device no longer trusted gets none (and its outcome is forgotten); an outcome the
+        An untrusted request gets none (and its outcome is forgotten); an outcome the
         bridge will not take (it does not answer the request) is forgotten now."""
         outcome = self._outcomes.get(request.message_id)
         if outcome is None:
@@ -303,6 +321,20 @@ class VoiceNotes:
     def take(self, message_id: str) -> VoiceOutcome | None:
         """The note's outcome, forgotten (the bridge has handled it)."""
         return self._outcomes.pop(message_id, None)
+
+
+def _failed(message_id: str, pipeline: Pipeline, code: str, why: str) -> VoiceOutcome:
+    """The outcome of a pipeline error event, logged with the voice assistant's name."""
+    _LOGGER.warning(
+        "Voice note of %s: speech-to-text of voice assistant %r failed (%s: %s)",
+        message_id,
+        pipeline.name,
+        code,
+        why,
+    )
+    if code == STT_MISSING_CODE:
+        return VoiceOutcome(problem=NO_STT)
+    return VoiceOutcome(problem=NO_TEXT if code == STT_NO_TEXT_CODE else STT_FAILED)
 
 
 def _pcm_metadata() -> stt.SpeechMetadata:

@@ -7,7 +7,8 @@ A new configuration is the one Home Assistant writes for a new install (homeassi
 config.py: default_config, frontend themes, automation/script/scene includes and their
 files), with two changes: default_config's integrations are listed without `my` (with it,
 Pacerelle's approval would come back through my.home-assistant.io instead of straight to
-this instance), and a `packages/` folder holds the demo's devices. There is no `http:`
+this instance) and without what cannot work in the demo's environment (LEFT_OUT), and a
+`packages/` folder holds the demo's devices. There is no `http:`
 block: Home Assistant 2026.10 keeps the HTTP settings in `.storage/http` and raises a
 repair for YAML; scripts/develop sets the port of a new install with SETUP_PORT instead.
 """
@@ -20,9 +21,16 @@ from pathlib import Path
 from homeassistant.components import default_config
 
 DEMO = Path(__file__).resolve().parent / "demo"
+# default_config's integrations the demo leaves out: `my` (above); `frontend` is written
+# with its themes below; go2rtc needs a go2rtc binary (a new install logs "Setup failed for
+# 'go2rtc'" and raises an "Invalid config" notification without one) and only serves
+# camera streams, which the demo's still camera has none of; dhcp needs libpcap ("libpcap
+# is not available") to discover devices on a network the demo has none of.
+LEFT_OUT = frozenset({"my", "frontend", "go2rtc", "dhcp"})
 HEADER = """\
 # Written by scripts/develop: Home Assistant's configuration for a new install, with
-# default_config's integrations listed without `my` (see scripts/lib/develop_config.py).
+# default_config's integrations listed without `my`, go2rtc and dhcp (see
+# scripts/lib/develop_config.py).
 """
 TAIL = """
 # Load frontend themes from the themes folder
@@ -48,14 +56,14 @@ INCLUDED_FILES = {"automations.yaml": "[]", "scripts.yaml": "", "scenes.yaml": "
 
 def default_config_domains() -> list[str]:
     manifest = json.loads((Path(default_config.__file__).parent / "manifest.json").read_text())
-    return sorted(set(manifest["dependencies"]) - {"my", "frontend"})
+    return sorted(set(manifest["dependencies"]) - LEFT_OUT)
 
 
 def write_new_configuration(config_dir: Path) -> bool:
     configuration = config_dir / "configuration.yaml"
     if configuration.exists():
         return False
-    lines = [HEADER, "# default_config without `my`"]
+    lines = [HEADER, "# default_config without `my`, go2rtc and dhcp"]
     lines += [f"{domain}:" for domain in default_config_domains()]
     (config_dir / "themes").mkdir(exist_ok=True)
     packages = config_dir / "packages"

@@ -6,7 +6,7 @@ page switches to, and each sees only what they sent themselves.
 """
 
 import pytest
-from playwright.async_api import Browser, expect
+from playwright.async_api import Browser, Dialog, expect
 
 from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, Screenshots
 from tests.browser.test_chat_page import PageProblems
@@ -16,19 +16,13 @@ from tests.test_emulator_groups import _keys, _open_keys, _open_message, _seal
 pytestmark = pytest.mark.browser
 
 
-async def test_a_person_plays_two_members_of_a_group(
+async def test_a_person_makes_a_group_and_plays_two_of_its_members(
     browser: Browser, emulator: EmulatorHandle
 ) -> None:
     shots = Screenshots(ARTIFACTS / "chat_page_groups")
     installed = await emulator.install()
     agent = await emulator.agent(installed)
     await agent.connect()
-    created = await emulator.admin(
-        "POST",
-        "/groups",
-        {"name": "Family", "members": ["usr_demo", "usr_ana"], "agent_ids": [installed.agent_id]},
-    )
-    group_id = created["conversation_id"]
     context = await browser.new_context(viewport={"width": 1200, "height": 800})
     context.set_default_timeout(STEP_TIMEOUT_MS)
     expect.set_options(timeout=STEP_TIMEOUT_MS)
@@ -36,8 +30,16 @@ async def test_a_person_plays_two_members_of_a_group(
     problems = PageProblems(page)
     try:
         await page.goto(emulator.base_url + "/")
+        # The group is made on the page, with the connected agent, and a member added.
+        await expect(page.locator("#agents li", has_text=installed.agent_id)).to_be_visible()
+        await page.locator("#group-name").fill("Family")
+        await page.locator("#group-members").fill("usr_demo, usr_ana")
+        await page.get_by_role("button", name="Create group").click()
         listed = page.locator("#groups li", has_text="Family")
         await expect(listed).to_contain_text("usr_demo, usr_ana")
+        [group] = await emulator.admin("GET", "/groups")
+        group_id = group["conversation_id"]
+        assert group["agent_ids"] == [installed.agent_id]
         await listed.get_by_role("link", name="Family").click()
         await page.locator("#user").fill("usr_ana")
         await expect(page.locator("#chat-title")).to_contain_text("as usr_ana")
@@ -68,6 +70,18 @@ async def test_a_person_plays_two_members_of_a_group(
         await expect(page.locator(".bubble.in", has_text="Ben did, at nine")).to_be_visible()
         await expect(page.locator(".bubble.out")).to_have_count(0)
         await shots.take(page, "as-owner")
+
+        # A member is added on the page too (a new epoch of the group's keys).
+        # Its prompt is answered (PageProblems dismisses any other dialog as a problem).
+        async def new_member(dialog: Dialog) -> None:
+            assert dialog.type == "prompt"
+            await dialog.accept("usr_ben")
+
+        page.remove_listener("dialog", problems._on_dialog)
+        page.once("dialog", new_member)
+        await listed.get_by_role("button", name="Add member").click()
+        await expect(listed).to_contain_text("usr_demo, usr_ana, usr_ben")
+        page.on("dialog", problems._on_dialog)
         assert problems.seen == []
     finally:
         await context.close()

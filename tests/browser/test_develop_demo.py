@@ -166,8 +166,9 @@ async def _add_pacerelle(page: Page, chat: Page, develop: Develop, shots: Screen
     async with approval.expect_event("close", timeout=STEP_TIMEOUT_MS):
         await approval.get_by_role("button", name="Approve").click()
     await page.get_by_role("button", name=re.compile(r"^(Skip and finish|Finish)$")).click()
-    # The chat page forgets the spent key.
+    # The chat page forgets the spent key, and asks for no approval once it is given.
     await expect(chat.locator("#key-used")).to_be_visible()
+    await expect(chat.locator("#approve-below")).to_be_hidden()
 
 
 async def _restart_from_the_ui(page: Page, develop: Develop, shots: Screenshots) -> None:

@@ -1,1 +1,143 @@
 """HA-free client library for Pacerelle: protocol, gateway and end-to-end encryption."""
+
+from .agent import Agent, AgentStatus
+from .agent_connect import (
+    MAX_AGENT_DESCRIPTION,
+    MAX_AGENT_NAME,
+    AuthorizationRequest,
+    Installation,
+    begin,
+    exchange_code,
+    normalize_server_url,
+    register_client,
+    request_runtime_token,
+)
+from .agent_core import AgentConfig, AgentHooks, ConnectionState
+from .agent_data import SECTIONS, AgentData, AgentDataError
+from .agent_restore import rekeyed_after_restore
+from .checkpoints import ACTIVE, COMPLETED, MAX_CHECKPOINT_TEXT_CHARS, MAX_LABEL_CHARS
+from .decrypt_failures import DecryptFailures, DecryptionOutcome, DeviceKey
+from .encrypted_file import EncryptedFile, StoreError, StoreProblem
+from .errors import (
+    PacerelleApiError,
+    PacerelleAuthError,
+    PacerelleConnectionError,
+    PacerelleError,
+    PacerelleResponseError,
+    SendError,
+    SendRefusal,
+)
+from .gateway_frames import GROUP_PREFIX
+from .history import HISTORY_LIMIT, MAX_NOTE_CHARS, History, Reply
+from .inbox import Request
+from .limits import MAX_SEND_TEXT_CHARS
+from .payloads import CHAT_MESSAGE, WIDGET_RESPONSE
+from .send_queue import DEFAULT_EXPIRE_AFTER, MAX_EXPIRE_AFTER, MAX_QUEUED_BYTES, MAX_QUEUED_SENDS
+from .signal.native import native_crypto_unavailable
+from .signal.session import DEVICE_SEPARATOR, PeerAddress, legacy_addresses
+from .signal.state import AgentSignalState
+from .state.record_store import RecordStore
+from .tokens import IssuedToken, RuntimeTokens
+from .trust import DeviceTrust, KeyChangedError, TrustBook, TrustState, same_code
+from .trust_door import TrustDoor, TrustListener
+from .widget_answers import Addressee, MemberAnswers, answer_problem, parse_response
+from .widgets import (
+    CHOICE,
+    CONFIRM,
+    DATETIME,
+    DATETIME_MODES,
+    FORM,
+    PERMISSION,
+    RESPONSE_MODES,
+    WIDGET_STANDARD,
+    WIDGET_UPDATE,
+    WidgetError,
+    build_update,
+    build_widget,
+    check_patch,
+    check_widget,
+)
+
+__all__ = [
+    "ACTIVE",
+    "CHAT_MESSAGE",
+    "CHOICE",
+    "COMPLETED",
+    "CONFIRM",
+    "DATETIME",
+    "DATETIME_MODES",
+    "DEFAULT_EXPIRE_AFTER",
+    "DEVICE_SEPARATOR",
+    "FORM",
+    "GROUP_PREFIX",
+    "HISTORY_LIMIT",
+    "MAX_AGENT_DESCRIPTION",
+    "MAX_AGENT_NAME",
+    "MAX_CHECKPOINT_TEXT_CHARS",
+    "MAX_EXPIRE_AFTER",
+    "MAX_LABEL_CHARS",
+    "MAX_NOTE_CHARS",
+    "MAX_QUEUED_BYTES",
+    "MAX_QUEUED_SENDS",
+    "MAX_SEND_TEXT_CHARS",
+    "PERMISSION",
+    "RESPONSE_MODES",
+    "SECTIONS",
+    "WIDGET_RESPONSE",
+    "WIDGET_STANDARD",
+    "WIDGET_UPDATE",
+    "Addressee",
+    "Agent",
+    "AgentConfig",
+    "AgentData",
+    "AgentDataError",
+    "AgentHooks",
+    "AgentSignalState",
+    "AgentStatus",
+    "AuthorizationRequest",
+    "ConnectionState",
+    "DecryptFailures",
+    "DecryptionOutcome",
+    "DeviceKey",
+    "DeviceTrust",
+    "EncryptedFile",
+    "History",
+    "Installation",
+    "IssuedToken",
+    "KeyChangedError",
+    "MemberAnswers",
+    "PacerelleApiError",
+    "PacerelleAuthError",
+    "PacerelleConnectionError",
+    "PacerelleError",
+    "PacerelleResponseError",
+    "PeerAddress",
+    "RecordStore",
+    "Reply",
+    "Request",
+    "RuntimeTokens",
+    "SendError",
+    "SendRefusal",
+    "StoreError",
+    "StoreProblem",
+    "TrustBook",
+    "TrustDoor",
+    "TrustListener",
+    "TrustState",
+    "WidgetError",
+    "answer_problem",
+    "begin",
+    "build_update",
+    "build_widget",
+    "check_patch",
+    "check_widget",
+    "exchange_code",
+    "legacy_addresses",
+    "native_crypto_unavailable",
+    "normalize_server_url",
+    "parse_response",
+    "register_client",
+    "rekeyed_after_restore",
+    "request_runtime_token",
+    "same_code",
+]

@@ -29,7 +29,7 @@ from .agent_restore import MAX_HELD_FOR_REKEY, rekeyed_after_restore
 from .api import AgentApi
 from .checkpoints import Checkpoint, check_fields
 from .decrypt_failures import DecryptionOutcome
-from .errors import PacerelleError, PacerelleResponseError
+from .errors import PacerelleError, PacerelleResponseError, SendRefusal
 from .gateway import CLOSE_TOKEN_EXPIRED, GatewayConnection
 from .gateway_frames import IdentityChanged, InboundMessage, RefusedMessage, RelayError, build_ack
 from .gateway_refusals import GatewayRefusals
@@ -40,18 +40,12 @@ from .inbox_pipeline import InboxPipeline
 from .payloads import chat_payload
 from .prekey_publisher import PrekeyPublisher
 from .send_queue import DEFAULT_EXPIRE_AFTER
-from .sender import (
-    DevicePolicy,
-    GroupKeyPolicy,
-    Sender,
-    SendError,
-    public_descriptor,
-    secret_descriptor,
-)
+from .sender import Sender, SendError, public_descriptor, secret_descriptor
 from .server_answers import device_id
 from .signal.errors import SignalErrorKind
 from .signal.identity import verification_code
 from .tokens import InstallationRevokedError, RuntimeCredential, RuntimeTokens
+from .trust_door import TrustDoor
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -94,12 +88,15 @@ class Agent:
         tokens: RuntimeTokens,
         data: AgentData,
         extra: dict[str, Any],
+        trust: TrustDoor | None = None,
     ) -> None:
+        """`trust`: the door with the host's loaded trust book (none: a new, empty one)."""
         self._session = session
         self._tokens = tokens
         self._rekeyed = False  # prekeys re-keyed once per run at most (agent_restore.py)
         hooks = replace(hooks, decryption=self._watching_prekeys(hooks.decryption))
-        self._core = AgentCore(config, hooks, data, extra)
+        door = trust if trust is not None else TrustDoor(config.owner_id)
+        self._core = AgentCore(config, hooks, data, extra, door)
         self._api = AgentApi(session, config.server_url, tokens)
         self._inbox = InboxPipeline(self._core, self._api)
         self._prekeys = PrekeyPublisher(self._core, self._api)
@@ -209,14 +206,10 @@ class Agent:
         """The bounded queue of incoming messages (its size and high-water marks)."""
         return self._inbox.queue
 
-    def set_device_policy(self, policy: DevicePolicy) -> None:
-        """Decide where sends without a source message may go (see sender.DevicePolicy)."""
-        self._sender.device_policy = policy
-
-    def set_group_key_policy(self, policy: GroupKeyPolicy) -> None:
-        """Decide which group keys group sends may be sealed with (see sender.GroupKeyPolicy)."""
-        self._sender.group_key_policy = policy
-        self._core.group_key_policy = policy
+    @property
+    def trust(self) -> TrustDoor:
+        """The one door for trust (trust_door.py)."""
+        return self._core.trust
 
     def find_request(self, message_id: str) -> Request | None:
         """A request by id: pending, being handed over, or still in the history."""
@@ -309,12 +302,12 @@ class Agent:
 
     async def mark_processed(self, message_id: str, note: str | None = None) -> Request:
         if note is not None and len(note) > MAX_NOTE_CHARS:
-            raise SendError("note_too_long", f"over {MAX_NOTE_CHARS} characters")
+            raise SendError(SendRefusal.NOTE_TOO_LONG, f"over {MAX_NOTE_CHARS} characters")
         core = self._core
         async with core.lock:
             request = core.data.inbox.pending.get(message_id)
             if request is None:
-                raise SendError("unknown_request", message_id)
+                raise SendError(SendRefusal.UNKNOWN_REQUEST, message_id)
             data = core.data
             await core.commit(
                 replace(
@@ -511,7 +504,7 @@ def _checked_device(to_device_id: str | None) -> str | None:
     try:
         return device_id(to_device_id, "to_device_id")
     except PacerelleResponseError:
-        raise SendError("invalid_device_id", repr(to_device_id)[:40]) from None
+        raise SendError(SendRefusal.INVALID_DEVICE_ID, repr(to_device_id)[:40]) from None
 
 
 def _last_request_at(data: AgentData) -> float | None:

@@ -22,6 +22,7 @@ from .gateway import GatewayConnection
 from .group_key_bounds import KeyValue
 from .inbox import Request
 from .store_bounds import StoredSizes, shrink, within_bounds
+from .trust_door import TrustDoor
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -135,7 +136,12 @@ class AgentHooks:
 
 class AgentCore:
     def __init__(
-        self, config: AgentConfig, hooks: AgentHooks, data: AgentData, extra: dict[str, Any]
+        self,
+        config: AgentConfig,
+        hooks: AgentHooks,
+        data: AgentData,
+        extra: dict[str, Any],
+        trust: TrustDoor | None = None,
     ) -> None:
         self.config = config
         self.hooks = hooks
@@ -148,9 +154,9 @@ class AgentCore:
         self._sizes = StoredSizes()  # used under `lock` only
         self.last_commit = CommitTiming(0.0, 0.0)
         self._unsynced = False  # the last commit's rename not yet made power-cut durable
-        # The host's judge of group keys (trust.py, via Agent.set_group_key_policy): the
-        # keys it would seal with are the last evicted (group_key_bounds.py).
-        self.group_key_policy: Callable[[str | None], KeyValue] | None = None
+        # The one door for trust (trust_door.py): the group keys it would seal with are
+        # the last evicted (group_key_bounds.py).
+        self.trust = trust if trust is not None else TrustDoor(config.owner_id)
 
     @property
     def data(self) -> AgentData:
@@ -176,8 +182,7 @@ class AgentCore:
             save = self.hooks.save_unsynced
         started = time.perf_counter()
         extra = dict(self._extra)
-        policy = self.group_key_policy
-        valued = policy(None) if policy is not None else None
+        valued = self.trust.seal_rule().group_key_allowed(None)
         if self.hooks.commit is not None:
             bound = partial(_within_bounds, self._sizes, valued)
             data = await self.hooks.commit(extra, data, bound, sync)

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 MAX_CHECKPOINTS = 200
-MAX_TEXT_CHARS = 2000
+MAX_CHECKPOINT_TEXT_CHARS = 2000
 MAX_LABEL_CHARS = 200
 ACTIVE = "active"
 COMPLETED = "completed"
@@ -31,10 +31,10 @@ class Checkpoint:
 
 def check_fields(summary: str, next_action: str, label: str | None, status: str) -> None:
     """ValueError for text over the limits or an unknown status."""
-    if not summary or len(summary) > MAX_TEXT_CHARS:
-        raise ValueError(f"summary must have 1 to {MAX_TEXT_CHARS} characters")
-    if not next_action or len(next_action) > MAX_TEXT_CHARS:
-        raise ValueError(f"next_action must have 1 to {MAX_TEXT_CHARS} characters")
+    if not summary or len(summary) > MAX_CHECKPOINT_TEXT_CHARS:
+        raise ValueError(f"summary must have 1 to {MAX_CHECKPOINT_TEXT_CHARS} characters")
+    if not next_action or len(next_action) > MAX_CHECKPOINT_TEXT_CHARS:
+        raise ValueError(f"next_action must have 1 to {MAX_CHECKPOINT_TEXT_CHARS} characters")
     if label is not None and len(label) > MAX_LABEL_CHARS:
         raise ValueError(f"host_session_label must have at most {MAX_LABEL_CHARS} characters")
     if status not in (ACTIVE, COMPLETED):

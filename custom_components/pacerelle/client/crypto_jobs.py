@@ -7,13 +7,13 @@ outgoing message. A message that cannot be opened leaves the data as it was.
 
 import base64
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from . import groups, history_v1, server_answers
 from .agent_data import AgentData
-from .errors import PacerelleError
+from .errors import PacerelleError, SendError, SendRefusal
 from .gateway_frames import InboundMessage
 from .group_key_bounds import SenderEpochs
 from .inbox import Request, RequestTooLargeError, stored_size
@@ -24,6 +24,7 @@ from .signal.errors import SignalError, SignalErrorKind
 from .signal.session import PeerAddress
 from .signal.state import AgentSignalState
 from .signal.wire import PreKeySignalMessage, parse_frame
+from .trust_door import SealRule
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -100,6 +101,9 @@ def _open_one(
 ) -> tuple[AgentData, Opened]:
     changed = new_session = False
     group_key: str | None = None
+    # Who wrote it, as the trust door judges it (trust_door.py).
+    identity: bytes | None = None
+    judged_device = message.sender_device_id
     if not message.encrypted:
         if require_encryption:
             raise PacerelleError("an unencrypted message while encryption is required")
@@ -122,6 +126,8 @@ def _open_one(
                 f"a group message from {message.sender_id} sealed with {key.sender_id}'s key"
             )
         group_key = key.name
+        if key.sender_device_id is not None:
+            identity, judged_device = key.sender_identity, key.sender_device_id
         # Recently used keys are the last evicted (group_key_bounds.py).
         data = replace(data, conversations=data.conversations.with_group_key_used(key.name))
     else:
@@ -129,6 +135,7 @@ def _open_one(
         signal, raw, changed = _decrypt(data, peer, message.payload)
         new_session = isinstance(parse_frame(message.payload), PreKeySignalMessage)
         data = replace(data, signal=signal)
+        identity = signal.record(peer).trusted_identity
         plaintext = raw.decode()
     body, history_key = history_v1.unwrap_delivery(plaintext)
     conversations = data.conversations
@@ -140,7 +147,14 @@ def _open_one(
             message.sender_id, message.conversation_id, message.sender_device_id
         )
     content = parse_content(body, message.attachments)
-    request = Request.build(message, content, now, group_key=group_key)
+    request = Request.build(
+        message,
+        content,
+        now,
+        group_key=group_key,
+        sender_identity=identity,
+        trust_device_id=judged_device,
+    )
     return replace(data, conversations=conversations), Opened(
         message, request, identity_changed=changed, new_session=new_session
     )
@@ -249,6 +263,10 @@ class Sealed:
     data: AgentData
     payload: bytes
     history_record: dict[str, Any] | None
+    # What it was sealed for (the flush re-decides it, send_flush.py): the session's remote
+    # identity key of a direct message, the group key's name of a group one.
+    identity: bytes | None = None
+    group_key: str | None = None
 
 
 def seal(
@@ -261,8 +279,8 @@ def seal(
     device_id: str | None,
     plaintext: str,
     encrypted: bool,
+    rule: SealRule,
     group_envelopes: Sequence[Mapping[str, Any]] = (),
-    group_key_allowed: Callable[[groups.GroupKey], bool] | None = None,
 ) -> Sealed:
     """The payload of an outgoing MSG (and its history record) and the data to save.
 
@@ -271,26 +289,39 @@ def seal(
     after learning `group_envelopes` (the group's keys fetched just before, as the SDK
     does): members rotate their keys when someone leaves, and a key the agent learns only
     from the next incoming message would leave the one who left able to read what the
-    agent says meanwhile. Only keys that
-    `group_key_allowed` accepts are used (trust.py: those of trusted sessions, and the
-    asker's own for a reply): the relay can deliver a key of its own, over a session it
-    made up, with the highest epoch, and would read what the agent seals with it.
+    agent says meanwhile. Only keys that `rule` accepts are used (trust_door.py: those of
+    trusted sessions, and the asker's own for a reply): the relay can deliver a key of its
+    own, over a session it made up, with the highest epoch, and would read what the agent
+    seals with it. A direct message is sealed only if `rule` accepts the session's remote
+    identity key (SendError otherwise): this check is the one every send path goes through.
     """
     if not encrypted:
         return Sealed(data, plaintext.encode(), None)
     if to == groups_target(conversation_id):
         data = _learn_group_keys(data, conversation_id, group_envelopes)
-        key = data.conversations.sealing_group_key(conversation_id, group_key_allowed)
+        asking = rule.answering
+        held = data.conversations.group_keys
+        asker = held.get(asking.group_key) if asking and asking.group_key else None
+        allowed = rule.group_key_allowed(asker)
+        key = data.conversations.sealing_group_key(conversation_id, allowed)
         if key is None:
             if data.conversations.holds_group_key(conversation_id):
                 raise UntrustedGroupKeysError(f"no trusted group key for {conversation_id}")
             raise MissingGroupKeyError(f"no group key for {conversation_id}")
         payload = groups.seal_message(key, plaintext)
         data = replace(data, conversations=data.conversations.with_group_key_used(key.name))
+        identity, group_key = None, key.name
     else:
-        peer = peer_of(to, conversation_id, device_id or "1")
+        if device_id is None:  # never a default device: nobody said which key reads it
+            raise SendError(SendRefusal.NO_SESSION, f"no device of {to} to send to")
+        peer = peer_of(to, conversation_id, device_id)
+        session = data.signal.record(peer)
+        if session.current is None:
+            raise SignalError(SignalErrorKind.NO_SESSION, "no session with that device")
+        rule.check_direct(to, device_id, session.trusted_identity)
         signal, payload = engine.encrypt(data.signal, peer, plaintext.encode())
         data = replace(data, signal=signal)
+        identity, group_key = session.trusted_identity, None
     history_key = data.conversations.history_keys.get(conversation_id)
     record = None
     if history_key is not None:
@@ -301,7 +332,7 @@ def seal(
             message_id=message_id,
             agent_id=agent_id,
         )
-    return Sealed(data, payload, record)
+    return Sealed(data, payload, record, identity, group_key)
 
 
 def groups_target(conversation_id: str) -> str:

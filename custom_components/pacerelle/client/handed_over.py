@@ -18,11 +18,12 @@ message handed over before: a new message has a new ciphertext.
 
 Bounds and what they cover: the marks of the last MAX_HANDED_OVER hand-overs, oldest out
 first (~70 KB), as many as the store's own receipts of accepted ids, so after a restore the
-agent recognises what the newer state itself would have recognised. A relay honest enough
-to redeliver only what was never acknowledged needs a handful (hand-overs are acknowledged
-right after their events); one that keeps every message and causes more than that many
-hand-overs in between (invented senders) can push the oldest marks out, as it can the
-receipts.
+agent recognises what the newer state itself would have recognised; and apart the marks of
+the last MAX_HANDED_OVER trusted requests (~70 KB more). A relay honest enough to redeliver
+only what was never acknowledged needs a handful (hand-overs are acknowledged right after
+their events); one that keeps every message and causes more than that many hand-overs in
+between (invented senders) can push the oldest marks of untrusted requests out, never those
+of trusted ones: only the trusted people's own messages move that window.
 
 Order: the marks are saved in the write that accepts the requests, the agent store's
 rename first and the marks' after it, before any event fires (store.py). A kill between
@@ -87,32 +88,50 @@ def _digest(kind: bytes, *parts: bytes) -> str:
 
 @dataclass(frozen=True, slots=True)
 class HandedOver:
-    """The marks of the last MAX_HANDED_OVER hand-overs, oldest first. Immutable."""
+    """The marks of the last MAX_HANDED_OVER hand-overs, oldest first, and apart those of
+    the last MAX_HANDED_OVER trusted requests: only a trusted request can push a trusted
+    one's mark out, so invented senders cannot flush the marks of what could make the home
+    act. Immutable."""
 
     marks: dict[str, None] = field(default_factory=dict)
+    trusted: dict[str, None] = field(default_factory=dict)
 
     def __contains__(self, mark: object) -> bool:
-        return mark in self.marks
+        return mark in self.marks or mark in self.trusted
 
-    def with_marks(self, marks: Iterable[str]) -> HandedOver:
-        added = {**self.marks}
-        for mark in marks:
-            added.pop(mark, None)  # moved to the newest end
-            added[mark] = None
-        if len(added) > MAX_HANDED_OVER:
-            added = dict.fromkeys(list(added)[-MAX_HANDED_OVER:])
-        return HandedOver(added)
+    def with_marks(self, marks: Iterable[str], *, trusted: Iterable[str] = ()) -> HandedOver:
+        """With `marks` added (those of trusted requests also given as `trusted`)."""
+        return HandedOver(_added(self.marks, marks), _added(self.trusted, trusted))
 
-    def to_json(self) -> list[str]:
-        return list(self.marks)
+    def to_json(self) -> dict[str, list[str]]:
+        return {"all": list(self.marks), "trusted": list(self.trusted)}
 
     @classmethod
     def from_json(cls, value: Any) -> HandedOver:
-        """What was kept; anything else than a list of marks is ignored (a host's file)."""
-        if not isinstance(value, list):
+        """What was kept; anything else than marks is ignored (a host's file). A plain list
+        is the form before trusted marks were kept apart."""
+        if isinstance(value, list):
+            return cls(_read(value))
+        if not isinstance(value, dict):
             return cls()
-        marks = [item for item in value if _is_mark(item)]
-        return cls(dict.fromkeys(marks[-MAX_HANDED_OVER:]))
+        return cls(_read(value.get("all")), _read(value.get("trusted")))
+
+
+def _added(kept: dict[str, None], marks: Iterable[str]) -> dict[str, None]:
+    added = {**kept}
+    for mark in marks:
+        added.pop(mark, None)  # moved to the newest end
+        added[mark] = None
+    if len(added) > MAX_HANDED_OVER:
+        added = dict.fromkeys(list(added)[-MAX_HANDED_OVER:])
+    return added
+
+
+def _read(value: Any) -> dict[str, None]:
+    if not isinstance(value, list):
+        return {}
+    marks = [item for item in value if _is_mark(item)]
+    return dict.fromkeys(marks[-MAX_HANDED_OVER:])
 
 
 def _is_mark(value: Any) -> bool:

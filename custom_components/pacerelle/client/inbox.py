@@ -43,6 +43,7 @@ from .limits import (
     MAX_SEALS_PER_KEY,
 )
 from .payloads import Content
+from .trust import DeviceTrust, TrustState
 
 __all__ = ["MAX_ACCEPTED_RECEIPTS", "MAX_PENDING", "MAX_REJECTED_RECEIPTS"]
 
@@ -95,10 +96,28 @@ class Request:
     # A group message: the name of the group key it opened with (whose sender the trust
     # judge believes, trust.py); None for a direct one.
     group_key: str | None = None
+    # The one trust judgement (trust_door.py), made when the request was opened: the
+    # identity key that wrote it (a direct message's session key at decryption; a group
+    # message's, the key of the session that delivered its sender key), the device that
+    # key was judged as, and its state. None: not encrypted, or stored before judgements
+    # were kept (then unverified).
+    sender_identity: bytes | None = None
+    trust_device_id: str | None = None
+    trust_state: TrustState | None = None
 
     @property
     def is_group(self) -> bool:
         return self.to == f"group:{self.conversation_id}"
+
+    @property
+    def judged(self) -> DeviceTrust:
+        """The judgement every consumer reads: trusted only if judged so when opened."""
+        return DeviceTrust(
+            self.sender_id,
+            self.trust_device_id or self.sender_device_id,
+            self.sender_identity,
+            self.trust_state or TrustState.UNVERIFIED,
+        )
 
     @classmethod
     def build(
@@ -108,6 +127,8 @@ class Request:
         received_at: float,
         *,
         group_key: str | None = None,
+        sender_identity: bytes | None = None,
+        trust_device_id: str | None = None,
     ) -> Request:
         """The request to keep; RequestTooLargeError if its stored form exceeds the limit."""
         request = cls(
@@ -125,10 +146,13 @@ class Request:
             widget=content.widget,
             relayed_at=message.relayed_at,
             group_key=group_key,
+            sender_identity=sender_identity,
+            trust_device_id=trust_device_id,
         )
         size = stored_size(request.to_json())
         if size > MAX_REQUEST_BYTES:
             raise RequestTooLargeError(f"{size} bytes stored, over {MAX_REQUEST_BYTES}")
+        # Its judgement (trust_door.py) adds a few bytes to that once opened.
         return request
 
     def to_json(self) -> dict[str, Any]:
@@ -147,6 +171,9 @@ class Request:
             "widget": dict(self.widget) if self.widget is not None else None,
             "relayed_at": self.relayed_at,
             "group_key": self.group_key,
+            "sender_identity": self.sender_identity.hex() if self.sender_identity else None,
+            "trust_device_id": self.trust_device_id,
+            "trust_state": self.trust_state.value if self.trust_state else None,
         }
 
     @classmethod
@@ -166,6 +193,10 @@ class Request:
             widget=data.get("widget"),
             relayed_at=_optional_float(data.get("relayed_at")),
             group_key=_optional_str(data.get("group_key")),
+            # Absent in requests stored before judgements were kept (trust_door.py).
+            sender_identity=_optional_hex(data.get("sender_identity")),
+            trust_device_id=_optional_str(data.get("trust_device_id")),
+            trust_state=_optional_state(data.get("trust_state")),
         )
 
 
@@ -326,6 +357,20 @@ def _optional_float(value: Any) -> float | None:
 
 def _optional_str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def _optional_hex(value: Any) -> bytes | None:
+    try:
+        return bytes.fromhex(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def _optional_state(value: Any) -> TrustState | None:
+    try:
+        return TrustState(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
 
 
 def _bounded[V](items: dict[str, V], limit: int) -> dict[str, V]:

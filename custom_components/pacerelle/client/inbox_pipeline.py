@@ -37,7 +37,7 @@ whose mark is held (acknowledged, logged, no event).
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -51,7 +51,8 @@ from .gateway_frames import InboundMessage, build_ack
 from .groups import parse_message
 from .handed_over import hand_over_mark, handed_over_before
 from .inbound_queue import InboundQueue
-from .inbox import GroupSeal, Inbox, Receipt, Request, group_seal
+from .inbox import Receipt, Request, group_seal
+from .inbox_checks import checked
 from .signal.identity import verification_code
 from .signal.state import AgentSignalState
 from .stage_clock import StageClock
@@ -113,7 +114,14 @@ class InboxPipeline:
                 )
                 clock.lap("decrypt")
             inbox = data.inbox
-            for item in map(_unless_replayed(inbox), opened):
+            for item in checked(
+                inbox,
+                core.trust,
+                opened,
+                now,
+                conversations=data.conversations,
+                agent_id=core.config.agent_id,
+            ):
                 if item.request is not None:
                     inbox = inbox.with_received(
                         item.message.digest, item.request, group_seal(item.message)
@@ -314,23 +322,6 @@ def _key_name(message: InboundMessage) -> str | None:
         return None
 
 
-def _unless_replayed(inbox: Inbox) -> Callable[[Opened], Opened]:
-    """Refuses a group message whose seal the inbox took before, or met earlier in the
-    same batch: the relay resent it under a new id (inbox.py)."""
-    seen: set[GroupSeal] = set()
-
-    def judge(item: Opened) -> Opened:
-        seal = group_seal(item.message) if item.request is not None else None
-        if seal is None:
-            return item
-        if seal in seen or inbox.has_group_seal(seal):
-            return replace(item, request=None, refusal="a replayed group message")
-        seen.add(seal)
-        return item
-
-    return judge
-
-
 def _accepted(data: AgentData, stored: Sequence[tuple[InboundMessage, Request]]) -> AgentData:
     """`data` with the received requests accepted (pending), in the history and marked as
     handed over (handed_over.py: saved in the same write, before their events)."""
@@ -338,7 +329,10 @@ def _accepted(data: AgentData, stored: Sequence[tuple[InboundMessage, Request]])
     for _, request in stored:
         history = history.with_request(request)
     inbox = data.inbox.accept(request.message_id for _, request in stored)
-    marks = data.handed_over.with_marks(hand_over_mark(message) for message, _ in stored)
+    marked = [(hand_over_mark(message), request.judged.trusted) for message, request in stored]
+    marks = data.handed_over.with_marks(
+        (mark for mark, _ in marked), trusted=(mark for mark, trusted in marked if trusted)
+    )
     return replace(data, inbox=inbox, history=history, handed_over=marks)
 
 

@@ -101,3 +101,7 @@ MAX_NEW_GROUP_KEY_SESSIONS: Final = 64
 """Group key envelopes of one fetch that start a Signal session (a key agreement, ~9 ms
 each here): two per member of the largest group. The rest wait for the next fetch, so a
 relay listing 256 envelopes over sessions it makes up costs ~0.6 s of CPU, not ~2.3 s."""
+
+MAX_SEND_TEXT_CHARS: Final = 64 * 1024
+"""One message the agent sends (automations, notify, Assist, the LLM), in characters: well
+under MAX_REQUEST_BYTES once sealed, and more than any app shows at once."""

@@ -9,14 +9,19 @@ refused it) and `cleared` (dropped by the user).
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from dataclasses import replace
 
 from .agent_core import AgentCore
 from .agent_data import AgentData, UncertainSend
 from .errors import PacerelleError
-from .history import SENT, UNCERTAIN
+from .history import FAILED, SENT, UNCERTAIN
+from .inbox import Request
 from .outbox import Outbox, Written
 from .send_queue import QueuedSend
+from .server_answers import is_device_id
+from .signal.session import PeerAddress
+from .trust_door import recheck
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -86,12 +91,18 @@ class QueuedSends:
         return len(dropped)
 
     async def flush(self) -> None:
-        """Write every queued send, in order, if connected; what is not written stays."""
+        """Write every queued send, in order, if connected; what is not written stays.
+
+        Each is decided again first (trust_door.recheck): one whose key is no longer
+        allowed (its device blocked meanwhile...) is dropped and reported `failed`."""
         core = self._core
         await self.expire()
         connection = core.connection
+        if connection is None or connection.closed:
+            return
+        await self._refuse_disallowed()
         batch = [s for s in core.data.queued.sends if not s.attempted]
-        if not batch or connection is None or connection.closed:
+        if not batch:
             return
         ids = [send.message_id for send in batch]
         await core.commit(replace(core.data, queued=core.data.queued.marked(ids, attempted=True)))
@@ -114,6 +125,24 @@ class QueuedSends:
             await core.commit(with_status(replace(data, queued=queued), done, SENT))
         self.report(written, SENT)
 
+    async def _refuse_disallowed(self) -> None:
+        core = self._core
+        data = core.data
+        refused: list[QueuedSend] = []
+        for send in data.queued.sends:
+            if send.attempted:
+                continue
+            rule = core.trust.seal_rule(_request(data, send.answers))
+            reason = recheck(rule, send, data.conversations.group_keys, _session_key(data, send))
+            if reason is not None:
+                _LOGGER.warning("Queued message %s not sent: %s", send.message_id, reason)
+                refused.append(send)
+        if not refused:
+            return
+        ids = {send.message_id for send in refused}
+        await core.commit(with_status(replace(data, queued=data.queued.without(ids)), ids, FAILED))
+        self.report(refused, FAILED)
+
     async def run_expiry(self) -> None:
         """Drop each queued send at its expiry, even while offline (reported at once)."""
         core = self._core
@@ -130,3 +159,27 @@ class QueuedSends:
             except (PacerelleError, OSError) as err:
                 _LOGGER.warning("Could not drop expired queued messages: %s", err)
                 await asyncio.sleep(1.0)
+
+
+def _request(data: AgentData, message_id: str | None) -> Request | None:
+    """The request a queued answer answers, wherever it is still kept."""
+    if message_id is None:
+        return None
+    found = data.inbox.pending.get(message_id)
+    if found is None and message_id in data.inbox.received:
+        found = data.inbox.received[message_id][1]
+    for item in reversed(data.history.requests):
+        if found is None and item.request.message_id == message_id:
+            found = item.request
+    return found
+
+
+def _session_key(data: AgentData, send: QueuedSend) -> Callable[[str, str], bytes | None]:
+    def key(person_id: str, device_id: str) -> bytes | None:
+        if not is_device_id(device_id):
+            return None
+        peer = PeerAddress(person_id, send.conversation_id, int(device_id))
+        record = data.signal.record(peer)
+        return record.trusted_identity if record.current is not None else None
+
+    return key

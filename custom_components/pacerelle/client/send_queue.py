@@ -40,6 +40,16 @@ class QueuedSend:
     queued_at: float
     expires_at: float
     attempted: bool = False  # being written: uncertain if found so after a restart
+    # Whom it was sealed for, re-decided at the flush (trust_door.py): the person (or the
+    # group target) and device, the session's remote identity key, the group key's name,
+    # and the request it answers. Absent in sends queued before they were kept: then
+    # re-decided from the frame's recipient and the session's key (as a send without a
+    # source).
+    to: str | None = None
+    device_id: str | None = None
+    identity_key: bytes | None = None
+    group_key: str | None = None
+    answers: str | None = None
 
     @property
     def size(self) -> int:
@@ -53,6 +63,11 @@ class QueuedSend:
             "queued_at": self.queued_at,
             "expires_at": self.expires_at,
             "attempted": self.attempted,
+            "to": self.to,
+            "device_id": self.device_id,
+            "identity_key": self.identity_key.hex() if self.identity_key else None,
+            "group_key": self.group_key,
+            "answers": self.answers,
         }
 
     @classmethod
@@ -64,7 +79,23 @@ class QueuedSend:
             float(data["queued_at"]),
             float(data["expires_at"]),
             bool(data.get("attempted", False)),
+            _text(data.get("to")),
+            _text(data.get("device_id")),
+            _key(data.get("identity_key")),
+            _text(data.get("group_key")),
+            _text(data.get("answers")),
         )
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _key(value: Any) -> bytes | None:
+    try:
+        return bytes.fromhex(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
 
 
 class QueueFullError(Exception):

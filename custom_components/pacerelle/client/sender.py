@@ -25,42 +25,27 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from .agent_core import AgentCore, ConnectionState
 from .agent_data import AgentData, UncertainSend, device_key
 from .api import AgentApi
-from .crypto_jobs import UntrustedGroupKeysError, groups_target, seal
-from .errors import PacerelleConnectionError, PacerelleError
+from .crypto_jobs import Sealed, UntrustedGroupKeysError, groups_target, seal
+from .errors import PacerelleConnectionError, PacerelleError, SendError, SendRefusal
 from .gateway_frames import build_message
-from .groups import GroupKey
 from .history import FAILED, SENT, UNCERTAIN, Reply
 from .inbox import Request, payload_seal
+from .limits import MAX_SEND_TEXT_CHARS
 from .outbox import Outbox, Written
 from .payloads import chat_payload
 from .send_flush import QUEUED, QueuedSends
 from .send_queue import DEFAULT_EXPIRE_AFTER, QueuedSend, QueueFullError
+from .server_answers import is_device_id
 from .signal.errors import SignalError, SignalErrorKind
+from .signal.session import PeerAddress
+from .trust import TrustState
 
 _LOGGER = logging.getLogger(__name__)
 
-MAX_TEXT_CHARS = 64 * 1024
 BLOB_IV_BYTES = 12
 REDACTED_NAME = "attachment"
 REDACTED_MIME = "application/octet-stream"
 NOT_RUNNING = frozenset({ConnectionState.STOPPED, ConnectionState.DISCONNECTED})
-
-
-# Where a send may go: (person, conversation, the device it would use or None, whether it
-# answers that device's own request) -> the device to use; raises SendError when none may
-# (see the integration's trust.py).
-type DevicePolicy = Callable[[str, str, str | None, bool], str | None]
-# (the name of the key of the group message answered, or None) -> which group keys a send
-# may be sealed with; the predicate runs in the executor, on a snapshot (see crypto_jobs.seal).
-type GroupKeyPolicy = Callable[[str | None], Callable[[GroupKey], bool]]
-
-
-class SendError(PacerelleError):
-    """A send that cannot be made as asked (unknown request, no session yet...)."""
-
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(f"{reason}: {detail}")
-        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +63,6 @@ class Sender:
         self._api = api
         self.outbox = Outbox()
         self.queue = QueuedSends(core, self.outbox)
-        self.device_policy: DevicePolicy | None = None
-        self.group_key_policy: GroupKeyPolicy | None = None
 
     def find_request(self, message_id: str) -> Request | None:
         data = self._core.data
@@ -105,27 +88,37 @@ class Sender:
         if source_message_id is not None:
             request = self.find_request(source_message_id)
             if request is None:
-                raise SendError("unknown_request", source_message_id)
+                raise SendError(SendRefusal.UNKNOWN_REQUEST, source_message_id)
             if request.is_group:
                 return Target(request.conversation_id, request.to, None, request.group_key)
-            if self.device_policy is not None:
-                # An answer goes to the device that wrote, unless the user blocked it.
-                self.device_policy(
-                    request.sender_id, request.conversation_id, request.sender_device_id, True
-                )
+            # The device that wrote; the seal checks it is still the key that wrote.
             return Target(request.conversation_id, request.sender_id, request.sender_device_id)
-        config = self._core.config
-        conversation = conversation_id or config.conversation_id
-        recipient = to or config.owner_id
+        core = self._core
+        conversation = conversation_id or core.config.conversation_id
+        recipient = to or core.config.owner_id
         if recipient == groups_target(conversation):
             return Target(conversation, recipient, None)
-        device = to_device_id or self._core.data.conversations.last_devices.get(
-            device_key(recipient, conversation)
-        )
-        if self.device_policy is not None:
-            # No request to answer: only a device the user trusts may receive it.
-            device = self.device_policy(recipient, conversation, device, False)
+        trust = core.trust
+        if to_device_id is not None:
+            # Named by the caller: that device or a refusal (the seal checks its key).
+            if trust.seal_rule().state(recipient, to_device_id, None) is TrustState.BLOCKED:
+                raise SendError(SendRefusal.BLOCKED_DEVICE, f"{recipient} device {to_device_id}")
+            return Target(conversation, recipient, to_device_id)
+        last = core.data.conversations.last_devices.get(device_key(recipient, conversation))
+        device = trust.choose_device(recipient, last, self._session_key(recipient, conversation))
         return Target(conversation, recipient, device)
+
+    def _session_key(self, person_id: str, conversation_id: str) -> Callable[[str], bytes | None]:
+        """The remote identity key of our current session with a device here, if any."""
+        signal = self._core.data.signal
+
+        def key(device: str) -> bytes | None:
+            if not is_device_id(device):
+                return None
+            record = signal.record(PeerAddress(person_id, conversation_id, int(device)))
+            return record.trusted_identity if record.current is not None else None
+
+        return key
 
     async def _group_envelopes(self, target: Target) -> Sequence[Mapping[str, Any]]:
         """The group's key envelopes, fetched before each group send (see crypto_jobs.seal).
@@ -157,16 +150,17 @@ class Sender:
 
         `expire_after` (seconds) is how long it may wait queued; 0 refuses it when offline.
         """
-        if len(plaintext) > MAX_TEXT_CHARS:
-            raise SendError("too_long", f"over {MAX_TEXT_CHARS} characters")
+        if len(plaintext) > MAX_SEND_TEXT_CHARS:
+            raise SendError(SendRefusal.TOO_LONG, f"over {MAX_SEND_TEXT_CHARS} characters")
         core = self._core
         config = core.config
         message_id = str(uuid.uuid4())
         envelopes = await self._group_envelopes(target)
         in_group = target.to == groups_target(target.conversation_id)
-        policy = self.group_key_policy if in_group else None
-        allowed = policy(target.group_key) if policy is not None else None
+        answering = self.find_request(source_message_id) if source_message_id else None
         async with core.lock:
+            # The book as it stands once the lock is held (the seal runs in the executor).
+            rule = core.trust.seal_rule(answering)
             connected = core.connection is not None and not core.connection.closed
             # Queued only while the agent is trying to connect: a stopped or revoked one
             # would hold the message until a restart or a re-authentication.
@@ -183,15 +177,19 @@ class Sender:
                         device_id=target.device_id,
                         plaintext=plaintext,
                         encrypted=config.encrypted,
+                        rule=rule,
                         group_envelopes=envelopes,
-                        group_key_allowed=allowed,
                     )
                 )
             except UntrustedGroupKeysError as err:
-                raise SendError("no_trusted_device", f"group {target.conversation_id}") from err
+                raise SendError(
+                    SendRefusal.NO_TRUSTED_DEVICE, f"group {target.conversation_id}"
+                ) from err
             except SignalError as err:
                 if err.kind is SignalErrorKind.NO_SESSION:
-                    raise SendError("no_session", "the person has not written yet") from err
+                    raise SendError(
+                        SendRefusal.NO_SESSION, "the person has not written yet"
+                    ) from err
                 raise
             reply = Reply(
                 message_id=message_id,
@@ -222,7 +220,7 @@ class Sender:
             )
             if not connected or data.queued.sends:
                 # Offline, or older sends still queued: this one waits behind them.
-                return await self._queue(data, reply, frame, expire_after)
+                return await self._queue(data, reply, frame, expire_after, sealed)
             await core.commit(replace(data, history=data.history.with_reply(reply)))
             try:
                 serial = await core.write(frame)
@@ -232,7 +230,7 @@ class Sender:
                     raise
                 # The connection ended under us and the frame was refused (outbox.py):
                 # it waits for the next connection like any send made offline.
-                return await self._requeue(reply, frame, expire_after)
+                return await self._requeue(reply, frame, expire_after, sealed)
             except PacerelleError:
                 await self._set_status({message_id}, FAILED)
                 raise
@@ -241,11 +239,13 @@ class Sender:
             core.hooks.send_status(message_id, target.conversation_id, SENT)
         return reply
 
-    async def _requeue(self, reply: Reply, frame: str, expire_after: float) -> Reply:
+    async def _requeue(
+        self, reply: Reply, frame: str, expire_after: float, sealed: Sealed
+    ) -> Reply:
         """Queue a send already recorded in history whose write was refused (lock held)."""
         data = self._core.data
         try:
-            return await self._queue(data, reply, frame, expire_after, recorded=True)
+            return await self._queue(data, reply, frame, expire_after, sealed, recorded=True)
         except SendError:
             await self._set_status({reply.message_id}, FAILED)
             raise
@@ -256,17 +256,29 @@ class Sender:
         reply: Reply,
         frame: str,
         expire_after: float,
+        sealed: Sealed,
         *,
         recorded: bool = False,
     ) -> Reply:
         """Keep a sealed send for the next connection (lock held); flush if connected now."""
         core = self._core
         now = core.now()
-        send = QueuedSend(reply.message_id, reply.conversation_id, frame, now, now + expire_after)
+        send = QueuedSend(
+            reply.message_id,
+            reply.conversation_id,
+            frame,
+            now,
+            now + expire_after,
+            to=reply.to,
+            device_id=reply.to_device_id,
+            identity_key=sealed.identity,
+            group_key=sealed.group_key,
+            answers=reply.source_message_id,
+        )
         try:
             data.queued.check_room(send.size)
         except QueueFullError as err:
-            raise SendError("queue_full", err.limit) from err
+            raise SendError(SendRefusal.QUEUE_FULL, err.limit) from err
         reply = replace(reply, status=QUEUED)
         history = (
             data.history.with_reply_status({reply.message_id}, QUEUED)
@@ -345,14 +357,14 @@ class Sender:
             iv = base64.b64decode(str(attachment["iv_b64"]), validate=True)
             blob_id = str(attachment["blob_id"])
         except (KeyError, ValueError) as err:
-            raise SendError("bad_attachment", "no key, IV or blob id") from err
+            raise SendError(SendRefusal.BAD_ATTACHMENT, "no key, IV or blob id") from err
         ciphertext = await self._api.download_blob(blob_id)
         try:
             return await self._core.hooks.run_blocking(
                 lambda: AESGCM(key).decrypt(iv, ciphertext, None)
             )
         except Exception as err:
-            raise SendError("bad_attachment", "the file does not decrypt") from err
+            raise SendError(SendRefusal.BAD_ATTACHMENT, "the file does not decrypt") from err
 
 
 def public_descriptor(secret: Mapping[str, Any]) -> dict[str, Any]:

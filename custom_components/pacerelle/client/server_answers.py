@@ -22,7 +22,7 @@ from .errors import PacerelleResponseError
 MAX_ANSWER_BYTES = 1024 * 1024  # one REST answer (blobs aside) or one gateway frame
 MAX_JSON_DEPTH = 32  # our protocol nests 4 levels at most
 MAX_JSON_CONTAINERS = 4096  # objects and lists walked when checking the depth
-MAX_TEXT_CHARS = 2048  # URLs, names, messages
+MAX_SERVER_TEXT_CHARS = 2048  # URLs, names, messages
 MAX_ID_CHARS = 256
 MAX_TOKEN_CHARS = 4096
 # Runtime tokens live 15 minutes and authorizations about as long; a day leaves room.
@@ -75,7 +75,7 @@ def json_list(
     return [item for item in value if isinstance(item, dict)]
 
 
-def text(body: Mapping[str, Json], name: str, *, max_chars: int = MAX_TEXT_CHARS) -> str:
+def text(body: Mapping[str, Json], name: str, *, max_chars: int = MAX_SERVER_TEXT_CHARS) -> str:
     """A non-empty printable string of at most `max_chars`."""
     value = body.get(name)
     if not isinstance(value, str) or not 0 < len(value) <= max_chars or not value.isprintable():

@@ -12,7 +12,12 @@ has just approved the agent). The rules, in one place (`TrustBook.observe`):
   (group members included: the user trusts them in Home Assistant, as anyone else; a
   group message is judged as the device that delivered its sender key, see ../trust.py);
 - a trusted device whose key changed is `changed` (not trusted) until confirmed again;
-- a blocked device stays blocked whatever key it presents.
+- a blocked device stays blocked whatever key it presents, and a blocked key is blocked
+  under every device id of that person (the relay can present it as any device) unless
+  the user decided otherwise for that very device and key.
+
+`readable` is the same rule without trust on first use: whether the agent may seal for a
+key (trust_door.py), which only a decision or a key already trusted makes true.
 
 A decision binds to the key the user was shown (`TrustBook.decided` takes it): if the device
 presents another key by then (the relay can swap it at any moment), nothing is decided.
@@ -122,6 +127,15 @@ class TrustBook:
             if d.person_id == person_id and d.trusted and d.identity_key is not None
         }
 
+    def blocked_keys(self, person_id: str) -> set[bytes]:
+        return {
+            d.identity_key
+            for d in self.devices.values()
+            if d.person_id == person_id
+            and d.state is TrustState.BLOCKED
+            and d.identity_key is not None
+        }
+
     def knows(self, person_id: str) -> bool:
         return any(d.person_id == person_id for d in self.devices.values())
 
@@ -129,6 +143,19 @@ class TrustBook:
         self, person_id: str, device_id: str, key: bytes | None, owner_id: str
     ) -> DeviceTrust:
         """The state of this device presenting this key, by the rules above (no change)."""
+        return DeviceTrust(
+            person_id, device_id, key, self._state(person_id, device_id, key, owner_id)
+        )
+
+    def readable(self, person_id: str, device_id: str, key: bytes | None) -> TrustState:
+        """The state that decides whether the agent may seal for this key: as `judge`, but
+        never trusted on first use (only a message of the owner's first device, judged and
+        recorded, is; a session the relay opened before the owner wrote is not)."""
+        return self._state(person_id, device_id, key, None)
+
+    def _state(
+        self, person_id: str, device_id: str, key: bytes | None, owner_id: str | None
+    ) -> TrustState:
         known = self.get(person_id, device_id)
         if known is not None and known.state is TrustState.BLOCKED:
             state = TrustState.BLOCKED
@@ -136,6 +163,8 @@ class TrustBook:
             state = TrustState.UNVERIFIED
         elif known is not None and known.identity_key == key:
             state = known.state
+        elif key in self.blocked_keys(person_id):
+            state = TrustState.BLOCKED
         elif key in self.trusted_keys(person_id):
             state = TrustState.TRUSTED
         elif known is not None and known.state in (TrustState.TRUSTED, TrustState.CHANGED):
@@ -144,7 +173,7 @@ class TrustBook:
             state = TrustState.TRUSTED  # the owner's first device: trust on first use
         else:
             state = TrustState.UNVERIFIED
-        return DeviceTrust(person_id, device_id, key, state)
+        return state
 
     def observe(
         self, person_id: str, device_id: str, key: bytes | None, owner_id: str, now: float
@@ -152,7 +181,7 @@ class TrustBook:
         """Judge the device and record what was seen (its key, state and time)."""
         judged = replace(self.judge(person_id, device_id, key, owner_id), seen_at=now)
         known = self.get(person_id, device_id)
-        if known is not None and judged.state is TrustState.BLOCKED:
+        if known is not None and known.state is TrustState.BLOCKED:
             judged = replace(judged, identity_key=known.identity_key)
         return self._with(judged), judged
 
@@ -164,7 +193,14 @@ class TrustBook:
         known = self.devices[device_name(person_id, device_id)]
         if known.identity_key != key:
             raise KeyChangedError(known)
-        return self._with(replace(known, state=state))
+        book = self._with(replace(known, state=state))
+        if state is TrustState.BLOCKED and known.identity_key is not None:
+            # The key is blocked under every device id of the person (the relay can present
+            # it as any): the records that share it are blocked with it.
+            for other in self.devices.values():
+                if other.person_id == person_id and other.identity_key == known.identity_key:
+                    book = book._with(replace(other, state=TrustState.BLOCKED))
+        return book
 
     def trusted_devices(self, person_id: str) -> list[DeviceTrust]:
         """The person's trusted devices, the most recently seen first."""

@@ -10,6 +10,7 @@ let lastRendered = "";
 let lastSide = "";
 // The connection key shown, until a request spends it.
 let shownKey = null;
+let lastAgents = []; // the agents last listed: a new group gets those not revoked
 const COPIED_FEEDBACK_MS = 2000;
 // Pictures an agent sends show inline; other files (and SVG, which can carry scripts when
 // opened) only as download links. Audio plays in an <audio> player. The emulator serves
@@ -94,6 +95,8 @@ async function refreshSide() {
   const [requests, agents, groups] = await Promise.all(
     [api("GET", "/requests"), api("GET", "/installations"), api("GET", "/groups")]);
   const pending = requests.filter((item) => item.status === "pending" && !item.expired);
+  // "Approve the request below" only while one waits: not after the approval.
+  $("approve-below").hidden = !pending.length;
   const signature = JSON.stringify([current, pending, agents, groups]);
   if (signature === lastSide) return;
   lastSide = signature;
@@ -116,7 +119,28 @@ async function refreshSide() {
     { class: item.conversation_id === current ? "selected" : null },
     el("a", { href: "#", onclick: (event) => { event.preventDefault(); select(item.conversation_id); } }, item.name),
     el("div", { class: "muted" }, item.members.join(", ") + " · epoch " + item.epoch),
-  )) : [el("li", { class: "muted" }, "No group (POST /_emulator/groups).")]));
+    el("button", { onclick: () => addMember(item.conversation_id) }, "Add member"),
+  )) : [el("li", { class: "muted" }, "No group yet.")]));
+  lastAgents = agents;
+}
+
+// A group of the members typed, with every agent not revoked (the admin API's /groups).
+$("new-group").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const members = $("group-members").value.split(/[\s,]+/).filter(Boolean);
+  const agentIds = lastAgents.filter((item) => !item.revoked).map((item) => item.agent_id);
+  try {
+    await api("POST", "/groups", { name: $("group-name").value.trim(), members, agent_ids: agentIds });
+    $("group-name").value = "";
+    $("group-members").value = "";
+    refreshSide();
+  } catch (error) { report(error); }
+});
+
+async function addMember(conversationId) {
+  const userId = (prompt("User id of the new member (for example usr_ben)") || "").trim();
+  if (!userId) return;
+  try { await api("POST", `/groups/${conversationId}/members`, { add: [userId] }); refreshSide(); } catch (error) { report(error); }
 }
 
 async function revoke(agentId) {

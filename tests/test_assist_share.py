@@ -1,0 +1,53 @@
+"""The Assist bridge and keyword automations in one conversation (assist_share.py): the
+README's "status" automation answers "status" alone, Assist answers what nothing else did."""
+
+import logging
+
+import pytest
+from homeassistant.components.conversation import HOME_ASSISTANT_AGENT
+from homeassistant.core import HomeAssistant
+from homeassistant.setup import async_setup_component
+
+from custom_components.pacerelle.options import CONF_ASSIST_AGENT
+from custom_components.pacerelle.runtime import PacerelleRuntime
+from tests.emulator_fixtures import EmulatorHandle
+from tests.llm_harness import running_agent
+from tests.runtime_harness import wait_until
+from tests.test_assist_bridge import KITCHEN, kitchen_light  # noqa: F401 (a fixture)
+from tests.test_readme_examples import example
+
+
+@pytest.mark.usefixtures("kitchen_light")
+async def test_a_keyword_automation_answers_alone_and_assist_answers_the_rest(
+    hass: HomeAssistant, emulator: EmulatorHandle, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="custom_components.pacerelle.assist")
+    installed, entry = await running_agent(
+        hass, emulator, options={CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT}
+    )
+    runtime: PacerelleRuntime = entry.runtime_data
+    conversation = installed.conversation_id
+    for entity_id, state in (
+        ("lock.front_door", "locked"),
+        ("alarm_control_panel.home", "disarmed"),
+        ("sensor.living_room_temperature", "21.5"),
+    ):
+        hass.states.async_set(entity_id, state)
+    assert await async_setup_component(
+        hass, "automation", {"automation": [example('Answer "status"')]}
+    )
+    await hass.async_block_till_done()
+
+    status = await emulator.send(conversation, text="status")
+    await wait_until(lambda: f"leaves {status} to the automation" in caplog.text, within=10)
+    light = await emulator.send(conversation, text="turn on the kitchen light")
+    first, second = await emulator.wait_inbox(conversation, 2, within=20)
+    assert (first["reply_to_message_id"], first["text"]) == (
+        status,
+        "Front door: locked. Alarm: disarmed. Inside: 21.5 °C.",
+    )
+    assert (second["reply_to_message_id"], second["text"]) == (light, "Turned on the light")
+    assert hass.states.get(KITCHEN).state == "on"
+    await wait_until(lambda: runtime.status.pending == 0)
+    # Nothing more comes: Assist did not answer "status" as well.
+    assert len(await emulator.inbox(conversation)) == 2

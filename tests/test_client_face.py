@@ -1,0 +1,75 @@
+"""The Home Assistant side reaches the client library only through its face
+(`client/__init__.py`), never an inner module: what the client decides stays behind it."""
+
+import ast
+from pathlib import Path
+
+from custom_components.pacerelle import client
+
+PACKAGE = Path(client.__file__).parent.parent
+CLIENT = PACKAGE / "client"
+
+
+def _inner_imports(source: str, depth: int = 0) -> list[str]:
+    """The inner client modules a module imports (relative or absolute), as written;
+    `depth`: how many folders below the package the module lies."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level == depth + 1 and module.startswith("client."):
+                found.append(f"{'.' * node.level}{module}")
+            elif node.level == 0 and module.startswith("custom_components.pacerelle.client."):
+                found.append(module)
+            elif node.level == depth + 1 and module == "client":
+                # `from .client import signal` would be the same door left open.
+                found += [f"client.{a.name}" for a in node.names if a.name not in client.__all__]
+        elif isinstance(node, ast.Import):
+            found += [
+                alias.name
+                for alias in node.names
+                if alias.name.startswith("custom_components.pacerelle.client.")
+            ]
+    return found
+
+
+def _depth(path: Path) -> int:
+    return len(path.relative_to(PACKAGE).parts) - 1
+
+
+def test_no_module_outside_the_client_imports_past_its_face() -> None:
+    outside = [p for p in sorted(PACKAGE.rglob("*.py")) if CLIENT not in p.parents]
+    assert len(outside) > 30  # the walk sees the Home Assistant side
+    offenders = {
+        str(path.relative_to(PACKAGE)): found
+        for path in outside
+        if (found := _inner_imports(path.read_text(encoding="utf-8"), _depth(path)))
+    }
+    assert offenders == {}
+
+
+def test_the_check_sees_an_inner_import() -> None:
+    """The walk itself: an inner import of each form is found (the test could fail)."""
+    source = (
+        "from .client.sender import Sender\n"
+        "from custom_components.pacerelle.client.trust import TrustBook\n"
+        "import custom_components.pacerelle.client.inbox\n"
+        "from .client import Agent\n"
+        "from ..client.inbox import Request\n"
+    )
+    assert _inner_imports(source) == [
+        ".client.sender",
+        "custom_components.pacerelle.client.trust",
+        "custom_components.pacerelle.client.inbox",
+    ]
+    assert _inner_imports(source, depth=1) == [
+        "custom_components.pacerelle.client.trust",
+        "custom_components.pacerelle.client.inbox",
+        "..client.inbox",
+    ]
+
+
+def test_the_face_exports_what_it_lists() -> None:
+    missing = [name for name in client.__all__ if not hasattr(client, name)]
+    assert missing == []
+    assert len(set(client.__all__)) == len(client.__all__)

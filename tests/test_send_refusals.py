@@ -1,0 +1,64 @@
+"""Every send refusal of the client has one translation for actions and one for the LLM
+(send_refusals.py), and every key it names exists; the stored forms of what the trust door
+added (a request's judgement, a queued send's recipient) load from stores without them."""
+
+import json
+from pathlib import Path
+
+from custom_components.pacerelle.client.errors import SendRefusal
+from custom_components.pacerelle.client.inbox import Request
+from custom_components.pacerelle.client.send_queue import QueuedSend
+from custom_components.pacerelle.client.trust import TrustState
+from custom_components.pacerelle.send_refusals import REFUSALS
+
+PACKAGE = Path(__file__).parent.parent / "custom_components" / "pacerelle"
+
+
+def test_every_refusal_has_both_translations() -> None:
+    assert set(REFUSALS) == set(SendRefusal)
+    for path in (PACKAGE / "strings.json", PACKAGE / "translations" / "en.json"):
+        exceptions = json.loads(path.read_text())["exceptions"]
+        for reason, keys in REFUSALS.items():
+            assert keys.service in exceptions, (reason, keys.service, path.name)
+            assert keys.llm in exceptions, (reason, keys.llm, path.name)
+
+
+def test_a_request_stored_before_judgements_loads_unverified() -> None:
+    old = {
+        "message_id": "m1",
+        "conversation_id": "c1",
+        "sender_id": "u1",
+        "sender_device_id": "2",
+        "to": "a1",
+        "encrypted": True,
+        "kind": "text",
+        "text": "hi",
+        "reply_to_message_id": None,
+        "received_at": 1.0,
+    }
+    request = Request.from_json(old)
+    assert (request.sender_identity, request.trust_state) == (None, None)
+    assert (request.judged.state, request.judged.device_id) == (TrustState.UNVERIFIED, "2")
+    assert not request.judged.trusted
+    judged = Request.from_json(
+        {**old, "sender_identity": "05" * 33, "trust_device_id": "1", "trust_state": "trusted"}
+    )
+    assert Request.from_json(judged.to_json()) == judged
+    assert (judged.judged.device_id, judged.judged.trusted) == ("1", True)
+
+
+def test_a_queued_send_stored_before_recipients_loads_without_them() -> None:
+    old = {
+        "message_id": "r1",
+        "conversation_id": "c1",
+        "frame": "{}",
+        "queued_at": 1.0,
+        "expires_at": 2.0,
+        "attempted": False,
+    }
+    send = QueuedSend.from_json(old)
+    assert (send.to, send.device_id, send.identity_key, send.answers) == (None, None, None, None)
+    recorded = QueuedSend.from_json(
+        {**old, "to": "u1", "device_id": "1", "identity_key": "05" * 33, "answers": "m1"}
+    )
+    assert QueuedSend.from_json(recorded.to_json()) == recorded
