@@ -15,8 +15,10 @@ ROOTFS_MARKER=$ROOTFS/.pacerelle-rootfs-ready
 # What the root file system holds; an addition here is installed into it by ensure_rootfs.
 # g++ builds the wheels that Home Assistant's default_config installs at first start
 # (assist_pipeline's audio filters); chromium runs the browser test of the config flow;
-# ffmpeg is Home Assistant's converter, used for voice notes (voice_audio.py).
-ROOTFS_PACKAGES=python3.14,python3.14-venv,python3.14-dev,ca-certificates,gcc,g++,libc6-dev,git,procps,chromium,ffmpeg
+# ffmpeg is Home Assistant's converter, used for voice notes (voice_audio.py);
+# libturbojpeg0 is what the camera integration loads for snapshots (without it every demo
+# start logs a traceback).
+ROOTFS_PACKAGES=python3.14,python3.14-venv,python3.14-dev,ca-certificates,gcc,g++,libc6-dev,git,procps,chromium,ffmpeg,libturbojpeg0
 VENV=$ROOT_DIR/.venv
 # Home Assistant integrations the tests and the demo run for real (their dependencies follow):
 # scripts/setup and scripts/test-ha-next install their requirements.
