@@ -7,13 +7,15 @@ state handed over (client/handed_over.py). A full restore of Home Assistant's st
 it back with the folder: then the marks are as old as the state, a limit written down in
 store_generation.py and the README's "Backups".
 
-JSON `{"version": 1, "marks": ...}`, the client's section as it is (`{"all": [...],
-"trusted": [...]}`, a plain list before trusted marks were kept apart): digests of
-ciphertexts, never a message, a key or an id in clear. Written with the store (store.py),
-after its rename and in the same executor job, only when the marks changed: a temporary
-file, a rename, and the file's and the folder's fsync with the store's own (at once, or at
-`sync` for an unsynced save). An unreadable file is reported at warning and read as no
-marks, a file that cannot be written at error (store.py: the store's save still succeeds,
+A small SQLite database, one row per mark (`window`: "all" or "trusted", the client's two
+windows, in the order they were added): digests of ciphertexts, never a message, a key or
+an id in clear, so it is not encrypted. A write inserts the marks added and deletes those
+pushed out, in one transaction (a few KiB, not the ~80 KB of both windows), written with the
+store (store.py) after its commit and in the same executor job, only when the marks
+changed. Unsynced (`synchronous=OFF`, a rollback journal) it is durable against a kill at
+once and against a power cut at `sync_pending` (the file's and the folder's fsync). An
+unreadable file is reported at warning and read as no marks (it is started anew at the next
+write), a file that cannot be written at error (store.py: the store's save still succeeds,
 its events fire): either weakens the refusal of a restore's replays, never refuses or loses
 a message.
 
@@ -21,21 +23,19 @@ Synchronous file I/O: call it from an executor.
 """
 
 import contextlib
-import json
 import logging
 import os
-import secrets
+import sqlite3
 from pathlib import Path
 from typing import Any, Final
-
-import orjson
 
 _LOGGER = logging.getLogger(__name__)
 
 SECTION: Final = "handed_over"  # the agent's document key kept in this file
-FORMAT: Final = 1
 FILE_MODE: Final = 0o600
-MAX_FILE_BYTES: Final = 1024 * 1024  # ~70 KB written at most (client/limits.py)
+MAX_FILE_BYTES: Final = 1024 * 1024  # a full file holds ~400 KB (client/limits.py)
+PAGE_SIZE: Final = 1024  # a hand-over rewrites a page or two of it, and their journal
+WINDOWS: Final = ("all", "trusted")  # client/handed_over.py
 
 
 class HandedOverFile:
@@ -43,56 +43,82 @@ class HandedOverFile:
 
     def __init__(self, directory: Path, agent_id: str) -> None:
         self.path = directory / f"pacerelle.{SECTION}.{agent_id}"
-        self._written: list[Any] | dict[str, Any] | None = (
-            None  # what this instance last wrote or read
-        )
+        self._written: dict[str, list[str]] | None = None  # as last written or read
         self._unsynced = False
 
-    def read(self) -> list[Any] | dict[str, Any] | None:
+    def read(self) -> dict[str, list[str]] | None:
         """The marks kept; None without a file (a store older than the marks) or unreadable."""
         try:
-            with self.path.open("rb") as file:
-                raw = file.read(MAX_FILE_BYTES + 1)
+            size = self.path.stat().st_size
         except FileNotFoundError:
             return None
         except OSError as err:
             _LOGGER.warning("Could not read %s: %s", self.path.name, err.strerror)
             return None
         try:
-            value = json.loads(raw) if len(raw) <= MAX_FILE_BYTES else None
-        except ValueError:
-            value = None
-        if not isinstance(value, dict) or value.get("version") != FORMAT:
-            value = {}
-        marks = value.get("marks")
-        if not isinstance(marks, (list, dict)):
+            if size > MAX_FILE_BYTES:
+                raise sqlite3.DatabaseError(f"{size} bytes")
+            with contextlib.closing(self._connect()) as connection:
+                rows = connection.execute("SELECT window, mark FROM marks ORDER BY seq").fetchall()
+        except sqlite3.Error:
             _LOGGER.warning("%s is not a file of hand-over marks; read as none", self.path.name)
             return None
+        marks: dict[str, list[str]] = {window: [] for window in WINDOWS}
+        for window, mark in rows:
+            if window in marks and isinstance(mark, str):
+                marks[window].append(mark)
         self._written = marks
         return marks
 
-    def write(self, marks: list[Any] | dict[str, Any], *, sync: bool) -> None:
-        """Replace the marks atomically, unless they are what was last written; with
-        `sync` False, durable against a kill only until `sync_pending`."""
+    def write(self, section: dict[str, Any], *, sync: bool) -> None:
+        """Bring the file to `section` (the client's {window: marks}), unless it is what was
+        last written; with `sync` False, durable against a kill only until `sync_pending`.
+        OSError when it cannot be written."""
+        marks = {window: [str(m) for m in section.get(window) or ()] for window in WINDOWS}
         if marks == self._written:
             return
-        body = orjson.dumps({"version": FORMAT, "marks": marks})  # ~0.1 ms for the most
-        temporary = self.path.with_name(f".{self.path.name}.{secrets.token_hex(4)}.tmp")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
         try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(body)
-                if sync:
-                    out.flush()
-                    os.fsync(out.fileno())
-            os.replace(temporary, self.path)
-        except BaseException:
-            temporary.unlink(missing_ok=True)
-            raise
+            self._write(marks, self._written or self._stored())
+        except sqlite3.Error as err:
+            raise OSError(f"{self.path.name}: {err}") from err
         self._written = marks
+        self._unsynced = True
         if sync:
-            _fsync(self.path.parent)
-        self._unsynced = not sync
+            self.sync_pending()
+
+    def _stored(self) -> dict[str, list[str]]:
+        """What the file holds now; a damaged file is started anew."""
+        stored = self.read() if self.path.exists() else None
+        if stored is None:
+            self.remove()
+        return stored or {window: [] for window in WINDOWS}
+
+    def _write(self, marks: dict[str, list[str]], before: dict[str, list[str]]) -> None:
+        with contextlib.closing(self._connect()) as connection, connection:
+            for window in WINDOWS:
+                gone, added = _changes(before.get(window, []), marks[window])
+                connection.executemany(
+                    "DELETE FROM marks WHERE window = ? AND mark = ?",
+                    [(window, mark) for mark in gone],
+                )
+                connection.executemany(
+                    "INSERT INTO marks (window, mark) VALUES (?, ?)",
+                    [(window, mark) for mark in added],
+                )
+
+    def _connect(self) -> sqlite3.Connection:
+        """The database, created with mode 0600 and its table when new."""
+        if not self.path.exists():
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE))
+        connection = sqlite3.connect(self.path, isolation_level=None)
+        connection.execute("PRAGMA synchronous=OFF")
+        connection.execute(f"PRAGMA page_size={PAGE_SIZE}")
+        connection.execute(
+            "CREATE TABLE IF NOT EXISTS marks (seq INTEGER PRIMARY KEY, window TEXT NOT NULL,"
+            " mark TEXT NOT NULL, UNIQUE (window, mark))"
+        )
+        connection.isolation_level = "IMMEDIATE"
+        return connection
 
     def sync_pending(self) -> None:
         """Make the last unsynced write survive a power cut (the file's data, its folder)."""
@@ -102,8 +128,23 @@ class HandedOverFile:
             self._unsynced = False
 
     def remove(self) -> None:
-        self.path.unlink(missing_ok=True)
+        for path in (self.path, self.path.with_name(f"{self.path.name}-journal")):
+            path.unlink(missing_ok=True)
         self._written = None
+
+
+def _changes(before: list[str], after: list[str]) -> tuple[list[str], list[str]]:
+    """(marks to delete, marks to insert at the newest end) taking `before` to `after`: the
+    longest start of `after` found in `before` in order stays, the rest is (re)inserted (a
+    mark seen again moved to the newest end)."""
+    position = iter(before)
+    kept = 0
+    for mark in after:
+        if not any(mark == earlier for earlier in position):
+            break
+        kept += 1
+    staying = set(after[:kept])
+    return [mark for mark in before if mark not in staying], after[kept:]
 
 
 def _fsync(path: Path) -> None:
