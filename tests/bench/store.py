@@ -6,7 +6,9 @@ request and its history entry), a send (the session advanced, a reply) and mark_
 (the pending request gone, its history entry updated). Each is the bounds (store_bounds.py)
 and the save, as AgentCore.commit runs them; CPU time of this process (all threads) and
 bytes handed to write(2) (/proc/self/io wchar: the files, WAL included), medians of 3.
-Start-up: reading and parsing the store into AgentData; RSS after it.
+Start-up: reading and parsing the store into AgentData; RSS after it. Last, the hand-over
+marks file beside the store (store_handed_over.py), both windows full: what one more
+hand-over writes.
 """
 
 import gc
@@ -21,11 +23,14 @@ from typing import Any
 
 from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.encrypted_file import EncryptedFile
+from custom_components.pacerelle.client.handed_over import HandedOver
 from custom_components.pacerelle.client.history import Reply
+from custom_components.pacerelle.client.limits import MAX_HANDED_OVER
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.state.record_store import RecordStore
 from custom_components.pacerelle.client.store_bounds import StoredSizes, within_bounds
 from custom_components.pacerelle.store import migrate
+from custom_components.pacerelle.store_handed_over import HandedOverFile
 from tests.store_states import SHAPES, grown, model_session, request
 
 ROUNDS = 3
@@ -183,4 +188,27 @@ def run() -> list[str]:
             )
         del data
         gc.collect()
-    return lines
+    return [*lines, _marks_line()]
+
+
+def _marks_line() -> str:
+    """The marks file at its bounds: CPU and bytes of one more (trusted) hand-over."""
+    marks = [f"{n:032x}" for n in range(MAX_HANDED_OVER)]
+    kept = HandedOver().with_marks(marks, trusted=marks)
+    with tempfile.TemporaryDirectory() as directory:
+        file = HandedOverFile(Path(directory), "bench")
+        file.write(kept.to_json(), sync=True)
+        size = Path(file.path).stat().st_size / KIB
+        cpu, written = [], []
+        for number in range(ROUNDS):
+            mark = f"{10**12 + number:032x}"
+            kept = kept.with_marks([mark], trusted=[mark])
+            started, before = time.process_time(), _written()
+            file.write(kept.to_json(), sync=False)
+            file.sync_pending()
+            cpu.append(time.process_time() - started)
+            written.append(_written() - before)
+    return (
+        f"hand-over marks file, both windows full ({size:.0f} KiB): one hand-over "
+        f"{statistics.median(cpu) * 1000:.1f} ms / {statistics.median(written) / KIB:.0f} KiB"
+    )
