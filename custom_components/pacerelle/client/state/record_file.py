@@ -123,6 +123,7 @@ class RecordFile:
         self._keys()
         if not self.db_path.is_file():
             raise StoreError(StoreProblem.MISSING, f"{self.db_path.name} is missing")
+        connection: sqlite3.Connection | None = None
         try:
             connection = sqlite3.connect(
                 self.db_path, isolation_level=None, check_same_thread=False
@@ -134,6 +135,9 @@ class RecordFile:
                 "SELECT value FROM meta WHERE name = ?", (_CHECK,)
             ).fetchone()
         except sqlite3.DatabaseError as err:
+            if connection is not None:
+                connection.close()
+            self.close()  # the lock too: nothing holds a store that did not open
             raise StoreError(
                 StoreProblem.CORRUPT, f"{self.db_path.name} is not a Pacerelle store: {err}"
             ) from None
