@@ -146,7 +146,7 @@ def test_a_failed_write_keeps_the_disk_and_the_baseline(
     rows = _rows(tmp_path)
     later = replace(data, inbox=data.inbox.processed(next(iter(data.inbox.pending))))
 
-    def failing(*_args: object, **_kwargs: object) -> None:
+    def failing(*_args: object) -> None:
         raise OSError("disk full")
 
     monkeypatch.setattr(store.file, "apply", failing)

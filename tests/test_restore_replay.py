@@ -163,14 +163,12 @@ def _requests(agent: Agent) -> list[Any]:
     return list(agent.runtime.agent.data.history.requests)
 
 
-async def test_marks_follow_the_stores_acceptance_and_the_event(
+async def test_marks_follow_the_stores_acceptance_and_precede_the_event(
     hass: HomeAssistant, emulator: EmulatorHandle, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """At each write of the marks, the store on disk already holds those requests as
     accepted (a kill there never leaves a mark of a hand-over that did not happen, which
-    would refuse its redelivery: a lost message), and their event has fired: only the
-    records' commit lies between acceptance and event (store.py), the marks are written
-    at the sync that comes before the ACK_READ."""
+    would refuse its redelivery: a lost message), and each event fires after its mark."""
     order: list[str] = []
     write = HandedOverFile.write
     folder = Path(hass.config.path(".storage", DOMAIN))
@@ -198,8 +196,8 @@ async def test_marks_follow_the_stores_acceptance_and_the_event(
         await human_writes(emulator, agent, text=f"message {n}")
     # (The empty marks are written with the store's first save.)
     assert [item for item in order if not item.startswith("marks:0")] == [
-        "event",
         "marks:1, on disk accepted:1",
         "event",
         "marks:2, on disk accepted:2",
+        "event",
     ]

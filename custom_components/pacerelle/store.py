@@ -6,15 +6,9 @@ load): the installation token and the Signal identity live only here, never in
 core.config_entries. File work runs in the executor; commits of one agent are serialized.
 Home Assistant's backups include `.storage`, so the store and its key are backed up together.
 The document's `handed_over` section (the marks of the last hand-overs) is kept outside
-the agent's folder, in its own file (store_handed_over.py), and merged back when the store
-is loaded, so a restore of the folder alone leaves it as the newer state wrote it (the
-records never hold it). A synced commit writes them after its records, in the same job; an
-unsynced one (the commit that accepts requests, whose events fire right after it) leaves
-them to `async_sync`, which the pipeline runs after the events and before any ACK_READ:
-nothing more than the records' commit lies between a request's acceptance and its event
-(the instant a kill loses it, inbox_pipeline.py). A kill between the event and that sync
-leaves the message unacknowledged and its receipt accepted (a redelivery is acknowledged
-only); only a restore to a state from before it, in the same instant, would miss its mark.
+the agent's folder, in its own file (store_handed_over.py): written after the store's
+commit, in the same job, and merged back when the store is loaded, so a restore of the
+folder alone leaves it as the newer state wrote it (the records never hold it).
 
 Versions: 1 named session records by joining ids with ":" (ambiguous when an id holds one);
 2 escapes ":" and "%" in them (PeerAddress.storage_name), so names of ids without either,
@@ -160,7 +154,6 @@ class AgentStore:
         self._hass = hass
         self._records = record_store(hass, agent_id)
         self._marks = HandedOverFile(Path(hass.config.path(".storage")), agent_id)
-        self._unwritten_marks: AgentData | None = None  # an unsynced commit's, for the sync
         # One lock per agent, whatever the instance: one file operation at a time.
         self._lock = hass.data.setdefault(_LOCKS, {}).setdefault(agent_id, asyncio.Lock())
 
@@ -230,12 +223,8 @@ class AgentStore:
         if bound is not None:
             data = bound(data)
         previous = self._records.data
-        self._records.commit(extra, data, durable=sync)
-        if sync:
-            unwritten, self._unwritten_marks = self._unwritten_marks, None
-            self._write_marks(None if unwritten is not None else previous, data)
-        elif previous is None or previous.handed_over is not data.handed_over:
-            self._unwritten_marks = data  # at the sync, after the events (module docstring)
+        self._records.commit(extra, data)
+        self._write_marks(previous, data, sync=sync)
         return data
 
     def _write_marks(
@@ -273,16 +262,11 @@ class AgentStore:
         await self.async_save(document)
 
     async def async_sync(self) -> None:
-        """Make an unsynced commit survive a power cut: its rows, then its marks."""
+        """Make the marks written unsynced survive a power cut (the records already do)."""
         async with self._lock:
             await self._hass.async_add_executor_job(self._sync)
 
     def _sync(self) -> None:
-        self._records.sync()  # an unsynced commit's rows, before any ACK_READ
-        unwritten, self._unwritten_marks = self._unwritten_marks, None
-        if unwritten is not None:
-            self._write_marks(None, unwritten)
-            return
         try:
             self._marks.sync_pending()
         except OSError as err:
@@ -296,11 +280,7 @@ class AgentStore:
     async def async_close(self) -> None:
         """Close the database and release its lock; the next load reads the disk again."""
         async with self._lock:
-            await self._hass.async_add_executor_job(self._close)
-
-    def _close(self) -> None:
-        self._sync()  # marks an unsynced commit left (none once the pipeline synced)
-        self._records.close()
+            await self._hass.async_add_executor_job(self._records.close)
 
     async def async_remove(self) -> None:
         async with self._lock:

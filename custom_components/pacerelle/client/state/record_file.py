@@ -15,15 +15,11 @@ agent's store does not decrypt. Both keys are derived from the store key (HKDF-S
 
 Durability: WAL with synchronous=FULL, one transaction per commit: the commit returns once
 the WAL is fsynced, so what was accepted survives a kill and a power cut before anything
-is acknowledged. A commit made not `durable` (the one that accepts requests, whose events
-fire right after it) is written with synchronous=NORMAL: in the WAL, and so in the page
-cache, when it returns (a kill of the process keeps it), fsynced at `sync`, which the
-pipeline runs after the events and before any ACK_READ; the fsync is thus no longer in the
-instant between acceptance and event where a kill loses the event (inbox_pipeline.py).
-SQLite checkpoints the WAL into the database every 1,000 pages; `checkpoint` does it at
-once (before a backup). A new database (a new agent, the migration from the `.enc` file) is
-built beside as `<name>.db.partial` and renamed in place once complete, so a kill never
-leaves a half-built store under the real name.
+is acknowledged (no separate sync step is needed). SQLite checkpoints the WAL into the
+database every 1,000 pages; `checkpoint` does it at once (before a backup). A new
+database (a new agent, the migration from the `.enc` file) is built beside as
+`<name>.db.partial` and renamed in place once complete, so a kill never leaves a
+half-built store under the real name.
 Synchronous file I/O: call it from an executor, never from an event loop.
 """
 
@@ -98,7 +94,6 @@ class RecordFile:
         self._aead: AESGCM | None = None
         self._row_key = b""
         self._mutex = threading.Lock()
-        self._unsynced = False  # a commit not durable waits for `sync`
 
     @property
     def is_open(self) -> bool:
@@ -202,17 +197,12 @@ class RecordFile:
             except orjson.JSONDecodeError:
                 raise StoreError(StoreProblem.CORRUPT, "a decrypted row is not JSON") from None
 
-    def apply(
-        self, writes: Iterable[Write], deletes: Iterable[tuple[str, str]], *, durable: bool = True
-    ) -> None:
-        """One transaction: every row of the commit or none (then the disk keeps the old);
-        not `durable`: fsynced only at `sync` (module docstring)."""
+    def apply(self, writes: Iterable[Write], deletes: Iterable[tuple[str, str]]) -> None:
+        """One transaction: every row of the commit or none (then the disk keeps the old)."""
         connection = self._open_connection()
         encrypted = list(self._encrypted(writes))
         gone = [(_row_id(self._rkey(table, key)),) for table, key in deletes]
         with self._mutex:
-            if not durable:
-                connection.execute("PRAGMA synchronous=NORMAL")
             connection.execute("BEGIN IMMEDIATE")
             try:
                 connection.executemany("DELETE FROM records WHERE id = ?", gone)
@@ -224,26 +214,6 @@ class RecordFile:
                 if connection.in_transaction:
                     connection.execute("ROLLBACK")
                 raise
-            finally:
-                if not durable:
-                    connection.execute("PRAGMA synchronous=FULL")
-            self._unsynced = self._unsynced or not durable
-
-    def sync(self) -> None:
-        """Make the commits written not durable survive a power cut (the WAL's fsync)."""
-        if not self._unsynced:
-            return
-        with self._mutex:
-            for path in (self.db_path.with_name(f"{self.db_path.name}-wal"), self.db_path):
-                try:
-                    fd = os.open(path, os.O_RDONLY)
-                except FileNotFoundError:
-                    continue  # checkpointed and cut back meanwhile: synced by SQLite
-                try:
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
-            self._unsynced = False
 
     def checkpoint(self) -> None:
         """Fold the WAL into the database file (for a backup: one consistent file)."""

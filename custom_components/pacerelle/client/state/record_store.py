@@ -87,17 +87,14 @@ class RecordStore:
             return dict(self.extra)
         return {**self.extra, **self.data.sections()}
 
-    def commit(
-        self, extra: Mapping[str, Any], data: AgentData | None, *, durable: bool = True
-    ) -> int:
-        """Write what changed since the baseline, in one transaction; the rows written.
-        Not `durable`: safe from a kill at once, from a power cut at `sync` (record_file)."""
+    def commit(self, extra: Mapping[str, Any], data: AgentData | None) -> int:
+        """Write what changed since the baseline, in one transaction; the rows written."""
         if not self.loaded:
             raise StoreError(StoreProblem.MISSING, "the store was not loaded")
         extra = dict(extra)
         changes = self._records.changes(extra, data)
         if changes:
-            self.file.apply(encoded_rows(changes), changes.deletes, durable=durable)
+            self.file.apply(encoded_rows(changes), changes.deletes)
         self._records.adopt(changes, data)
         self.extra, self.data = extra, data
         return len(changes.writes) + len(changes.deletes)
@@ -105,10 +102,6 @@ class RecordStore:
     def save_keys(self, values: Mapping[str, Any]) -> None:
         """Only the integration's keys `values` changed (the generation, say)."""
         self.commit({**self.extra, **values}, self.data)
-
-    def sync(self) -> None:
-        if self.file.is_open:
-            self.file.sync()
 
     def checkpoint(self) -> None:
         if self.file.is_open:
