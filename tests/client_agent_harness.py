@@ -35,6 +35,8 @@ async def to_thread[T](function: Callable[[], T]) -> T:
 @dataclass
 class Recorder:
     delivered: list[Request] = field(default_factory=list)
+    # (mark, trusted) as AgentHooks.mark keeps them, in order.
+    marks: list[tuple[str, bool]] = field(default_factory=list)
     documents: list[dict[str, Any]] = field(default_factory=list)
     identity_changes: list[str] = field(default_factory=list)
     revoked: int = 0
@@ -49,6 +51,9 @@ class Recorder:
 
     def deliver(self, request: Request) -> None:
         self.delivered.append(request)
+
+    def mark(self, mark: str, trusted: bool) -> None:
+        self.marks.append((mark, trusted))
 
     def prepare(self, request: Request) -> None:
         """Nothing to prepare (tests replace it to interrupt a hand-over)."""
@@ -90,6 +95,7 @@ def make_agent(
         save=recorder.save,
         run_blocking=to_thread,
         deliver=recorder.deliver,
+        mark=recorder.mark,
         prepare=recorder.prepare,
         identity_changed=recorder.identity_changes.append,
         revoked=recorder.on_revoked,

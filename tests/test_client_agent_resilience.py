@@ -185,15 +185,27 @@ async def test_revocation_while_connected_stops_and_disconnects(emulator: Emulat
     assert agent.status.state is ConnectionState.DISCONNECTED
 
 
-async def test_events_fire_only_once_their_acceptance_is_saved(emulator: EmulatorHandle) -> None:
-    """A kill can then never replay a hand-over whose event already fired."""
+async def test_an_event_fires_right_after_its_mark_and_once_its_copy_is_saved(
+    emulator: EmulatorHandle,
+) -> None:
+    """At each event the request is saved as received (a kill then never decrypts it twice)
+    and its mark was the last kept (a kill then never hands it over again); it is saved as
+    accepted only after its event (a kill before its event never leaves it accepted)."""
     installed = await emulator.install()
     recorder = Recorder()
-    saved_when_delivered: list[bool] = []
+    seen: list[tuple[bool, bool, bool]] = []
 
     def deliver(request: Request) -> None:
-        accepted = recorder.last_document["inbox"]["accepted"]
-        saved_when_delivered.append(request.message_id in accepted)
+        inbox = recorder.last_document["inbox"]
+        received = {item["request"]["message_id"] for item in inbox["received"]}
+        handed = set(recorder.last_document["handed_over"]["all"])
+        seen.append(
+            (
+                request.message_id in received,
+                request.message_id in inbox["accepted"],
+                recorder.marks[-1][0] not in handed and len(recorder.marks) == len(seen) + 1,
+            )
+        )
         recorder.delivered.append(request)
 
     recorder.deliver = deliver  # type: ignore[method-assign]
@@ -201,4 +213,8 @@ async def test_events_fire_only_once_their_acceptance_is_saved(emulator: Emulato
         for index in range(5):
             await emulator.send(installed.conversation_id, text=f"message {index}")
         await wait_for(lambda: len(recorder.delivered) == 5)
-        assert saved_when_delivered == [True] * 5
+        await emulator.wait_agent(installed.agent_id, lambda status: not status["queued"])
+    assert seen == [(True, False, True)] * 5
+    inbox = recorder.last_document["inbox"]
+    assert {r.message_id for r in recorder.delivered} <= set(inbox["accepted"])
+    assert [mark for mark, _ in recorder.marks] == recorder.last_document["handed_over"]["all"]

@@ -10,6 +10,7 @@ event, no Assist, the light stays off (client/handed_over.py). A new message sti
 
 import json
 import logging
+import os
 import shutil
 import sqlite3
 import uuid
@@ -22,9 +23,10 @@ from homeassistant.core import Event, HomeAssistant, callback
 from homeassistant.helpers import issue_registry as ir
 
 from custom_components.pacerelle.client.agent_core import ConnectionState
+from custom_components.pacerelle.client.limits import MAX_HANDED_OVER
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
-from custom_components.pacerelle.store_handed_over import HandedOverFile
+from custom_components.pacerelle.store_handed_over import file_bytes, parsed_marks
 from tests.emulator_fixtures import EmulatorHandle
 from tests.runtime_harness import wait_until
 from tests.services_harness import Agent, human_writes, start_agent
@@ -163,41 +165,42 @@ def _requests(agent: Agent) -> list[Any]:
     return list(agent.runtime.agent.data.history.requests)
 
 
-async def test_marks_follow_the_stores_acceptance_and_precede_the_event(
-    hass: HomeAssistant, emulator: EmulatorHandle, monkeypatch: pytest.MonkeyPatch
+async def test_each_event_fires_with_its_mark_on_disk_and_before_its_acceptance(
+    hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    """At each write of the marks, the store on disk already holds those requests as
-    accepted (a kill there never leaves a mark of a hand-over that did not happen, which
-    would refuse its redelivery: a lost message), and each event fires after its mark."""
-    order: list[str] = []
-    write = HandedOverFile.write
-    folder = Path(hass.config.path(".storage", DOMAIN))
-
-    def recorded(self: HandedOverFile, section: dict[str, Any], *, sync: bool) -> None:
-        marks = section["all"]
-        agent_id = self.path.name.rsplit(".", 1)[-1]
-        with sqlite3.connect(folder / f"{agent_id}.db") as connection:
-            (accepted,) = connection.execute(
-                "SELECT count(*) FROM records WHERE tbl = 'accepted'"
-            ).fetchone()
-        connection.close()
-        order.append(f"marks:{len(marks)}, on disk accepted:{accepted}")
-        write(self, section, sync=sync)
-
-    monkeypatch.setattr(HandedOverFile, "write", recorded)
+    """What a SIGKILL would keep, read at each event (at once, in the loop): the marks file
+    holds that request's mark (a kill now never hands it over again) and the records hold
+    it received, not yet accepted (a kill before its mark never leaves it accepted without
+    an event: after the restart its stored copy is handed over)."""
     agent = await start_agent(hass, emulator)
+    storage = Path(hass.config.path(".storage"))
+    marks_path = storage / f"{DOMAIN}.handed_over.{agent.installed.agent_id}"
+    database = storage / DOMAIN / f"{agent.installed.agent_id}.db"
+
+    def opened() -> tuple[int, sqlite3.Connection]:
+        fd = os.open(marks_path, os.O_RDONLY)
+        return fd, sqlite3.connect(database, check_same_thread=False)
+
+    fd, connection = await hass.async_add_executor_job(opened)
+    seen: list[tuple[int, int, int]] = []
 
     @callback
-    def fired(_event: Event) -> None:  # at once, in the loop (not a job for later)
-        order.append("event")
+    def fired(event: Event) -> None:
+        content = os.pread(fd, file_bytes(MAX_HANDED_OVER) + 1, 0)
+        parsed = parsed_marks(content)
+        assert parsed is not None
+        counts = [
+            connection.execute("SELECT count(*) FROM records WHERE tbl = ?", (table,)).fetchone()[0]
+            for table in ("received", "accepted")
+        ]
+        seen.append((len(parsed[1]["all"]), *counts))
 
     hass.bus.async_listen("pacerelle_message", fired)
-    for n in range(2):
-        await human_writes(emulator, agent, text=f"message {n}")
-    # (The empty marks are written with the store's first save.)
-    assert [item for item in order if not item.startswith("marks:0")] == [
-        "marks:1, on disk accepted:1",
-        "event",
-        "marks:2, on disk accepted:2",
-        "event",
-    ]
+    try:
+        for n in range(3):
+            await human_writes(emulator, agent, text=f"message {n}")
+    finally:
+        os.close(fd)
+        connection.close()
+    # At event n: n marks on disk, the request received, the n - 1 before it accepted.
+    assert seen == [(1, 1, 0), (2, 1, 1), (3, 1, 2)]

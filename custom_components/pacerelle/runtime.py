@@ -210,6 +210,7 @@ async def async_setup_runtime(hass: HomeAssistant, entry: PacerelleConfigEntry) 
         sync=store.async_sync,
         run_blocking=run_blocking,
         deliver=events.deliver,
+        mark=store.mark,
         prepare=events.prepare,
         may_prepare=events.may_prepare,
         status_changed=status_changed,

@@ -6,9 +6,10 @@ load): the installation token and the Signal identity live only here, never in
 core.config_entries. File work runs in the executor; commits of one agent are serialized.
 Home Assistant's backups include `.storage`, so the store and its key are backed up together.
 The document's `handed_over` section (the marks of the last hand-overs) is kept outside
-the agent's folder, in its own file (store_handed_over.py): written after the store's
-commit, in the same job, and merged back when the store is loaded, so a restore of the
-folder alone leaves it as the newer state wrote it (the records never hold it).
+the agent's folder, in its own mapped file (store_handed_over.py): each mark is appended by
+the inbox pipeline right before its event (`mark`), a whole document saved replaces them,
+and they are merged back when the store is loaded, so a restore of the folder alone leaves
+them as the newer state wrote them (the records never hold them; commits never write them).
 
 Versions: 1 named session records by joining ids with ":" (ambiguous when an id holds one);
 2 escapes ":" and "%" in them (PeerAddress.storage_name), so names of ids without either,
@@ -45,6 +46,7 @@ _LOGGER = logging.getLogger(__name__)
 _LOCKS: HassKey[dict[str, asyncio.Lock]] = HassKey("pacerelle_store_locks")
 _STORES: HassKey[dict[str, RecordStore]] = HassKey("pacerelle_record_stores")
 _PAUSED: HassKey[list[asyncio.Lock]] = HassKey("pacerelle_stores_paused")
+_MARKS: HassKey[dict[str, HandedOverFile]] = HassKey("pacerelle_handed_over_files")
 
 STORE_DIRECTORY = ("pacerelle",)
 STORE_VERSION = 2
@@ -153,7 +155,7 @@ class AgentStore:
     def __init__(self, hass: HomeAssistant, agent_id: str) -> None:
         self._hass = hass
         self._records = record_store(hass, agent_id)
-        self._marks = HandedOverFile(Path(hass.config.path(".storage")), agent_id)
+        self._marks = _marks_file(hass, agent_id)
         # One lock per agent, whatever the instance: one file operation at a time.
         self._lock = hass.data.setdefault(_LOCKS, {}).setdefault(agent_id, asyncio.Lock())
 
@@ -205,10 +207,9 @@ class AgentStore:
         sync: bool = True,
     ) -> AgentData:
         """Commit `data` (within `bound` first, in the same executor job): only what
-        changed is written, in one transaction; the data committed. The records are
-        durable at once; with `sync` False the marks beside them only after `async_sync`,
-        so that the event of a request accepted follows its commit closely (the instant a
-        kill loses it: inbox_pipeline.py)."""
+        changed is written, in one transaction, durable at once; the data committed.
+        `sync` is the client's (AgentCore.commit): the marks, appended by `mark`, are made
+        durable against a power cut by `async_sync`."""
         job = partial(self._commit, _versioned(extra), data, bound, sync)
         async with self._lock:
             return await self._hass.async_add_executor_job(job)
@@ -220,23 +221,17 @@ class AgentStore:
         bound: Callable[[AgentData], AgentData] | None,
         sync: bool,
     ) -> AgentData:
+        del sync  # every commit is durable; the marks have their own (`async_sync`)
         if bound is not None:
             data = bound(data)
-        previous = self._records.data
         self._records.commit(extra, data)
-        self._write_marks(previous, data, sync=sync)
         return data
 
-    def _write_marks(
-        self, previous: AgentData | None, data: AgentData, *, sync: bool = True
-    ) -> None:
-        """The marks, once the store's commit is done, if they changed."""
-        if previous is not None and previous.handed_over is data.handed_over:
-            return
-        try:
-            self._marks.write(data.handed_over.to_json(), sync=sync)
-        except OSError as err:  # the store holds the acceptance: its events must fire
-            _marks_failed(err)
+    @callback
+    def mark(self, mark: str, trusted: bool) -> None:
+        """Keep the mark of a request about to be handed over: on the loop, no system call
+        (store_handed_over.py), right before its event (client/inbox_pipeline.py)."""
+        self._marks.append(mark, trusted=trusted)
 
     async def async_save_keys(self, values: dict[str, Any]) -> None:
         """Change only the integration's keys `values` (the generation, say)."""
@@ -255,14 +250,17 @@ class AgentStore:
         data = AgentData.from_document(document)
         self._records.commit(extra, data)
         if HANDED_OVER in document and data is not None:
-            self._write_marks(None, data)
+            try:
+                self._marks.write(data.handed_over.to_json())
+            except OSError as err:  # the records are saved: a restore's refusal weakens
+                _marks_failed(err)
 
     async def async_save_unsynced(self, document: dict[str, Any]) -> None:
         """As `async_save`: every commit is durable against a power cut (record_file.py)."""
         await self.async_save(document)
 
     async def async_sync(self) -> None:
-        """Make the marks written unsynced survive a power cut (the records already do)."""
+        """Make the marks appended survive a power cut (the records already do)."""
         async with self._lock:
             await self._hass.async_add_executor_job(self._sync)
 
@@ -278,9 +276,14 @@ class AgentStore:
             await self._hass.async_add_executor_job(self._records.checkpoint)
 
     async def async_close(self) -> None:
-        """Close the database and release its lock; the next load reads the disk again."""
+        """Close the database and release its lock, unmap the marks; the next load reads
+        the disk again."""
         async with self._lock:
-            await self._hass.async_add_executor_job(self._records.close)
+            await self._hass.async_add_executor_job(self._close)
+
+    def _close(self) -> None:
+        self._records.close()
+        self._marks.close()
 
     async def async_remove(self) -> None:
         async with self._lock:
@@ -318,6 +321,15 @@ async def async_pause_all(hass: HomeAssistant) -> None:
 def async_resume_all(hass: HomeAssistant) -> None:
     for lock in hass.data.pop(_PAUSED, []):
         lock.release()
+
+
+def _marks_file(hass: HomeAssistant, agent_id: str) -> HandedOverFile:
+    """The agent's one marks file (one mapping, whatever the AgentStore instance)."""
+    files = hass.data.setdefault(_MARKS, {})
+    file = files.get(agent_id)
+    if file is None:
+        file = files[agent_id] = HandedOverFile(Path(hass.config.path(".storage")), agent_id)
+    return file
 
 
 def record_store(hass: HomeAssistant, agent_id: str) -> RecordStore:

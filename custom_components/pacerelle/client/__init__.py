@@ -30,7 +30,7 @@ from .errors import (
 from .gateway_frames import GROUP_PREFIX
 from .history import HISTORY_LIMIT, MAX_NOTE_CHARS, History, Reply
 from .inbox import Request
-from .limits import MAX_SEND_TEXT_CHARS
+from .limits import MAX_HANDED_OVER, MAX_SEND_TEXT_CHARS
 from .payloads import CHAT_MESSAGE, WIDGET_RESPONSE
 from .send_queue import DEFAULT_EXPIRE_AFTER, MAX_EXPIRE_AFTER, MAX_QUEUED_BYTES, MAX_QUEUED_SENDS
 from .signal.native import native_crypto_unavailable
@@ -75,6 +75,7 @@ __all__ = [
     "MAX_AGENT_NAME",
     "MAX_CHECKPOINT_TEXT_CHARS",
     "MAX_EXPIRE_AFTER",
+    "MAX_HANDED_OVER",
     "MAX_LABEL_CHARS",
     "MAX_NOTE_CHARS",
     "MAX_QUEUED_BYTES",

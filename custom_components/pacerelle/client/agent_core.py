@@ -107,13 +107,19 @@ class AgentHooks:
     `deliver` then hands it over (fires the event) synchronously, right after that save.
     `may_prepare` says, before anything is saved, whether `prepare` could have work for a
     request: when it is False for a whole batch, prepare is not called and the batch is
-    saved as received and accepted in one write (inbox_pipeline.py). It must not guess
-    low: a request it wrongly rules out is handed over unprepared.
+    handed over under the same hold of the lock as its decryption (inbox_pipeline.py). It
+    must not guess low: a request it wrongly rules out is handed over unprepared.
+    `mark` keeps a request's hand-over mark (handed_over.py: the mark, whether the request
+    is trusted) right before its event: synchronously, on the loop, without a system call,
+    and durable against a killed process at once (the host's journal: store_handed_over.py),
+    so that after a kill the agent knows which events fired. Without it, the marks are kept
+    only with the data `save` writes.
     """
 
     save: Callable[[dict[str, Any]], Awaitable[None]]
     run_blocking: BlockingRunner
     deliver: Callable[[Request], None]
+    mark: Callable[[str, bool], None] = field(default=_nothing)
     prepare: Callable[[Request], Awaitable[None] | None] = field(default=_nothing)
     may_prepare: Callable[[Request], bool] = field(default=_always)
     identity_changed: Callable[[str], None] = field(default=_nothing)
@@ -175,8 +181,22 @@ class AgentCore:
         one executor job, only what changed is written, and every commit is already
         durable against a power cut (`sync` has nothing left to do).
         """
-        if data is self._data:
-            return
+        if data is not self._data:
+            await self._save(data, sync=sync)
+
+    async def commit_handed_over(self, data: AgentData, hand_over: Callable[[], None]) -> None:
+        """Make `data` (requests accepted) current, `hand_over` them (marks and events,
+        synchronously), then save `data` and make everything survive a power cut. Call with
+        `lock` held. The requests were handed over once `hand_over` returns, so the agent
+        holds them as accepted even if the save fails: a redelivery is then only
+        acknowledged, the next commit writes them, and after a restart their marks say the
+        same (inbox_pipeline.py)."""
+        self._data = data
+        hand_over()
+        await self._save(data, sync=False)
+        await self.sync()
+
+    async def _save(self, data: AgentData, *, sync: bool) -> None:
         save = self.hooks.save
         if not sync and self.hooks.save_unsynced is not None:
             save = self.hooks.save_unsynced

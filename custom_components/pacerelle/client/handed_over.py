@@ -25,17 +25,17 @@ their events); one that keeps every message and causes more than that many hand-
 between (invented senders) can push the oldest marks of untrusted requests out, never those
 of trusted ones: only the trusted people's own messages move that window.
 
-Order: the marks are saved in the write that accepts the requests, the agent store's
-rename first and the marks' after it, before any event fires (store.py). A kill between
-the two renames loses that batch's events anyway (inbox_pipeline.py) and at worst leaves
-its marks unwritten; a failed write hands nothing over and leaves no mark, so a message is
-never refused for a hand-over that did not happen. The store's sync makes both survive a
-power cut before any ACK_READ; a cut before it may take either back, and the relay's
-redelivery fires the event again only if both were lost (as it did without marks).
+Order: a request's mark is kept by the host (AgentHooks.mark: a journal a killed process
+keeps at once) right before its event, after the write that stored the request as received
+and before the write that accepts it (inbox_pipeline.py). So after a kill a received
+request with a mark was handed over (it is accepted then, without a second event), and one
+without a mark was not (its stored copy is handed over at the redelivery). Only a kill in
+the instant between a mark and its event (a few bytecodes, no system call) loses that
+event. The host makes the marks survive a power cut before any ACK_READ; a cut before that
+may take them back, and the relay's redelivery then fires the event again.
 """
 
 import hashlib
-import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,8 +45,6 @@ from .inbox import payload_seal
 from .limits import MAX_HANDED_OVER
 from .signal.errors import SignalError
 from .signal.wire import PreKeySignalMessage, parse_frame
-
-_LOGGER = logging.getLogger(__name__)
 
 MARK_LENGTH = 32  # hex characters: 128 bits of a SHA-256
 
@@ -69,17 +67,10 @@ def hand_over_mark(message: InboundMessage) -> str:
 
 
 def handed_over_before(marks: HandedOver, message: InboundMessage) -> bool:
-    """Whether `message` was handed over before, by this state or a newer one that a
-    restore took back: then it is only acknowledged (logged at warning)."""
-    if hand_over_mark(message) not in marks:
-        return False
-    _LOGGER.warning(
-        "Message %s from %s was already handed over (the agent's state is older than what "
-        "it handed over: restored from a copy?); acknowledged, not handed over again",
-        message.message_id,
-        message.sender_id,
-    )
-    return True
+    """Whether `message` was handed over before: by this state before a kill (its stored
+    copy is then accepted without a second event), or by a newer state that a restore took
+    back (then it is only acknowledged, logged at warning: inbox_pipeline.py)."""
+    return hand_over_mark(message) in marks
 
 
 def _digest(kind: bytes, *parts: bytes) -> str:

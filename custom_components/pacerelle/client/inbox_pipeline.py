@@ -1,38 +1,36 @@
 """The inbox pipeline: decrypt, persist, hand over, acknowledge; nothing lost or doubled.
 
 For a batch of incoming messages, in order:
-1. classify each by its receipt (inbox.py): acknowledged again, handed over from the stored
-   copy, refused as a conflict, or new;
+1. classify each by its receipt (inbox.py) and its hand-over mark (handed_over.py):
+   acknowledged again, handed over from the stored copy, accepted without a second event
+   (its mark says it was handed over), refused as a conflict, or new;
 2. decrypt the new ones in the executor (one job for the batch);
-3. save the Signal state and the decrypted requests together (one atomic write);
+3. save the Signal state and the decrypted requests together, as received (one write);
 4. let the host prepare each request (save its files), WITHOUT the agent's lock;
-5. save them as accepted, hand them over (the `pacerelle_message` event) with nothing
-   awaited in between, then send ACK_READ for each.
+5. hand them over: for each, its mark kept by the host and its event fired, on the loop
+   with nothing in between (AgentHooks.mark: a journal a killed process keeps at once);
+   then save them as accepted, make it all survive a power cut, and send ACK_READ for each.
 When the host has nothing to prepare for any request of the batch (`may_prepare`: a text
-has no files to save), 3 and 5 are one write: the Signal state and the requests saved as
-accepted, then the events, then the ACKs. Each write rewrites and fsyncs the whole store,
-and was most of a message's latency (two per message: 25 ms; one: see scripts/bench).
+has no files to save), 5 follows 3 under the same hold of the lock.
 Steps 1-3 and 5 are transactions under the agent's lock; step 4 runs outside it, so that a
 send (or anything else that takes the lock) never waits for a download. The host bounds
 each download in time and in number (events.py); the pipeline prepares a batch's requests
 concurrently and hands them over in arrival order once all are ready. Only this pipeline
 (one task, one batch at a time) hands requests over, so releasing the lock between 3 and 5
 lets no one else hand the same requests over.
-A crash before 3 replays the messages on the old state; between 3 and 5 the stored copies
-are handed over again, never decrypted twice; after 5 a redelivery is only acknowledged.
-Events fire only once their acceptance is on disk: a kill during that write can at worst
-replay the batch's hand-over from the stored copies (before any event of it fired). A kill
-after the write's rename and before the events loses them (accepted, so a redelivery is
-only acknowledged): that gap is kept as short as the executor allows. The write that
-accepts is therefore not followed by the directory's fsync (milliseconds, and it was in
-the gap: a SIGKILL there lost a message 1 run in 4 under load); the events fire first,
-then the fsync, then the ACK_READs. A power cut before that fsync can bring back the store
-from before the write: the relay, never acknowledged, redelivers, and the events fire again
-(a kill of the process alone keeps the renamed file).
+What a kill leaves: before 3, the messages are replayed on the old state; after 3, each
+request is either marked (its event fired: accepted at the redelivery, no second event) or
+not (handed over from its stored copy, never decrypted twice); after 5 a redelivery is only
+acknowledged. Only a kill in the instant between a mark and its event (a few bytecodes, no
+system call, no await) loses that event: the mark is what makes the acceptance certain, so
+nothing slower than the mark (the executor, a disk write) may stand between it and the
+event. That is why acceptance is saved after the events: saved before them, a kill in the
+executor's hand-back lost a message 1 run in 10 under load.
+A power cut before 5's sync can take back the marks and the acceptance: the relay, never
+acknowledged, redelivers, and the events fire again (at least once across a power cut).
 A request handed over before is never handed over again, even after the store was put
-back from an older copy: the write that accepts also marks each hand-over (handed_over.py,
-kept by the host outside the restorable store), and step 1 refuses a new or stored message
-whose mark is held (acknowledged, logged, no event).
+back from an older copy: the marks are kept by the host outside the restorable store, and
+step 1 refuses a new message whose mark is held (acknowledged, logged, no event).
 """
 
 import asyncio
@@ -95,7 +93,7 @@ class InboxPipeline:
         clock = StageClock()
         async with core.lock:
             clock.lap("lock")
-            to_ack, to_open, stored = self._classify(batch)
+            to_ack, to_open, stored, finished = self._classify(batch)
             envelopes = await self._group_envelopes(to_open)
             data = core.data
             signal_before = data.signal
@@ -113,43 +111,21 @@ class InboxPipeline:
                     )
                 )
                 clock.lap("decrypt")
-            inbox = data.inbox
-            for item in checked(
-                inbox,
-                core.trust,
-                opened,
-                now,
-                conversations=data.conversations,
-                agent_id=core.config.agent_id,
-            ):
-                if item.request is not None:
-                    inbox = inbox.with_received(
-                        item.message.digest, item.request, group_seal(item.message)
-                    )
-                    stored.append((item.message, item.request))
-                elif item.refusal is not None:
-                    _LOGGER.warning(
-                        "Refusing message %s from %s: %s",
-                        item.message.message_id,
-                        item.message.sender_id,
-                        item.refusal,
-                    )
-                    inbox = inbox.reject(item.message.message_id, item.message.digest)
-                    to_ack.append(item.message)
-            changed = data is not core.data or inbox is not data.inbox
-            data = replace(data, inbox=inbox)
+            data = self._received(data, opened, now, stored, to_ack)
+            if finished:
+                # Handed over before a kill, the acceptance not saved: saved now, no event.
+                data = _accepted(data, finished)
+                to_ack.extend(message for message, _ in finished)
             requests = [request for _, request in stored]
-            # Nothing to prepare: received and accepted in one write (module docstring).
-            at_once = bool(requests) and not any(map(core.hooks.may_prepare, requests))
-            if at_once:
-                data = _accepted(data, stored)
-            if changed or at_once:
-                await core.commit(data, sync=not at_once)
+            if data is not core.data:
+                await core.commit(data)
                 clock.lap("save")
                 clock.add("build", core.last_commit.build)
             self._tell(opened, signal_before, now)
+            # Nothing to prepare: handed over under this hold of the lock (module docstring).
+            at_once = bool(requests) and not any(map(core.hooks.may_prepare, requests))
             if at_once:
-                await _hand_over(core, requests)
+                await _hand_over(core, stored)
                 clock.lap("events")
             if len(core.data.signal.prekeys.one_time_prekeys) < prekeys_before:
                 self.prekeys_used.set()
@@ -165,6 +141,42 @@ class InboxPipeline:
         clock.lap("ack")
         _LOGGER.debug("Stage times (ms) of a batch of %d: %s", len(batch), clock)
         await self._retry_deferred(opened)
+
+    def _received(
+        self,
+        data: AgentData,
+        opened: Sequence[Opened],
+        now: float,
+        stored: list[tuple[InboundMessage, Request]],
+        to_ack: list[InboundMessage],
+    ) -> AgentData:
+        """`data` with the requests opened and judged received (added to `stored`) and the
+        refused rejected (added to `to_ack`)."""
+        core = self._core
+        inbox = data.inbox
+        for item in checked(
+            inbox,
+            core.trust,
+            opened,
+            now,
+            conversations=data.conversations,
+            agent_id=core.config.agent_id,
+        ):
+            if item.request is not None:
+                inbox = inbox.with_received(
+                    item.message.digest, item.request, group_seal(item.message)
+                )
+                stored.append((item.message, item.request))
+            elif item.refusal is not None:
+                _LOGGER.warning(
+                    "Refusing message %s from %s: %s",
+                    item.message.message_id,
+                    item.message.sender_id,
+                    item.refusal,
+                )
+                inbox = inbox.reject(item.message.message_id, item.message.digest)
+                to_ack.append(item.message)
+        return data if inbox is data.inbox else replace(data, inbox=inbox)
 
     def _with_deferred(self, batch: Sequence[InboundMessage]) -> list[InboundMessage]:
         """`batch` behind the deferred group messages it may open: those of a group it
@@ -226,11 +238,18 @@ class InboxPipeline:
 
     def _classify(
         self, batch: Sequence[InboundMessage]
-    ) -> tuple[list[InboundMessage], list[InboundMessage], list[tuple[InboundMessage, Request]]]:
+    ) -> tuple[
+        list[InboundMessage],
+        list[InboundMessage],
+        list[tuple[InboundMessage, Request]],
+        list[tuple[InboundMessage, Request]],
+    ]:
+        """(to acknowledge, to open, stored to hand over, stored and handed over before)."""
         inbox, marks = self._core.data.inbox, self._core.data.handed_over
         to_ack: list[InboundMessage] = []
         to_open: list[InboundMessage] = []
         stored: list[tuple[InboundMessage, Request]] = []
+        finished: list[tuple[InboundMessage, Request]] = []
         seen: dict[str, str] = {}
         for message in batch:
             if message.message_id in seen:
@@ -242,17 +261,23 @@ class InboxPipeline:
                 continue
             seen[message.message_id] = message.digest
             receipt = inbox.receipt(message.message_id, message.digest)
-            if receipt in (Receipt.ACCEPTED, Receipt.REJECTED) or (
-                receipt in (Receipt.NEW, Receipt.RECEIVED) and handed_over_before(marks, message)
-            ):
+            if receipt in (Receipt.ACCEPTED, Receipt.REJECTED):
                 to_ack.append(message)
             elif receipt is Receipt.RECEIVED:
-                stored.append((message, inbox.received[message.message_id][1]))
+                pair = (message, inbox.received[message.message_id][1])
+                if handed_over_before(marks, message):
+                    _LOGGER.debug("Message %s was handed over before a stop", message.message_id)
+                    finished.append(pair)
+                else:
+                    stored.append(pair)
             elif receipt is Receipt.CONFLICT:
                 _conflict(message)
+            elif handed_over_before(marks, message):
+                _replayed(message)
+                to_ack.append(message)
             else:
                 to_open.append(message)
-        return to_ack, to_open, stored
+        return to_ack, to_open, stored, finished
 
     async def _group_envelopes(
         self, messages: Sequence[InboundMessage]
@@ -296,7 +321,7 @@ class InboxPipeline:
                 _LOGGER.error("Could not prepare an incoming request", exc_info=result)
 
     async def _commit_accepted(self, stored: Sequence[tuple[InboundMessage, Request]]) -> None:
-        """Save as accepted, then deliver in arrival order (before any ACK_READ goes out).
+        """Hand over in arrival order, then save as accepted (before any ACK_READ goes out).
 
         Call with the lock held.
         """
@@ -304,8 +329,7 @@ class InboxPipeline:
         data = core.data
         # Still received (nothing else hands over, but the lock was released meanwhile).
         stored = [pair for pair in stored if pair[1].message_id in data.inbox.received]
-        await core.commit(_accepted(data, stored), sync=False)
-        await _hand_over(core, [request for _, request in stored])
+        await _hand_over(core, stored)
 
     async def _acknowledge(self, messages: Sequence[InboundMessage]) -> None:
         for message in messages:
@@ -324,7 +348,7 @@ def _key_name(message: InboundMessage) -> str | None:
 
 def _accepted(data: AgentData, stored: Sequence[tuple[InboundMessage, Request]]) -> AgentData:
     """`data` with the received requests accepted (pending), in the history and marked as
-    handed over (handed_over.py: saved in the same write, before their events)."""
+    handed over (handed_over.py; the host keeps each mark as it is handed over)."""
     history = data.history
     for _, request in stored:
         history = history.with_request(request)
@@ -336,25 +360,31 @@ def _accepted(data: AgentData, stored: Sequence[tuple[InboundMessage, Request]])
     return replace(data, inbox=inbox, history=history, handed_over=marks)
 
 
-async def _hand_over(core: AgentCore, requests: Sequence[Request]) -> None:
-    """Right after the unsynced write that accepted `requests` (nothing awaited since):
-    their events, then the write made durable against a power cut, before any ACK_READ
-    (module docstring)."""
-    _deliver(core, requests)
-    await core.sync()
+async def _hand_over(core: AgentCore, stored: Sequence[tuple[InboundMessage, Request]]) -> None:
+    """Hand the requests over in arrival order, each its mark then its event, then save them
+    as accepted and make all survive a power cut, before any ACK_READ (module docstring)."""
+
+    def hand_over() -> None:
+        # Synchronous: nothing runs between a mark and its event.
+        for message, request in stored:
+            core.hooks.mark(hand_over_mark(message), request.judged.trusted)
+            core.hooks.deliver(request)
+        # The status (pending count, last message: Home Assistant writes nine entity states,
+        # a millisecond or two) is told at the loop's next pass, after what the events woke
+        # up (their WebSocket subscribers' writes), not before.
+        asyncio.get_running_loop().call_soon(core.hooks.status_changed)
+
+    if stored:
+        await core.commit_handed_over(_accepted(core.data, stored), hand_over)
 
 
-def _deliver(core: AgentCore, requests: Sequence[Request]) -> None:
-    """Hand the saved requests over in arrival order; synchronous, so that nothing runs
-    between the write that accepted them and their events.
-
-    The status (pending count, last message: Home Assistant writes nine entity states, a
-    millisecond or two) is told at the loop's next pass, after what the events woke up
-    (their WebSocket subscribers' writes), not before.
-    """
-    for request in requests:
-        core.hooks.deliver(request)
-    asyncio.get_running_loop().call_soon(core.hooks.status_changed)
+def _replayed(message: InboundMessage) -> None:
+    _LOGGER.warning(
+        "Message %s from %s was already handed over (the agent's state is older than what "
+        "it handed over: restored from a copy?); acknowledged, not handed over again",
+        message.message_id,
+        message.sender_id,
+    )
 
 
 def _conflict(message: InboundMessage) -> None:
