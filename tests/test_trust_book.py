@@ -4,6 +4,7 @@ import pytest
 
 from custom_components.pacerelle.client.trust import (
     MAX_TRUST_RECORDS,
+    DeviceTrust,
     KeyChangedError,
     TrustBook,
     TrustState,
@@ -86,3 +87,22 @@ def test_codes_compare_without_spaces_or_case() -> None:
     assert same_code(code, f"  {code}\n")
     assert not same_code(code, code[:-1] + ("0" if code[-1] != "0" else "1"))
     assert not same_code("", "")  # a device without a key shows no code to confirm
+
+
+def test_a_decision_belongs_to_the_key_under_every_device_id() -> None:
+    """A book from before decisions followed the key may hold one key trusted under one
+    device id and blocked under another: blocked wins. A new decision, trust or block, is
+    the key's: every record of the person sharing it takes it, the latest one winning."""
+    key = b"\x05" + bytes([7]) * 32
+    mixed = TrustBook(
+        {
+            "u-1|1": DeviceTrust("u-1", "1", key, TrustState.TRUSTED),
+            "u-1|3": DeviceTrust("u-1", "3", key, TrustState.BLOCKED),
+        }
+    )
+    assert mixed.readable("u-1", "1", key) is TrustState.BLOCKED
+    trusted = mixed.decided("u-1", "1", TrustState.TRUSTED, key=key)
+    assert {d.state for d in trusted.devices.values()} == {TrustState.TRUSTED}
+    blocked = trusted.decided("u-1", "3", TrustState.BLOCKED, key=key)
+    assert {d.state for d in blocked.devices.values()} == {TrustState.BLOCKED}
+    assert blocked.readable("u-1", "1", key) is TrustState.BLOCKED

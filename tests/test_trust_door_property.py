@@ -73,27 +73,22 @@ STEPS = st.lists(
 
 @dataclass
 class Model:
-    """What the user decided: keys he trusted, keys he blocked, in order."""
+    """What the user decided: a decision is about a key (the relay can present it under any
+    device id of the person), the latest one winning; a device id blocked stays blocked
+    whatever key it presents, until the key it was blocked with is trusted again."""
 
-    trusted: set[tuple[str, bytes]] = field(default_factory=set)
-    blocked: set[tuple[str, bytes]] = field(default_factory=set)
+    decisions: dict[tuple[str, bytes], TrustState] = field(default_factory=dict)
     blocked_devices: set[tuple[str, str]] = field(default_factory=set)
-    # (person, device, key) trusted by a decision after the key was blocked elsewhere.
-    exempt: set[tuple[str, str, bytes]] = field(default_factory=set)
     owner_seen: bool = False
 
     def may_read(self, person: str, device: str, key: bytes) -> bool:
         """Whether the user's decisions allow this key to read (or a request of it to act)."""
-        if (person, device) in self.blocked_devices:
-            return False
-        if (person, key) in self.blocked and (person, device, key) not in self.exempt:
-            return False
-        return (person, key) in self.trusted
+        trusted = self.decisions.get((person, key)) is TrustState.TRUSTED
+        return trusted and (person, device) not in self.blocked_devices
 
     def not_blocked(self, person: str, device: str, key: bytes) -> bool:
-        if (person, device) in self.blocked_devices:
-            return False
-        return (person, key) not in self.blocked or (person, device, key) in self.exempt
+        blocked = self.decisions.get((person, key)) is TrustState.BLOCKED
+        return not blocked and (person, device) not in self.blocked_devices
 
 
 def _request(index: int, step: Message) -> Request:
@@ -113,7 +108,7 @@ class Run:
         model, door = self.model, self.door
         first_owner = step.person == OWNER and not model.owner_seen
         if first_owner and door.book.get(step.person, step.device) is None:
-            model.trusted.add((step.person, step.key))  # the owner's first device: on first use
+            model.decisions[(step.person, step.key)] = TrustState.TRUSTED  # on first use
         model.owner_seen = model.owner_seen or step.person == OWNER
         judged = door.judge_request(_request(index, step), float(index))
         if judged.trust_state is TrustState.TRUSTED:
@@ -130,26 +125,17 @@ class Run:
             return
         before = self.door.book
         self.door.decide(step.person, step.device, step.state, key=known.identity_key)
-        person, device, key = step.person, step.device, known.identity_key
+        person, key = step.person, known.identity_key
+        model.decisions[(person, key)] = step.state
+        sharing = {
+            (person, d.device_id)
+            for d in before.devices.values()
+            if d.person_id == person and d.identity_key == key
+        } | {(person, step.device)}
         if step.state is TrustState.BLOCKED:
-            model.blocked.add((person, key))
-            sharing = {
-                d.device_id
-                for d in before.devices.values()
-                if d.person_id == person and d.identity_key == key
-            }
-            model.blocked_devices |= {(person, d) for d in sharing | {device}}
-            model.exempt = {
-                e for e in model.exempt if not (e[0] == person and (e[1] == device or e[2] == key))
-            }
+            model.blocked_devices |= sharing
         else:
-            model.blocked_devices.discard((person, device))
-            model.trusted.add((person, key))
-            still = {(p, d) for p, d in model.blocked_devices if p == person}
-            if not any(before.get(p, d).identity_key == key for p, d in still if before.get(p, d)):
-                model.blocked.discard((person, key))  # trusted again: nowhere blocked now
-            elif (person, key) in model.blocked:
-                model.exempt.add((person, device, key))
+            model.blocked_devices -= sharing
 
     def seal(self, step: Seal) -> None:
         try:

@@ -161,10 +161,12 @@ class TrustBook:
             state = TrustState.BLOCKED
         elif key is None:
             state = TrustState.UNVERIFIED
+        elif key in self.blocked_keys(person_id):
+            # Before the device's own record: a book from before decisions followed the key
+            # can hold the key trusted under one device id and blocked under another.
+            state = TrustState.BLOCKED
         elif known is not None and known.identity_key == key:
             state = known.state
-        elif key in self.blocked_keys(person_id):
-            state = TrustState.BLOCKED
         elif key in self.trusted_keys(person_id):
             state = TrustState.TRUSTED
         elif known is not None and known.state in (TrustState.TRUSTED, TrustState.CHANGED):
@@ -194,12 +196,12 @@ class TrustBook:
         if known.identity_key != key:
             raise KeyChangedError(known)
         book = self._with(replace(known, state=state))
-        if state is TrustState.BLOCKED and known.identity_key is not None:
-            # The key is blocked under every device id of the person (the relay can present
-            # it as any): the records that share it are blocked with it.
+        if state in (TrustState.BLOCKED, TrustState.TRUSTED) and known.identity_key is not None:
+            # A decision belongs to the key, which the relay can present under any device id
+            # of the person: the records that share it get it too (the latest one wins).
             for other in self.devices.values():
                 if other.person_id == person_id and other.identity_key == known.identity_key:
-                    book = book._with(replace(other, state=TrustState.BLOCKED))
+                    book = book._with(replace(other, state=state))
         return book
 
     def trusted_devices(self, person_id: str) -> list[DeviceTrust]:
