@@ -152,7 +152,8 @@ def _measure(kind: type[_Old] | type[_New], data: AgentData) -> dict[str, Any]:
                 started, before = time.process_time(), _written()
                 data = store.commit(data_next)
                 cpu.append(time.process_time() - started)
-                figures[name] = (statistics.median(cpu) * 1000, statistics.median(written) / KIB)
+                written.append(_written() - before)
+            figures[name] = (statistics.median(cpu) * 1000, statistics.median(written) / KIB)
         files = sum(p.stat().st_size for p in Path(directory).iterdir())
         del data
         gc.collect()
