@@ -22,9 +22,8 @@ from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.inbox import Request
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.tokens import IssuedToken, RuntimeTokens
-from custom_components.pacerelle.client.trust import TrustBook
+from custom_components.pacerelle.client.trust import TrustBook, session_identities
 from custom_components.pacerelle.client.trust_door import TrustDoor
-from custom_components.pacerelle.trust import _sessions as trust_sessions
 from tests.emulator_fixtures import EmulatorHandle, Installed
 
 
@@ -105,7 +104,7 @@ def make_agent(
     # As the host keeps the trust book beside the store: a restarted agent's book is the
     # one a host seeds from its sessions (the owner's devices trusted), unless given.
     if trust is None and data is not None:
-        book = TrustBook.seeded(trust_sessions(data), installed.owner_id, time.time())
+        book = TrustBook.seeded(session_identities(data.signal), installed.owner_id, time.time())
         trust = TrustDoor(installed.owner_id, book)
     return Agent(
         http,

@@ -21,7 +21,11 @@ from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.encrypted_file import EncryptedFile
 from custom_components.pacerelle.client.signal.engine import decrypt, encrypt
 from custom_components.pacerelle.client.signal.errors import SignalError, SignalErrorKind
-from custom_components.pacerelle.client.signal.session import PeerAddress, legacy_addresses
+from custom_components.pacerelle.client.signal.session import (
+    PeerAddress,
+    address_of,
+    legacy_addresses,
+)
 from custom_components.pacerelle.store import STORE_DIRECTORY, STORE_VERSION, AgentStore, migrate
 from tests.reference_peer import ReferencePeer, reference_peer_available
 from tests.signal.interop import AGENT_NAME, Agent
@@ -36,6 +40,27 @@ addresses = st.builds(PeerAddress, ids, ids, st.integers(min_value=0, max_value=
 @given(addresses, addresses)
 def test_names_are_injective(first: PeerAddress, second: PeerAddress) -> None:
     assert (first.storage_name == second.storage_name) == (first == second)
+
+
+@given(addresses)
+def test_a_name_is_read_back_as_its_address(address: PeerAddress) -> None:
+    """The one reading of a record name (the trust book's seed uses it, client/trust.py)."""
+    assert address_of(address.storage_name) == address
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "human:a:b:c:device:1",  # version 1's unescaped form: ambiguous, never guessed
+        "human:a:b:device:01",  # another spelling of device 1
+        "human:a:b:device:\u0661".encode().decode("unicode_escape"),  # an Arabic-Indic one
+        "human:a%3a:b:device:1",  # an escape the engine never writes
+        "group:a:b:device:1",
+        "human:a:b",
+    ],
+)
+def test_names_of_another_form_have_no_address(name: str) -> None:
+    assert address_of(name) is None
 
 
 @given(ids, ids, st.integers(min_value=0, max_value=3), st.data())

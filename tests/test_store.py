@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle import store as store_module
 from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.encrypted_file import StoreError, StoreProblem
 from custom_components.pacerelle.client.signal.state import AgentSignalState
+from custom_components.pacerelle.client.state import versions
 from custom_components.pacerelle.store import STORE_VERSION, AgentStore, migrate, record_store
 
 INSTALLATION = {"token": "inst-secret", "agent_id": "agent-1"}
@@ -55,9 +55,9 @@ async def test_missing_store_is_reported(hass: HomeAssistant) -> None:
 
 
 def test_migrations_run_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(store_module, "STORE_VERSION", 3)
+    monkeypatch.setattr(versions, "STORE_VERSION", 3)
     monkeypatch.setattr(
-        store_module,
+        versions,
         "MIGRATIONS",
         {
             1: lambda d: {**d, "steps": [*d["steps"], 1]},

@@ -31,24 +31,22 @@ everyone else's unverified. Its format is TrustBook.to_json, unchanged by the do
 import time
 from collections.abc import Callable
 from typing import Final
-from urllib.parse import unquote
 
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers.storage import Store
 
 from .client import (
-    DEVICE_SEPARATOR,
     AgentData,
     DeviceTrust,
     TrustBook,
     TrustDoor,
     TrustListener,
     TrustState,
+    session_identities,
 )
 from .const import DOMAIN
 
 STORE_VERSION: Final = 1
-SESSION_PREFIX: Final = "human:"
 
 
 class TrustManager:
@@ -70,7 +68,7 @@ class TrustManager:
         if saved is not None:
             book = TrustBook.from_json(saved)
         else:
-            book = TrustBook.seeded(_sessions(data), self._owner_id, time.time())
+            book = TrustBook.seeded(session_identities(data.signal), self._owner_id, time.time())
             await self._store.async_save(book.to_json())
         self.door = TrustDoor(self._owner_id, book, save=self._save, changed=self._changed)
         return self.door
@@ -106,18 +104,6 @@ class TrustManager:
 
     async def async_remove(self) -> None:
         await self._store.async_remove()
-
-
-def _sessions(data: AgentData) -> list[tuple[str, str, bytes]]:
-    """(person, device, identity key) of every session the agent holds."""
-    found = []
-    for name, record in data.signal.sessions.items():
-        body, separator, device = name.rpartition(DEVICE_SEPARATOR)
-        if not separator or not body.startswith(SESSION_PREFIX) or record.trusted_identity is None:
-            continue
-        person = unquote(body.removeprefix(SESSION_PREFIX).split(":", 1)[0])
-        found.append((person, device, record.trusted_identity))
-    return found
 
 
 async def async_remove_trust(hass: HomeAssistant, entry_id: str) -> None:

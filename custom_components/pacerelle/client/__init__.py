@@ -34,11 +34,18 @@ from .limits import MAX_HANDED_OVER, MAX_SEND_TEXT_CHARS
 from .payloads import CHAT_MESSAGE, WIDGET_RESPONSE
 from .send_queue import DEFAULT_EXPIRE_AFTER, MAX_EXPIRE_AFTER, MAX_QUEUED_BYTES, MAX_QUEUED_SENDS
 from .signal.native import native_crypto_unavailable
-from .signal.session import DEVICE_SEPARATOR, PeerAddress, legacy_addresses
 from .signal.state import AgentSignalState
 from .state.record_store import RecordStore
+from .state.versions import STORE_VERSION, migrate, versioned
 from .tokens import IssuedToken, RuntimeTokens
-from .trust import DeviceTrust, KeyChangedError, TrustBook, TrustState, same_code
+from .trust import (
+    DeviceTrust,
+    KeyChangedError,
+    TrustBook,
+    TrustState,
+    same_code,
+    session_identities,
+)
 from .trust_door import TrustDoor, TrustListener
 from .widget_answers import Addressee, MemberAnswers, answer_problem, parse_response
 from .widgets import (
@@ -67,7 +74,6 @@ __all__ = [
     "DATETIME",
     "DATETIME_MODES",
     "DEFAULT_EXPIRE_AFTER",
-    "DEVICE_SEPARATOR",
     "FORM",
     "GROUP_PREFIX",
     "HISTORY_LIMIT",
@@ -84,6 +90,7 @@ __all__ = [
     "PERMISSION",
     "RESPONSE_MODES",
     "SECTIONS",
+    "STORE_VERSION",
     "WIDGET_RESPONSE",
     "WIDGET_STANDARD",
     "WIDGET_UPDATE",
@@ -112,7 +119,6 @@ __all__ = [
     "PacerelleConnectionError",
     "PacerelleError",
     "PacerelleResponseError",
-    "PeerAddress",
     "RecordStore",
     "Reply",
     "Request",
@@ -133,7 +139,7 @@ __all__ = [
     "check_patch",
     "check_widget",
     "exchange_code",
-    "legacy_addresses",
+    "migrate",
     "native_crypto_unavailable",
     "normalize_server_url",
     "parse_response",
@@ -141,4 +147,6 @@ __all__ = [
     "rekeyed_after_restore",
     "request_runtime_token",
     "same_code",
+    "session_identities",
+    "versioned",
 ]

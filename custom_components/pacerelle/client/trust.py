@@ -31,6 +31,8 @@ from enum import StrEnum
 from typing import Any
 
 from .signal.identity import verification_code
+from .signal.session import address_of
+from .signal.state import AgentSignalState
 
 # A relay inventing devices must not grow the book without end: the least recently seen
 # undecided records go first (a forgotten device is simply unverified again when it comes
@@ -237,3 +239,14 @@ class TrustBook:
             state = TrustState.TRUSTED if person_id == owner_id else TrustState.UNVERIFIED
             book = book._with(DeviceTrust(person_id, device_id, key, state, now))
         return book
+
+
+def session_identities(signal: AgentSignalState) -> list[tuple[str, str, bytes]]:
+    """(person, device, identity key) of every session the agent holds with a known key,
+    read from the record names by the engine's own naming rule (signal/session.py)."""
+    found = []
+    for name, record in signal.sessions.items():
+        address = address_of(name)
+        if address is not None and record.trusted_identity is not None:
+            found.append((address.user_id, str(address.device_id), record.trusted_identity))
+    return found

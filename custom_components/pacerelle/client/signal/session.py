@@ -71,6 +71,24 @@ def _escape(part: str) -> str:
     return part.replace("%", "%25").replace(":", "%3A")
 
 
+def address_of(name: str) -> PeerAddress | None:
+    """The address whose `storage_name` is `name`; None for a name of another form."""
+    body, separator, device = name.rpartition(DEVICE_SEPARATOR)
+    if not separator or not body.startswith("human:") or not device.isdigit():
+        return None
+    user, colon, conversation = body.removeprefix("human:").partition(":")
+    if not colon or ":" in conversation:
+        return None
+    address = PeerAddress(_unescape(user), _unescape(conversation), int(device))
+    return address if address.storage_name == name else None  # one spelling per address
+
+
+def _unescape(part: str) -> str:
+    if "%" not in part:
+        return part
+    return part.replace("%3A", ":").replace("%25", "%")
+
+
 def legacy_addresses(name: str) -> list[PeerAddress]:
     """Every address whose unescaped name (store version 1) was `name`, in split order.
 
