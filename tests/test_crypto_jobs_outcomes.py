@@ -12,11 +12,10 @@ from custom_components.pacerelle.client import crypto_jobs, groups
 from custom_components.pacerelle.client.agent_data import AgentData, Conversations
 from custom_components.pacerelle.client.crypto_jobs import (
     MissingGroupKeyError,
-    groups_target,
     open_batch,
     seal,
 )
-from custom_components.pacerelle.client.gateway_frames import InboundMessage
+from custom_components.pacerelle.client.gateway_frames import InboundMessage, group_recipient
 from custom_components.pacerelle.client.history_v1 import HistoryKey
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.trust import TrustBook
@@ -63,19 +62,19 @@ def test_a_group_message_naming_another_conversation_is_refused() -> None:
     data = AgentData(AgentSignalState.new(), conversations=Conversations().with_group_key(KEY))
     payload = groups.seal_message(KEY, "for c-1")
     # Relayed into conversation c-2 (whose members would see it as theirs): refused.
-    message = _message(payload, conversation_id="c-2", to=groups_target("c-2"))
+    message = _message(payload, conversation_id="c-2", to=group_recipient("c-2"))
     after, [opened] = _open(data, message)
     assert after is data
     assert "another conversation" in (opened.refusal or "")
     # In its own conversation it opens.
-    _, [opened] = _open(data, _message(payload, to=groups_target(CONVERSATION)))
+    _, [opened] = _open(data, _message(payload, to=group_recipient(CONVERSATION)))
     assert opened.request is not None
     assert opened.request.text == "for c-1"
 
 
 def test_a_group_message_without_its_key_is_deferred() -> None:
     data = AgentData(AgentSignalState.new())
-    message = _message(groups.seal_message(KEY, "later"), to=groups_target(CONVERSATION))
+    message = _message(groups.seal_message(KEY, "later"), to=group_recipient(CONVERSATION))
     after, [opened] = _open(data, message)
     assert after is data
     assert opened.deferred
@@ -168,7 +167,7 @@ def test_seal_in_the_clear_and_to_a_group_without_a_key() -> None:
         seal(
             data,
             conversation_id=CONVERSATION,
-            to=groups_target(CONVERSATION),
+            to=group_recipient(CONVERSATION),
             plaintext="hi all",
             encrypted=True,
             **options,

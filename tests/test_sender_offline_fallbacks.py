@@ -6,8 +6,8 @@ import logging
 import pytest
 
 from custom_components.pacerelle.client.agent_core import ConnectionState
-from custom_components.pacerelle.client.crypto_jobs import groups_target
 from custom_components.pacerelle.client.errors import PacerelleConnectionError
+from custom_components.pacerelle.client.gateway_frames import group_recipient
 from custom_components.pacerelle.client.inbox import Request
 from tests.client_agent_harness import Recorder, make_agent, wait_for
 from tests.emulator_fixtures import EmulatorHandle
@@ -25,7 +25,7 @@ async def test_group_key_fetch_failure_is_logged_and_the_offline_send_refused(
         await agent.send_text(
             "to the group",
             conversation_id=installed.conversation_id,
-            to=groups_target(installed.conversation_id),
+            to=group_recipient(installed.conversation_id),
         )
     assert "Could not fetch group keys before sending" in caplog.text
     assert agent.history().replies == ()

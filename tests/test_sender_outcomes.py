@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from custom_components.pacerelle.client.crypto_jobs import groups_target
+from custom_components.pacerelle.client.gateway_frames import group_recipient
 from custom_components.pacerelle.client.history import FAILED
 from custom_components.pacerelle.client.limits import MAX_SEND_TEXT_CHARS
 from custom_components.pacerelle.client.sender import SendError, public_descriptor
@@ -55,7 +55,7 @@ async def test_an_explicit_group_target_has_no_device(emulator: EmulatorHandle) 
     installed = await emulator.install()
     recorder = Recorder()
     async with connected_agent(emulator, installed, recorder) as agent:
-        group = groups_target("c-group")
+        group = group_recipient("c-group")
         target = agent._sender.resolve(None, "c-group", group, "7")
         assert (target.conversation_id, target.to, target.device_id) == ("c-group", group, None)
 

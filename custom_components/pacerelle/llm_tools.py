@@ -28,13 +28,13 @@ from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import llm
 
 from .client import (
-    GROUP_PREFIX,
     PacerelleConnectionError,
     PacerelleError,
     Request,
     SendError,
     SendRefusal,
     TrustState,
+    is_group_recipient,
 )
 from .const import CONF_AGENT_ID, CONF_AGENT_NAME, CONF_CONVERSATION_ID, CONF_OWNER_ID, DOMAIN
 from .options import AgentOptions
@@ -76,7 +76,7 @@ class LlmScope:
 
     def check_recipient(self, conversation_id: str, to: str) -> None:
         self.check_conversation(conversation_id)
-        if to not in (self.owner_id, f"{GROUP_PREFIX}{conversation_id}"):
+        if to != self.owner_id and not is_group_recipient(to, conversation_id):
             raise HomeAssistantError(
                 translation_domain=DOMAIN,
                 translation_key="llm_recipient_out_of_scope",

@@ -62,13 +62,13 @@ from .client import (
     DATETIME,
     DATETIME_MODES,
     FORM,
-    GROUP_PREFIX,
     PERMISSION,
     RESPONSE_MODES,
     Addressee,
     PacerelleError,
     WidgetError,
     build_widget,
+    is_group_recipient,
 )
 from .const import CONF_AGENT_ID, CONF_CONVERSATION_ID, CONF_OWNER_ID, DOMAIN
 from .events import ATTR_ENTRY_ID, ATTR_WIDGET_ID, EVENT_WIDGET_RESPONSE
@@ -263,7 +263,7 @@ def _asks_a_group(entry: PacerelleConfigEntry, target: dict[str, Any]) -> bool:
         request = entry.runtime_data.agent.find_request(source)
         return request is None or request.is_group
     conversation = target["conversation_id"] or str(entry.data[CONF_CONVERSATION_ID])
-    return bool(target["to"] == GROUP_PREFIX + conversation)
+    return is_group_recipient(target["to"], conversation)
 
 
 async def _tell_untrusted(entry: PacerelleConfigEntry, data: Mapping[str, Any]) -> None:

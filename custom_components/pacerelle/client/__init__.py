@@ -27,7 +27,7 @@ from .errors import (
     SendError,
     SendRefusal,
 )
-from .gateway_frames import GROUP_PREFIX
+from .gateway_frames import group_recipient, is_group_recipient
 from .history import HISTORY_LIMIT, MAX_NOTE_CHARS, History, Reply
 from .inbox import Request
 from .limits import MAX_HANDED_OVER, MAX_SEND_TEXT_CHARS
@@ -75,7 +75,6 @@ __all__ = [
     "DATETIME_MODES",
     "DEFAULT_EXPIRE_AFTER",
     "FORM",
-    "GROUP_PREFIX",
     "HISTORY_LIMIT",
     "MAX_AGENT_DESCRIPTION",
     "MAX_AGENT_NAME",
@@ -139,6 +138,8 @@ __all__ = [
     "check_patch",
     "check_widget",
     "exchange_code",
+    "group_recipient",
+    "is_group_recipient",
     "migrate",
     "native_crypto_unavailable",
     "normalize_server_url",

@@ -14,7 +14,7 @@ from typing import Any
 from . import groups, history_v1, server_answers
 from .agent_data import AgentData
 from .errors import PacerelleError, SendError, SendRefusal
-from .gateway_frames import InboundMessage
+from .gateway_frames import InboundMessage, is_group_recipient
 from .group_key_bounds import SenderEpochs
 from .inbox import Request, RequestTooLargeError, stored_size
 from .limits import MAX_GROUP_KEY_BYTES, MAX_NEW_GROUP_KEY_SESSIONS
@@ -297,7 +297,7 @@ def seal(
     """
     if not encrypted:
         return Sealed(data, plaintext.encode(), None)
-    if to == groups_target(conversation_id):
+    if is_group_recipient(to, conversation_id):
         data = _learn_group_keys(data, conversation_id, group_envelopes)
         asking = rule.answering
         held = data.conversations.group_keys
@@ -333,7 +333,3 @@ def seal(
             agent_id=agent_id,
         )
     return Sealed(data, payload, record, identity, group_key)
-
-
-def groups_target(conversation_id: str) -> str:
-    return f"group:{conversation_id}"

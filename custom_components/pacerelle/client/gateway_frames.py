@@ -39,6 +39,18 @@ MAX_ERROR_CHARS = 300
 MAX_ATTACHMENT_SIZE = 25 * 1024 * 1024  # what the relay stores for one blob
 DEFAULT_DEVICE_ID = "1"
 GROUP_PREFIX = "group:"
+
+
+def group_recipient(conversation_id: str) -> str:
+    """The `to` of a message for everyone in a group conversation (PROTOCOL.md)."""
+    return GROUP_PREFIX + conversation_id
+
+
+def is_group_recipient(to: str | None, conversation_id: str) -> bool:
+    """Whether `to` addresses the whole group `conversation_id` (the one spelling)."""
+    return to == GROUP_PREFIX + conversation_id
+
+
 _DIGEST_FIELDS = (
     "from",
     "from_device_id",
@@ -77,7 +89,7 @@ class InboundMessage:
 
     @property
     def is_group(self) -> bool:
-        return self.to == GROUP_PREFIX + self.conversation_id
+        return is_group_recipient(self.to, self.conversation_id)
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,7 +33,7 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 from .errors import PacerelleError
-from .gateway_frames import InboundMessage
+from .gateway_frames import InboundMessage, is_group_recipient
 from .groups import parse_message
 from .limits import (
     MAX_ACCEPTED_RECEIPTS,
@@ -107,7 +107,7 @@ class Request:
 
     @property
     def is_group(self) -> bool:
-        return self.to == f"group:{self.conversation_id}"
+        return is_group_recipient(self.to, self.conversation_id)
 
     @property
     def judged(self) -> DeviceTrust:

@@ -25,9 +25,9 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from .agent_core import AgentCore, ConnectionState
 from .agent_data import AgentData, UncertainSend, device_key
 from .api import AgentApi
-from .crypto_jobs import Sealed, UntrustedGroupKeysError, groups_target, seal
+from .crypto_jobs import Sealed, UntrustedGroupKeysError, seal
 from .errors import PacerelleConnectionError, PacerelleError, SendError, SendRefusal
-from .gateway_frames import build_message
+from .gateway_frames import build_message, is_group_recipient
 from .history import FAILED, SENT, UNCERTAIN, Reply
 from .inbox import Request, payload_seal
 from .limits import MAX_SEND_TEXT_CHARS
@@ -96,7 +96,7 @@ class Sender:
         core = self._core
         conversation = conversation_id or core.config.conversation_id
         recipient = to or core.config.owner_id
-        if recipient == groups_target(conversation):
+        if is_group_recipient(recipient, conversation):
             return Target(conversation, recipient, None)
         trust = core.trust
         if to_device_id is not None:
@@ -126,7 +126,9 @@ class Sender:
         Offline (the fetch fails), the send goes on with the keys already held, so that it
         can be queued; the relay itself no longer delivers to a member who left.
         """
-        if not self._core.config.encrypted or target.to != groups_target(target.conversation_id):
+        if not self._core.config.encrypted or not is_group_recipient(
+            target.to, target.conversation_id
+        ):
             return ()
         try:
             return await self._api.group_keys(target.conversation_id)
@@ -156,7 +158,7 @@ class Sender:
         config = core.config
         message_id = str(uuid.uuid4())
         envelopes = await self._group_envelopes(target)
-        in_group = target.to == groups_target(target.conversation_id)
+        in_group = is_group_recipient(target.to, target.conversation_id)
         answering = self.find_request(source_message_id) if source_message_id else None
         async with core.lock:
             # The book as it stands once the lock is held (the seal runs in the executor).

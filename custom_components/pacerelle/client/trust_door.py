@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 from .errors import SendError, SendRefusal
+from .gateway_frames import GROUP_PREFIX
 from .groups import GroupKey
 from .inbox import Request
 from .send_queue import QueuedSend
@@ -187,7 +188,7 @@ def recheck(
     if to is None:  # queued before recipients were kept: the frame's, as it is now
         to, device = _frame_recipient(send.frame)
         key = session_key(to, device) if to and device else None
-        if to is None or to.startswith("group:"):
+        if to is None or to.startswith(GROUP_PREFIX):
             return None
     if send.group_key is not None:
         group_key = held.get(send.group_key)

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .gateway_frames import GROUP_PREFIX
+from .gateway_frames import is_group_recipient
 from .group_epochs import GroupEpoch, advance, member_ids
 from .groups import GroupKey
 from .widgets import (
@@ -122,7 +122,7 @@ class Addressee:
     @classmethod
     def of(cls, conversation_id: str, to: str, asked_by: str | None, owner_id: str) -> Addressee:
         """`to` is where the question went (a person, or `group:<conversation>`)."""
-        if to == GROUP_PREFIX + conversation_id:
+        if is_group_recipient(to, conversation_id):
             return cls(conversation_id, asked_by or owner_id, in_group=True)
         return cls(conversation_id, to)
 
