@@ -2,7 +2,8 @@
 
 Everything else is the real emulator over TCP on 127.0.0.1; while a `Hostility` field is
 set, the middleware answers the runtime-token endpoint with hostile bytes, trickles blobs
-at a few bytes per second, or serves the agent gateway itself to flood it with frames.
+at a few bytes per second, serves the agent gateway itself to flood it with frames, holds
+back the group keys' answers or lists envelopes of its own choosing.
 """
 
 import asyncio
@@ -10,9 +11,10 @@ import base64
 import json
 import os
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import aiohttp
 from aiohttp import web
@@ -25,6 +27,7 @@ from tests.emulator_fixtures import EmulatorHandle
 RUNTIME_TOKEN_PATH = "/agent-connect/runtime-token"
 BLOBS_PATH = "/agent/blobs/"
 GATEWAY_PATH = "/ws/agent"
+GROUP_KEYS_PATH = "/agent/group-keys"
 
 
 @dataclass
@@ -62,8 +65,13 @@ class Hostility:
     token_answer: bytes | None = None  # the body of every runtime-token answer
     blob_bytes_per_second: float | None = None  # blob downloads trickle at this rate
     flood: Flood | None = None  # the gateway is ours: it floods the agent
+    # A group keys request waits until the event set when it came is set (None: at once).
+    group_keys_gate: asyncio.Event | None = None
+    # The envelopes listed for the conversation asked about (None: the emulator's own).
+    group_keys_answer: Callable[[str], list[dict[str, Any]]] | None = None
     token_requests: int = 0
     blob_downloads_started: int = 0
+    group_keys_requests: int = 0
 
 
 def _middleware(hostility: Hostility) -> web.middleware:  # type: ignore[valid-type]
@@ -73,6 +81,14 @@ def _middleware(hostility: Hostility) -> web.middleware:  # type: ignore[valid-t
             hostility.token_requests += 1
             if hostility.token_answer is not None:
                 return web.Response(body=hostility.token_answer, content_type="application/json")
+        if request.path == GROUP_KEYS_PATH and request.method == "GET":
+            hostility.group_keys_requests += 1
+            gate = hostility.group_keys_gate
+            if gate is not None:
+                await gate.wait()
+            answer = hostility.group_keys_answer
+            if answer is not None:
+                return web.json_response(answer(request.query.get("conversation_id", "")))
         if request.path == GATEWAY_PATH and hostility.flood is not None:
             return await _flood(request, hostility.flood)
         if request.path.startswith(BLOBS_PATH) and request.method == "GET":

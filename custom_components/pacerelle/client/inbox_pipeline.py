@@ -4,7 +4,8 @@ For a batch of incoming messages, in order:
 1. classify each by its receipt (inbox.py) and its hand-over mark (handed_over.py):
    acknowledged again, handed over from the stored copy, accepted without a second event
    (its mark says it was handed over), refused as a conflict, or new;
-2. decrypt the new ones in the executor (one job for the batch);
+2. decrypt the new ones in the executor (one job for the batch), with the group key
+   envelopes fetched for them before 1, WITHOUT the lock (group_key_fetch.py);
 3. save the Signal state and the decrypted requests together, as received (one write);
 4. let the host prepare each request (save its files), WITHOUT the agent's lock;
 5. hand them over: for each, its mark kept by the host and its event fired, on the loop
@@ -12,8 +13,9 @@ For a batch of incoming messages, in order:
    then save them as accepted, make it all survive a power cut, and send ACK_READ for each.
 When the host has nothing to prepare for any request of the batch (`may_prepare`: a text
 has no files to save), 5 follows 3 under the same hold of the lock.
-Steps 1-3 and 5 are transactions under the agent's lock; step 4 runs outside it, so that a
-send (or anything else that takes the lock) never waits for a download. The host bounds
+Steps 1-3 and 5 are transactions under the agent's lock; step 4 and the group key fetch
+run outside it, so that a send (or anything else that takes the lock) never waits for a
+download. The host bounds
 each download in time and in number (events.py); the pipeline prepares a batch's requests
 concurrently and hands them over in arrival order once all are ready. Only this pipeline
 (one task, one batch at a time) hands requests over, so releasing the lock between 3 and 5
@@ -35,9 +37,8 @@ step 1 refuses a new message whose mark is held (acknowledged, logged, no event)
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
 
 from .agent_core import AgentCore
 from .agent_data import AgentData
@@ -46,6 +47,7 @@ from .crypto_jobs import Opened, open_batch, peer_of
 from .decrypt_failures import DecryptionOutcome, DeviceKey
 from .errors import PacerelleError
 from .gateway_frames import InboundMessage, build_ack
+from .group_key_fetch import fetch_envelopes, still_wanted, wanted_groups
 from .groups import parse_message
 from .handed_over import hand_over_mark, handed_over_before
 from .inbound_queue import InboundQueue
@@ -91,10 +93,15 @@ class InboxPipeline:
     async def _process(self, batch: Sequence[InboundMessage]) -> None:
         core = self._core
         clock = StageClock()
+        # Without the lock (group_key_fetch.py): a send never waits for the relay's answer.
+        wanted = wanted_groups(core.data, batch)
+        fetched = await fetch_envelopes(self._api, wanted) if wanted else {}
+        if wanted:
+            clock.lap("group keys")
         async with core.lock:
             clock.lap("lock")
             to_ack, to_open, stored, finished = self._classify(batch)
-            envelopes = await self._group_envelopes(to_open)
+            envelopes = still_wanted(fetched, core.data, to_open)
             data = core.data
             signal_before = data.signal
             prekeys_before = len(data.signal.prekeys.one_time_prekeys)
@@ -278,29 +285,6 @@ class InboxPipeline:
             else:
                 to_open.append(message)
         return to_ack, to_open, stored, finished
-
-    async def _group_envelopes(
-        self, messages: Sequence[InboundMessage]
-    ) -> Mapping[str, Sequence[Mapping[str, Any]]]:
-        """Fetch group key envelopes for group messages whose key we lack (or may not use yet)."""
-        conversations = self._core.data.conversations
-        wanted: set[str] = set()
-        for message in messages:
-            if not (message.encrypted and message.is_group):
-                continue
-            try:
-                # Also a key held of an epoch not entered yet: the fetch may move the group.
-                if not conversations.opens_with(parse_message(message.payload).key_name):
-                    wanted.add(message.conversation_id)
-            except PacerelleError:
-                continue  # refused when opened
-        envelopes: dict[str, Sequence[Mapping[str, Any]]] = {}
-        for conversation_id in wanted:
-            try:
-                envelopes[conversation_id] = await self._api.group_keys(conversation_id)
-            except PacerelleError as err:
-                _LOGGER.warning("Could not fetch group keys: %s", err)
-        return envelopes
 
     async def _prepare(self, requests: Sequence[Request]) -> None:
         """Let the host ready every request (save its files), concurrently, without the lock.
