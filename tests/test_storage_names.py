@@ -171,3 +171,11 @@ async def test_home_assistant_loads_a_store_written_by_version_1(hass: HomeAssis
     await hass.async_add_executor_job(_check_each_peer_still_talks, data, fixture["peers"])
     await store.async_save(document)  # saved at version 2 ...
     assert (await store.async_load())["signal"]["sessions"] == document["signal"]["sessions"]
+
+
+def test_a_version_1_name_reads_only_a_canonical_device_id() -> None:
+    """The engine takes the client's one rule (client/device_ids.py): "007", "+7" and an
+    Arabic-Indic seven are no device 7, so no second spelling of a session is migrated."""
+    for device in ("007", "+7", "\u0667", "0", "1_0"):
+        assert legacy_addresses(f"human:a:b:device:{device}") == [], device
+    assert legacy_addresses("human:a:b:device:7") == [PeerAddress("a", "b", 7)]
