@@ -29,17 +29,15 @@ from homeassistant.helpers import llm
 
 from .client import (
     GROUP_PREFIX,
-    PacerelleConnectionError,
-    PacerelleError,
     Request,
     SendError,
     SendRefusal,
     TrustState,
 )
 from .const import CONF_AGENT_ID, CONF_AGENT_NAME, CONF_CONVERSATION_ID, CONF_OWNER_ID, DOMAIN
+from .errors import tool_errors
 from .options import AgentOptions
 from .runtime import PacerelleRuntime, event_data
-from .send_refusals import REFUSALS
 
 ARG_AGENT = "agent"
 AGENT_FIELD_DESCRIPTION = (
@@ -186,24 +184,6 @@ def request_view(ref: AgentRef, request: Request) -> dict[str, Any]:
     return view
 
 
-def refusal(err: PacerelleError) -> HomeAssistantError:
-    """The translated error for a refused send, mark or checkpoint."""
-    if isinstance(err, PacerelleConnectionError):
-        return HomeAssistantError(translation_domain=DOMAIN, translation_key="llm_not_connected")
-    if isinstance(err, SendError):
-        detail = str(err).partition(": ")[2]
-        return HomeAssistantError(
-            translation_domain=DOMAIN,
-            translation_key=REFUSALS[err.reason].llm,
-            translation_placeholders={"detail": detail},
-        )
-    return HomeAssistantError(
-        translation_domain=DOMAIN,
-        translation_key="llm_failed",
-        translation_placeholders={"error": str(err)},
-    )
-
-
 class PacerelleTool(llm.Tool):
     """A tool of the Pacerelle API: checks its arguments, finds the agent, maps errors."""
 
@@ -217,10 +197,8 @@ class PacerelleTool(llm.Tool):
         given = {key: value for key, value in tool_input.tool_args.items() if value is not None}
         args: dict[str, Any] = self.parameters(given)
         ref = resolve_agent(hass, args.pop(ARG_AGENT, None))
-        try:
+        with tool_errors(hass, hass.config_entries.async_get_entry(ref.runtime.entry_id)):
             data = await self.run(hass, ref, args)
-        except PacerelleError as err:
-            raise refusal(err) from err
         return llm.ToolResult(data=data)
 
     @abstractmethod

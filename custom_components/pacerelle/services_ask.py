@@ -71,6 +71,7 @@ from .client import (
     build_widget,
 )
 from .const import CONF_AGENT_ID, CONF_CONVERSATION_ID, CONF_OWNER_ID, DOMAIN
+from .errors import action_error
 from .events import ATTR_ENTRY_ID, ATTR_WIDGET_ID, EVENT_WIDGET_RESPONSE
 from .runtime import PacerelleConfigEntry
 from .services_common import (
@@ -79,7 +80,6 @@ from .services_common import (
     client_errors,
     resolve_entry,
     target_fields,
-    widget_invalid,
 )
 
 _LOGGER = logging.getLogger(__name__)
@@ -177,7 +177,7 @@ async def async_ask(call: ServiceCall) -> ServiceResponse:
             response_mode=mode,
         )
     except WidgetError as err:
-        raise widget_invalid(err) from err
+        raise action_error(err) from err
     widget_id = widget["id"]
     agent_id = str(entry.data[CONF_AGENT_ID])
     conversation: list[str] = []
@@ -222,7 +222,7 @@ async def async_ask(call: ServiceCall) -> ServiceResponse:
     # Listening before sending: a quick answer cannot slip between the two.
     unsubscribe = hass.bus.async_listen(EVENT_WIDGET_RESPONSE, wait.answered, event_filter=ours)
     try:
-        with client_errors(entry, target["source_message_id"]):
+        with client_errors(hass, entry, target["source_message_id"]):
             # Offline, the question waits queued no longer than the answer is awaited.
             reply = await agent.send_widget(widget, **target, expire_after=timeout)
         source = target["source_message_id"]
