@@ -2,7 +2,8 @@
 
 Arguments are checked against the tool's schema: a bad argument raises `probatio.Invalid`,
 which Home Assistant's chat log and MCP server both turn into an error result for the
-model. Refusals (unknown request, not connected...) are translated HomeAssistantErrors.
+model. Refusals (unknown request, not connected...) are translated HomeAssistantErrors
+(errors.py: the same table as the actions').
 
 Addressing: every tool takes an optional `agent`, the agent id or its name (either
 case-insensitive; two agents with one name need the id). Without it the only loaded agent

@@ -67,6 +67,7 @@ from .client import (
     RESPONSE_MODES,
     Addressee,
     PacerelleError,
+    SendError,
     WidgetError,
     build_widget,
 )
@@ -245,7 +246,8 @@ async def async_ask(call: ServiceCall) -> ServiceResponse:
             stop_trust()
     answers = [_judged_device(entry, data) for data in wait.answers]
     for data in answers:
-        with contextlib.suppress(PacerelleError):
+        # Already marked (SendError) is no failure; a failed save is (store_failed, errors.py).
+        with client_errors(hass, entry), contextlib.suppress(SendError):
             await agent.mark_processed(data["message_id"], f"Answer to pacerelle.ask {widget_id}")
     question = {"widget_id": widget_id, "message_id": reply.message_id}
     if mode == INDIVIDUAL:

@@ -2,7 +2,8 @@
 
 An action names its agent by config entry or by device; with neither, the only loaded agent
 is used. Every refusal of the client library becomes a translated error that says what to
-do; misuse is a ServiceValidationError, trouble on the way a HomeAssistantError.
+do (errors.py, one table); misuse is a ServiceValidationError, trouble on the way a
+HomeAssistantError.
 """
 
 from collections.abc import Iterator
