@@ -11,9 +11,10 @@ import string
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from homeassistant.config_entries import SOURCE_REAUTH
 from homeassistant.core import HomeAssistant
-from homeassistant.exceptions import ServiceValidationError
+from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 
 from custom_components.pacerelle import client
 from custom_components.pacerelle.client import DeviceTrust, PacerelleError, TrustState
@@ -23,9 +24,11 @@ from custom_components.pacerelle.errors import (
     REFUSALS,
     action_error,
     tool_error,
+    tool_errors,
     translation,
 )
 from tests.emulator_fixtures import EmulatorHandle
+from tests.llm_harness import running_agent
 from tests.services_harness import human_writes, refused, spoken_agent
 
 PACKAGE = Path(__file__).parent.parent / "custom_components" / "pacerelle"
@@ -152,3 +155,20 @@ async def test_an_action_that_meets_a_revoked_installation_asks_to_sign_in_again
     await hass.async_block_till_done()
     assert len(list(entry.async_get_active_flows(hass, {SOURCE_REAUTH}))) == 1
     assert list((tmp_path / "media").iterdir()) == []
+
+
+async def test_a_tool_that_meets_a_revoked_installation_asks_to_sign_in_again(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    """No tool reaches the REST API yet; one that does is held to the same rule: the model
+    reads `llm_revoked`, the user gets one reauth flow."""
+    _, entry = await running_agent(hass, emulator)
+    for _ in range(2):
+        with pytest.raises(HomeAssistantError) as caught, tool_errors(hass, entry):
+            raise client.InstallationRevokedError(401, "the installation was revoked")
+        assert caught.value.translation_key == "llm_revoked"
+        await hass.async_block_till_done()
+    assert [f["handler"] for f in entry.async_get_active_flows(hass, {SOURCE_REAUTH})] == [DOMAIN]
+    with pytest.raises(HomeAssistantError) as caught, tool_errors(hass, entry):
+        raise client.PacerelleAuthError(401, "this route refused the runtime token")
+    assert caught.value.translation_key == "llm_failed"  # no reauth for one route's refusal
