@@ -75,7 +75,7 @@ def _escape(part: str) -> str:
 def address_of(name: str) -> PeerAddress | None:
     """The address whose `storage_name` is `name`; None for a name of another form."""
     body, separator, device = name.rpartition(DEVICE_SEPARATOR)
-    if not separator or not body.startswith("human:") or not device.isdigit():
+    if not separator or not body.startswith("human:") or not is_device_id(device):
         return None
     user, colon, conversation = body.removeprefix("human:").partition(":")
     if not colon or ":" in conversation:
