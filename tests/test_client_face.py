@@ -2,6 +2,8 @@
 (`client/__init__.py`), never an inner module: what the client decides stays behind it."""
 
 import ast
+import importlib
+import pkgutil
 from pathlib import Path
 
 from custom_components.pacerelle import client
@@ -73,3 +75,34 @@ def test_the_face_exports_what_it_lists() -> None:
     missing = [name for name in client.__all__ if not hasattr(client, name)]
     assert missing == []
     assert len(set(client.__all__)) == len(client.__all__)
+
+
+def _client_exceptions() -> set[type[BaseException]]:
+    """Every exception class the client library defines outside its Signal engine (whose
+    SignalError the client turns into a refusal or a decrypt failure before a host sees it)."""
+    found: set[type[BaseException]] = set()
+    for info in pkgutil.walk_packages(client.__path__, f"{client.__name__}."):
+        if info.name.startswith(f"{client.__name__}.signal"):
+            continue
+        module = importlib.import_module(info.name)
+        found |= {
+            value
+            for value in vars(module).values()
+            if isinstance(value, type)
+            and issubclass(value, BaseException)
+            and value.__module__ == info.name
+        }
+    return found
+
+
+def test_every_client_error_is_in_one_tree_on_the_face() -> None:
+    """A host catches `PacerelleError` for anything the client refuses, and names each
+    kind through the face (the HA side translates each: errors.py)."""
+    errors = _client_exceptions()
+    assert len(errors) > 10
+    assert [e.__name__ for e in errors if not issubclass(e, client.PacerelleError)] == []
+    assert [e.__name__ for e in errors if e.__name__ not in client.__all__] == []
+    # What callers catch by its older base still catches it.
+    assert issubclass(client.WidgetError, ValueError)
+    assert issubclass(client.InstallationRevokedError, client.PacerelleAuthError)
+    assert issubclass(client.DocumentTooLargeError, client.StoreError)

@@ -44,3 +44,20 @@ def test_client_relative_imports_stay_inside_client() -> None:
 def test_the_check_catches_an_import() -> None:
     assert "homeassistant.core" in imported_modules("from homeassistant.core import HomeAssistant")
     assert "homeassistant" in imported_modules("import homeassistant")
+
+
+def test_the_signal_engine_takes_only_the_device_id_rule_from_the_client() -> None:
+    """The engine reads like libsignal and stands alone: of the rest of the client it uses
+    only the one device-id rule (client/device_ids.py, itself importing nothing)."""
+    engine = CLIENT / "signal"
+    taken = set()
+    for path in engine.rglob("*.py"):
+        depth = len(path.relative_to(engine).parts) - 1
+        for name in imported_modules(path.read_text(encoding="utf-8")):
+            if len(name) - len(name.lstrip(".")) > depth + 1:
+                taken.add(name.lstrip("."))
+    assert taken == {"device_ids"}
+    assert imported_modules((CLIENT / "device_ids.py").read_text(encoding="utf-8")) <= {
+        "re",
+        "typing",
+    }

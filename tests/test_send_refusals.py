@@ -1,26 +1,9 @@
-"""Every send refusal of the client has one translation for actions and one for the LLM
-(send_refusals.py), and every key it names exists; the stored forms of what the trust door
-added (a request's judgement, a queued send's recipient) load from stores without them."""
+"""The stored forms of what the trust door added (a request's judgement, a queued send's
+recipient) load from stores without them. Each refusal's translations: tests/test_errors.py."""
 
-import json
-from pathlib import Path
-
-from custom_components.pacerelle.client.errors import SendRefusal
 from custom_components.pacerelle.client.inbox import Request
 from custom_components.pacerelle.client.send_queue import QueuedSend
 from custom_components.pacerelle.client.trust import TrustState
-from custom_components.pacerelle.send_refusals import REFUSALS
-
-PACKAGE = Path(__file__).parent.parent / "custom_components" / "pacerelle"
-
-
-def test_every_refusal_has_both_translations() -> None:
-    assert set(REFUSALS) == set(SendRefusal)
-    for path in (PACKAGE / "strings.json", PACKAGE / "translations" / "en.json"):
-        exceptions = json.loads(path.read_text())["exceptions"]
-        for reason, keys in REFUSALS.items():
-            assert keys.service in exceptions, (reason, keys.service, path.name)
-            assert keys.llm in exceptions, (reason, keys.llm, path.name)
 
 
 def test_a_request_stored_before_judgements_loads_unverified() -> None:

@@ -18,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from custom_components.pacerelle.client.agent_data import AgentData
+from custom_components.pacerelle.client.device_ids import MAX_DEVICE_ID
 from custom_components.pacerelle.client.encrypted_file import EncryptedFile
 from custom_components.pacerelle.client.signal.engine import decrypt, encrypt
 from custom_components.pacerelle.client.signal.errors import SignalError, SignalErrorKind
@@ -35,6 +36,10 @@ needs_peer = pytest.mark.skipif(not reference_peer_available(), reason="no refer
 
 ids = st.text(alphabet=st.sampled_from("ab:%3A5"), max_size=6)
 addresses = st.builds(PeerAddress, ids, ids, st.integers(min_value=0, max_value=3))
+# Addresses of real devices: a device id is 1 to MAX_DEVICE_ID (client/device_ids.py).
+device_addresses = st.builds(
+    PeerAddress, ids, ids, st.integers(min_value=1, max_value=MAX_DEVICE_ID)
+)
 
 
 @given(addresses, addresses)
@@ -42,7 +47,7 @@ def test_names_are_injective(first: PeerAddress, second: PeerAddress) -> None:
     assert (first.storage_name == second.storage_name) == (first == second)
 
 
-@given(addresses)
+@given(device_addresses)
 def test_a_name_is_read_back_as_its_address(address: PeerAddress) -> None:
     """The one reading of a record name (the trust book's seed uses it, client/trust.py)."""
     assert address_of(address.storage_name) == address
@@ -53,6 +58,7 @@ def test_a_name_is_read_back_as_its_address(address: PeerAddress) -> None:
     [
         "human:a:b:c:device:1",  # version 1's unescaped form: ambiguous, never guessed
         "human:a:b:device:01",  # another spelling of device 1
+        "human:a:b:device:0",  # no device id
         "human:a:b:device:\u0661".encode().decode("unicode_escape"),  # an Arabic-Indic one
         "human:a%3a:b:device:1",  # an escape the engine never writes
         "group:a:b:device:1",
@@ -171,3 +177,11 @@ async def test_home_assistant_loads_a_store_written_by_version_1(hass: HomeAssis
     await hass.async_add_executor_job(_check_each_peer_still_talks, data, fixture["peers"])
     await store.async_save(document)  # saved at version 2 ...
     assert (await store.async_load())["signal"]["sessions"] == document["signal"]["sessions"]
+
+
+def test_a_version_1_name_reads_only_a_canonical_device_id() -> None:
+    """The engine takes the client's one rule (client/device_ids.py): "007", "+7" and an
+    Arabic-Indic seven are no device 7, so no second spelling of a session is migrated."""
+    for device in ("007", "+7", "\u0667", "0", "1_0"):
+        assert legacy_addresses(f"human:a:b:device:{device}") == [], device
+    assert legacy_addresses("human:a:b:device:7") == [PeerAddress("a", "b", 7)]

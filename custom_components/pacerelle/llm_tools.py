@@ -2,7 +2,8 @@
 
 Arguments are checked against the tool's schema: a bad argument raises `probatio.Invalid`,
 which Home Assistant's chat log and MCP server both turn into an error result for the
-model. Refusals (unknown request, not connected...) are translated HomeAssistantErrors.
+model. Refusals (unknown request, not connected...) are translated HomeAssistantErrors
+(errors.py: the same table as the actions').
 
 Addressing: every tool takes an optional `agent`, the agent id or its name (either
 case-insensitive; two agents with one name need the id). Without it the only loaded agent
@@ -28,8 +29,6 @@ from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import llm
 
 from .client import (
-    PacerelleConnectionError,
-    PacerelleError,
     Request,
     SendError,
     SendRefusal,
@@ -37,9 +36,9 @@ from .client import (
     is_group_recipient,
 )
 from .const import CONF_AGENT_ID, CONF_AGENT_NAME, CONF_CONVERSATION_ID, CONF_OWNER_ID, DOMAIN
+from .errors import tool_errors
 from .options import AgentOptions
 from .runtime import PacerelleRuntime, event_data
-from .send_refusals import REFUSALS
 
 ARG_AGENT = "agent"
 AGENT_FIELD_DESCRIPTION = (
@@ -186,24 +185,6 @@ def request_view(ref: AgentRef, request: Request) -> dict[str, Any]:
     return view
 
 
-def refusal(err: PacerelleError) -> HomeAssistantError:
-    """The translated error for a refused send, mark or checkpoint."""
-    if isinstance(err, PacerelleConnectionError):
-        return HomeAssistantError(translation_domain=DOMAIN, translation_key="llm_not_connected")
-    if isinstance(err, SendError):
-        detail = str(err).partition(": ")[2]
-        return HomeAssistantError(
-            translation_domain=DOMAIN,
-            translation_key=REFUSALS[err.reason].llm,
-            translation_placeholders={"detail": detail},
-        )
-    return HomeAssistantError(
-        translation_domain=DOMAIN,
-        translation_key="llm_failed",
-        translation_placeholders={"error": str(err)},
-    )
-
-
 class PacerelleTool(llm.Tool):
     """A tool of the Pacerelle API: checks its arguments, finds the agent, maps errors."""
 
@@ -217,10 +198,8 @@ class PacerelleTool(llm.Tool):
         given = {key: value for key, value in tool_input.tool_args.items() if value is not None}
         args: dict[str, Any] = self.parameters(given)
         ref = resolve_agent(hass, args.pop(ARG_AGENT, None))
-        try:
+        with tool_errors(hass, hass.config_entries.async_get_entry(ref.runtime.entry_id)):
             data = await self.run(hass, ref, args)
-        except PacerelleError as err:
-            raise refusal(err) from err
         return llm.ToolResult(data=data)
 
     @abstractmethod

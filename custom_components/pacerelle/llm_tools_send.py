@@ -12,7 +12,6 @@ from typing import Any, Final
 
 import probatio
 from homeassistant.core import HomeAssistant
-from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import llm
 
 from .client import (
@@ -23,9 +22,9 @@ from .client import (
     MAX_NOTE_CHARS,
     MAX_SEND_TEXT_CHARS,
     Reply,
+    WidgetError,
     check_widget,
 )
-from .const import DOMAIN
 from .llm_tools import AgentRef, PacerelleTool, request_view, timestamp, tool_schema
 
 LLM_EXPIRE_AFTER: Final = 300.0
@@ -128,14 +127,7 @@ class SendWidgetTool(PacerelleTool):
     annotations = SENDS
 
     async def run(self, hass: HomeAssistant, ref: AgentRef, args: dict[str, Any]) -> dict[str, Any]:
-        try:
-            widget = _widget(args["widgetJson"])
-        except ValueError as err:
-            raise HomeAssistantError(
-                translation_domain=DOMAIN,
-                translation_key="llm_invalid_widget",
-                translation_placeholders={"problem": str(err)},
-            ) from err
+        widget = _widget(args["widgetJson"])  # WidgetError: a tool error (errors.py)
         _check_target(ref, args)
         reply = await ref.runtime.agent.send_widget(
             widget,
@@ -153,7 +145,7 @@ def _widget(value: str | Mapping[str, Any]) -> dict[str, Any]:
         try:
             value = json.loads(value)
         except ValueError as err:
-            raise ValueError("widgetJson is not valid JSON") from err
+            raise WidgetError("widgetJson", "is not valid JSON") from err
     return check_widget(value)
 
 

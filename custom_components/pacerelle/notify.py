@@ -43,5 +43,5 @@ class PacerelleNotify(PacerelleEntity, NotifyEntity):
     async def async_send_message(self, message: str, title: str | None = None) -> None:
         text = f"{title}\n{message}" if title else message
         # The same translated errors as pacerelle.send_message gives.
-        with client_errors(self.entry):
+        with client_errors(self.hass, self.entry):
             await self.runtime.agent.send_text(text)

@@ -2,10 +2,10 @@
 
 `async_setup_runtime` loads the encrypted store (an unreadable one is a repair issue and a
 ConfigEntryError, never a new identity), requests the first runtime token (refused: the
-installation was revoked -> ConfigEntryAuthFailed; unreachable -> ConfigEntryNotReady) and
-starts the HA-free Agent. Every accepted request fires `pacerelle_message` with the trust
-judgement the client made when it opened it (client/trust_door.py; a blocked key's request
-is refused there).
+installation was revoked -> ConfigEntryAuthFailed; unreachable -> ConfigEntryNotReady; both
+from errors.py) and starts the HA-free Agent. Every accepted request fires
+`pacerelle_message` with the trust judgement the client made when it opened it
+(client/trust_door.py; a blocked key's request is refused there).
 """
 
 import logging
@@ -16,7 +16,7 @@ from typing import Any
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.const import EVENT_HOMEASSISTANT_STOP
 from homeassistant.core import CALLBACK_TYPE, Event, HomeAssistant, callback
-from homeassistant.exceptions import ConfigEntryAuthFailed, ConfigEntryError, ConfigEntryNotReady
+from homeassistant.exceptions import ConfigEntryError
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from homeassistant.helpers.dispatcher import async_dispatcher_send
 from homeassistant.helpers.start import async_at_started
@@ -33,9 +33,7 @@ from .client import (
     DecryptFailures,
     DeviceTrust,
     IssuedToken,
-    PacerelleAuthError,
     PacerelleError,
-    PacerelleResponseError,
     Request,
     RuntimeTokens,
     StoreError,
@@ -53,6 +51,7 @@ from .const import (
     DOMAIN,
 )
 from .decrypt_issues import DecryptionWatch
+from .errors import async_start_reauth, setup_error
 from .events import (
     EVENT_MESSAGE,
     EVENT_MESSAGE_STATUS,
@@ -129,21 +128,8 @@ async def async_setup_runtime(hass: HomeAssistant, entry: PacerelleConfigEntry) 
     tokens = RuntimeTokens(fetch_token)
     try:
         await tokens.fresh()
-    except PacerelleAuthError as err:
-        raise ConfigEntryAuthFailed(translation_domain=DOMAIN, translation_key="revoked") from err
-    except PacerelleResponseError as err:
-        # A malformed or hostile answer (client/server_answers.py): retried like an outage.
-        raise ConfigEntryNotReady(
-            translation_domain=DOMAIN,
-            translation_key="bad_server_answer",
-            translation_placeholders={"error": str(err)},
-        ) from err
     except PacerelleError as err:
-        raise ConfigEntryNotReady(
-            translation_domain=DOMAIN,
-            translation_key="cannot_connect",
-            translation_placeholders={"error": str(err)},
-        ) from err
+        raise setup_error(err) from err
 
     options = AgentOptions.from_options(entry.options)
     agent: Agent | None = None
@@ -188,7 +174,7 @@ async def async_setup_runtime(hass: HomeAssistant, entry: PacerelleConfigEntry) 
 
     @callback
     def revoked() -> None:
-        entry.async_start_reauth(hass)
+        async_start_reauth(hass, entry)
 
     failures = DecryptFailures()
 

@@ -66,11 +66,13 @@ from .client import (
     RESPONSE_MODES,
     Addressee,
     PacerelleError,
+    SendError,
     WidgetError,
     build_widget,
     is_group_recipient,
 )
 from .const import CONF_AGENT_ID, CONF_CONVERSATION_ID, CONF_OWNER_ID, DOMAIN
+from .errors import action_error
 from .events import ATTR_ENTRY_ID, ATTR_WIDGET_ID, EVENT_WIDGET_RESPONSE
 from .runtime import PacerelleConfigEntry
 from .services_common import (
@@ -79,7 +81,6 @@ from .services_common import (
     client_errors,
     resolve_entry,
     target_fields,
-    widget_invalid,
 )
 
 _LOGGER = logging.getLogger(__name__)
@@ -177,7 +178,7 @@ async def async_ask(call: ServiceCall) -> ServiceResponse:
             response_mode=mode,
         )
     except WidgetError as err:
-        raise widget_invalid(err) from err
+        raise action_error(err) from err
     widget_id = widget["id"]
     agent_id = str(entry.data[CONF_AGENT_ID])
     conversation: list[str] = []
@@ -222,7 +223,7 @@ async def async_ask(call: ServiceCall) -> ServiceResponse:
     # Listening before sending: a quick answer cannot slip between the two.
     unsubscribe = hass.bus.async_listen(EVENT_WIDGET_RESPONSE, wait.answered, event_filter=ours)
     try:
-        with client_errors(entry, target["source_message_id"]):
+        with client_errors(hass, entry, target["source_message_id"]):
             # Offline, the question waits queued no longer than the answer is awaited.
             reply = await agent.send_widget(widget, **target, expire_after=timeout)
         source = target["source_message_id"]
@@ -245,7 +246,8 @@ async def async_ask(call: ServiceCall) -> ServiceResponse:
             stop_trust()
     answers = [_judged_device(entry, data) for data in wait.answers]
     for data in answers:
-        with contextlib.suppress(PacerelleError):
+        # Already marked (SendError) is no failure; a failed save is (store_failed, errors.py).
+        with client_errors(hass, entry), contextlib.suppress(SendError):
             await agent.mark_processed(data["message_id"], f"Answer to pacerelle.ask {widget_id}")
     question = {"widget_id": widget_id, "message_id": reply.message_id}
     if mode == INDIVIDUAL:

@@ -2,7 +2,8 @@
 
 An action names its agent by config entry or by device; with neither, the only loaded agent
 is used. Every refusal of the client library becomes a translated error that says what to
-do; misuse is a ServiceValidationError, trouble on the way a HomeAssistantError.
+do (errors.py, one table); misuse is a ServiceValidationError, trouble on the way a
+HomeAssistantError.
 """
 
 from collections.abc import Iterator
@@ -12,15 +13,14 @@ from typing import Any, Final
 import probatio
 from homeassistant.const import ATTR_CONFIG_ENTRY_ID, ATTR_DEVICE_ID
 from homeassistant.core import HomeAssistant, ServiceCall
-from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
+from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers import device_registry as dr
 from homeassistant.helpers.service import async_get_config_entry
 
-from .client import PacerelleConnectionError, PacerelleError, SendError, WidgetError
 from .const import CONF_AGENT_NAME, DOMAIN
+from .errors import action_errors
 from .runtime import PacerelleConfigEntry
-from .send_refusals import REFUSALS
 
 ATTR_MESSAGE_ID: Final = "message_id"
 ATTR_SOURCE_MESSAGE_ID: Final = "source_message_id"
@@ -87,35 +87,17 @@ def target_fields(call: ServiceCall) -> dict[str, Any]:
     }
 
 
-def widget_invalid(err: WidgetError, key: str = "invalid_widget") -> ServiceValidationError:
-    return ServiceValidationError(
-        translation_domain=DOMAIN,
-        translation_key=key,
-        translation_placeholders={"path": err.path, "problem": err.problem},
-    )
-
-
 @contextmanager
-def client_errors(entry: PacerelleConfigEntry, message_id: str | None = None) -> Iterator[None]:
-    """Translate the client library's failures for the person who called the action."""
-    placeholders = {"agent_name": agent_name(entry), "message_id": message_id or ""}
-    try:
+def client_errors(
+    hass: HomeAssistant,
+    entry: PacerelleConfigEntry,
+    message_id: str | None = None,
+    *,
+    failed: str = "send_failed",
+) -> Iterator[None]:
+    """Translate the client library's failures for the person who called the action
+    (errors.py: one table); `failed`: the action's word for a failure on the way."""
+    with action_errors(
+        hass, entry, agent_name=agent_name(entry), message_id=message_id, failed=failed
+    ):
         yield
-    except SendError as err:
-        raise ServiceValidationError(
-            translation_domain=DOMAIN,
-            translation_key=REFUSALS[err.reason].service,
-            translation_placeholders={**placeholders, "detail": str(err)},
-        ) from err
-    except PacerelleConnectionError as err:
-        raise HomeAssistantError(
-            translation_domain=DOMAIN,
-            translation_key="not_connected",
-            translation_placeholders=placeholders,
-        ) from err
-    except PacerelleError as err:
-        raise HomeAssistantError(
-            translation_domain=DOMAIN,
-            translation_key="send_failed",
-            translation_placeholders={**placeholders, "error": str(err)},
-        ) from err

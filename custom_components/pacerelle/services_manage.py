@@ -5,12 +5,12 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 import probatio
-from homeassistant.core import ServiceCall, ServiceResponse
-from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
+from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse
+from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import config_validation as cv
 
 from .attachments import async_allowed_folder, async_save, target_of
-from .client import HISTORY_LIMIT, MAX_NOTE_CHARS, PacerelleError, SendError
+from .client import HISTORY_LIMIT, MAX_NOTE_CHARS
 from .const import CONF_AGENT_ID, DOMAIN
 from .events import PUBLIC_ATTACHMENT_FIELDS, event_data
 from .runtime import PacerelleConfigEntry
@@ -80,7 +80,7 @@ async def async_mark_processed(call: ServiceCall) -> None:
         )
     if entry.runtime_data.agent.find_request(message_id) is None:
         raise _unknown_message(entry, message_id)
-    with client_errors(entry, message_id):
+    with client_errors(call.hass, entry, message_id):
         await entry.runtime_data.agent.mark_processed(message_id, note)
 
 
@@ -151,25 +151,15 @@ async def async_download_attachment(call: ServiceCall) -> ServiceResponse:
     for index, item in items:
         # Numbered as in the message, so a fallback name is the same as in the media folder.
         target = target_of(folder, item, index, None)
-        path = await async_save(hass, target, await _download(entry, message_id, item))
+        path = await async_save(hass, target, await _download(hass, entry, message_id, item))
         public = {key: item[key] for key in PUBLIC_ATTACHMENT_FIELDS if key in item}
         files.append({**public, "path": path})
     return {"message_id": message_id, "files": files}
 
 
-async def _download(entry: PacerelleConfigEntry, message_id: str, item: Mapping[str, Any]) -> bytes:
-    """The decrypted file, or a translated error saying why not."""
-    try:
+async def _download(
+    hass: HomeAssistant, entry: PacerelleConfigEntry, message_id: str, item: Mapping[str, Any]
+) -> bytes:
+    """The decrypted file, or a translated error saying why not (errors.py)."""
+    with client_errors(hass, entry, message_id, failed="download_failed"):
         return await entry.runtime_data.agent.download_attachment(item)
-    except SendError as err:
-        raise ServiceValidationError(
-            translation_domain=DOMAIN,
-            translation_key="attachment_unreadable",
-            translation_placeholders={"message_id": message_id, "detail": str(err)},
-        ) from err
-    except PacerelleError as err:
-        raise HomeAssistantError(
-            translation_domain=DOMAIN,
-            translation_key="download_failed",
-            translation_placeholders={"message_id": message_id, "error": str(err)},
-        ) from err

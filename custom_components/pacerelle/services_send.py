@@ -34,13 +34,13 @@ from .client import (
     check_widget,
 )
 from .const import DOMAIN
+from .errors import action_error
 from .services_common import (
     AGENT_FIELDS,
     TARGET_FIELDS,
     client_errors,
     resolve_entry,
     target_fields,
-    widget_invalid,
 )
 
 ATTR_TEXT: Final = "text"
@@ -136,7 +136,7 @@ async def async_send_message(call: ServiceCall) -> ServiceResponse:
     if not text.strip() and not files:
         raise ServiceValidationError(translation_domain=DOMAIN, translation_key="text_required")
     agent = entry.runtime_data.agent
-    with client_errors(entry, target["source_message_id"]):
+    with client_errors(call.hass, entry, target["source_message_id"]):
         uploaded = [
             await agent.upload_attachment(item.content, name=item.name, mime=item.mime)
             for item in files
@@ -165,14 +165,14 @@ def parse_widget_field(value: Any) -> dict[str, Any]:
     try:
         return check_widget(value)
     except WidgetError as err:
-        raise widget_invalid(err) from err
+        raise action_error(err) from err
 
 
 async def async_send_widget(call: ServiceCall) -> ServiceResponse:
     entry = resolve_entry(call.hass, call)
     target = target_fields(call)
     widget = parse_widget_field(call.data[ATTR_WIDGET])
-    with client_errors(entry, target["source_message_id"]):
+    with client_errors(call.hass, entry, target["source_message_id"]):
         reply = await entry.runtime_data.agent.send_widget(
             widget, **target, expire_after=expire_after(call)
         )
@@ -226,9 +226,9 @@ async def async_update_widget(call: ServiceCall) -> ServiceResponse:
     try:
         checked = check_patch(kind, spec if kind is not None else None, patch)
     except WidgetError as err:
-        raise widget_invalid(err) from err
+        raise action_error(err) from err
     update = build_update(widget_id, checked)
-    with client_errors(entry):
+    with client_errors(call.hass, entry):
         reply = await agent.send_widget(
             update,
             conversation_id=last.conversation_id,
@@ -242,6 +242,6 @@ async def async_update_widget(call: ServiceCall) -> ServiceResponse:
 async def async_clear_queue(call: ServiceCall) -> ServiceResponse:
     """Drop every send still queued while offline (each reported `cleared`)."""
     entry = resolve_entry(call.hass, call)
-    with client_errors(entry):
+    with client_errors(call.hass, entry):
         cleared = await entry.runtime_data.agent.clear_queue()
     return {"cleared": cleared}

@@ -19,6 +19,7 @@ from homeassistant.helpers import config_validation as cv
 
 from .client import DeviceTrust, KeyChangedError, TrustState, same_code
 from .const import CONF_OWNER_ID, DOMAIN
+from .errors import action_error
 from .services_common import AGENT_FIELDS, agent_name, resolve_entry
 
 ATTR_PERSON_ID: Final = "person_id"
@@ -64,8 +65,8 @@ async def _decide(call: ServiceCall, state: TrustState) -> dict[str, Any]:
         raise _mismatch(names, device)
     try:
         decided = await trust.async_decide(person, device_id, state, key=device.identity_key)
-    except KeyChangedError as changed:
-        raise _mismatch(names, changed.current) from None
+    except KeyChangedError as changed:  # nothing decided: shown with the code it presents now
+        raise action_error(changed, agent_name=names["agent_name"]) from None
     return {
         ATTR_PERSON_ID: person,
         ATTR_SENDER_DEVICE_ID: device_id,

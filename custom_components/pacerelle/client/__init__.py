@@ -16,8 +16,9 @@ from .agent_core import AgentConfig, AgentHooks, ConnectionState
 from .agent_data import SECTIONS, AgentData, AgentDataError
 from .agent_restore import rekeyed_after_restore
 from .checkpoints import ACTIVE, COMPLETED, MAX_CHECKPOINT_TEXT_CHARS, MAX_LABEL_CHARS
+from .crypto_jobs import MissingGroupKeyError, UntrustedGroupKeysError
 from .decrypt_failures import DecryptFailures, DecryptionOutcome, DeviceKey
-from .encrypted_file import EncryptedFile, StoreError, StoreProblem
+from .encrypted_file import DocumentTooLargeError, EncryptedFile, StoreError, StoreProblem
 from .errors import (
     PacerelleApiError,
     PacerelleAuthError,
@@ -27,17 +28,25 @@ from .errors import (
     SendError,
     SendRefusal,
 )
-from .gateway_frames import group_recipient, is_group_recipient
+from .gateway_frames import FrameError, group_recipient, is_group_recipient
+from .groups import GroupError
 from .history import HISTORY_LIMIT, MAX_NOTE_CHARS, History, Reply
-from .inbox import Request
+from .history_v1 import HistoryKeyError
+from .inbox import Request, RequestTooLargeError
 from .limits import MAX_HANDED_OVER, MAX_SEND_TEXT_CHARS
 from .payloads import CHAT_MESSAGE, WIDGET_RESPONSE
-from .send_queue import DEFAULT_EXPIRE_AFTER, MAX_EXPIRE_AFTER, MAX_QUEUED_BYTES, MAX_QUEUED_SENDS
+from .send_queue import (
+    DEFAULT_EXPIRE_AFTER,
+    MAX_EXPIRE_AFTER,
+    MAX_QUEUED_BYTES,
+    MAX_QUEUED_SENDS,
+    QueueFullError,
+)
 from .signal.native import native_crypto_unavailable
 from .signal.state import AgentSignalState
 from .state.record_store import RecordStore
 from .state.versions import STORE_VERSION, migrate, versioned
-from .tokens import IssuedToken, RuntimeTokens
+from .tokens import InstallationRevokedError, IssuedToken, RuntimeTokens
 from .trust import (
     DeviceTrust,
     KeyChangedError,
@@ -107,20 +116,28 @@ __all__ = [
     "DecryptionOutcome",
     "DeviceKey",
     "DeviceTrust",
+    "DocumentTooLargeError",
     "EncryptedFile",
+    "FrameError",
+    "GroupError",
     "History",
+    "HistoryKeyError",
     "Installation",
+    "InstallationRevokedError",
     "IssuedToken",
     "KeyChangedError",
     "MemberAnswers",
+    "MissingGroupKeyError",
     "PacerelleApiError",
     "PacerelleAuthError",
     "PacerelleConnectionError",
     "PacerelleError",
     "PacerelleResponseError",
+    "QueueFullError",
     "RecordStore",
     "Reply",
     "Request",
+    "RequestTooLargeError",
     "RuntimeTokens",
     "SendError",
     "SendRefusal",
@@ -130,6 +147,7 @@ __all__ = [
     "TrustDoor",
     "TrustListener",
     "TrustState",
+    "UntrustedGroupKeysError",
     "WidgetError",
     "answer_problem",
     "begin",

@@ -29,6 +29,7 @@ from .agent_restore import MAX_HELD_FOR_REKEY, rekeyed_after_restore
 from .api import AgentApi
 from .checkpoints import Checkpoint, check_fields
 from .decrypt_failures import DecryptionOutcome
+from .encrypted_file import StoreError
 from .errors import PacerelleError, PacerelleResponseError, SendRefusal
 from .gateway import CLOSE_TOKEN_EXPIRED, GatewayConnection
 from .gateway_frames import IdentityChanged, InboundMessage, RefusedMessage, RelayError, build_ack
@@ -175,6 +176,8 @@ class Agent:
             await core.commit(data)
         try:
             await self._prekeys.publish()
+        except StoreError:
+            raise  # a failed save is no failed publication
         except PacerelleError as err:  # they go out with the next connection's publication
             _LOGGER.info("Could not publish the new one-time prekeys yet: %s", err)
 
@@ -365,6 +368,10 @@ class Agent:
                 core.set_state(ConnectionState.DISCONNECTED)
                 core.hooks.revoked()
                 return
+            except StoreError:
+                # A failed save is no connection failure: logged with its trace, as a bug.
+                _LOGGER.exception("Unexpected error in the Pacerelle connection")
+                ending = Ending.FAILED
             except PacerelleError as err:
                 _LOGGER.debug("Pacerelle connection failed: %s", err)
                 failure = str(err)

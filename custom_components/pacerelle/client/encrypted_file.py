@@ -40,6 +40,7 @@ import orjson
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from .errors import PacerelleError
 from .limits import MAX_DOCUMENT_BYTES
 
 MAGIC = b"PCRL"
@@ -62,7 +63,7 @@ class StoreProblem(StrEnum):
     UNDECRYPTABLE = "store_undecryptable"
 
 
-class StoreError(Exception):
+class StoreError(PacerelleError):
     """The store could not be read or written."""
 
     def __init__(self, problem: StoreProblem, detail: str) -> None:

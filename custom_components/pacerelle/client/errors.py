@@ -53,3 +53,4 @@ class SendError(PacerelleError):
     def __init__(self, reason: SendRefusal, detail: str) -> None:
         super().__init__(f"{reason.value}: {detail}")
         self.reason = reason
+        self.detail = detail

@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from .agent_core import AgentCore
 from .api import AgentApi
+from .encrypted_file import StoreError
 from .errors import PacerelleError
 from .signal.prekeys import one_time_prekeys_json
 
@@ -41,6 +42,8 @@ class PrekeyPublisher:
                 continue
             try:
                 await self.publish()
+            except StoreError:
+                raise  # a failed save is no failed publication
             except PacerelleError as err:
                 _LOGGER.info("Could not replenish one-time prekeys yet: %s", err)
 

@@ -14,12 +14,12 @@ from dataclasses import replace
 
 from .agent_core import AgentCore
 from .agent_data import AgentData, UncertainSend
+from .device_ids import is_device_id
 from .errors import PacerelleError
 from .history import FAILED, SENT, UNCERTAIN
 from .inbox import Request
 from .outbox import Outbox, Written
 from .send_queue import QueuedSend
-from .server_answers import is_device_id
 from .signal.session import PeerAddress
 from .trust_door import recheck
 

@@ -20,6 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
+from .errors import PacerelleError
+
 MAX_QUEUED_SENDS: Final = 100
 """Sends kept while offline. Alerts and answers, not bulk: a hundred covers hours of a busy
 home; beyond, the caller is told at once rather than the oldest alert dropped."""
@@ -98,7 +100,7 @@ def _key(value: Any) -> bytes | None:
         return None
 
 
-class QueueFullError(Exception):
+class QueueFullError(PacerelleError):
     """The queue holds MAX_QUEUED_SENDS sends or MAX_QUEUED_BYTES already."""
 
     def __init__(self, limit: str) -> None:

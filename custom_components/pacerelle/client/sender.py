@@ -26,6 +26,7 @@ from .agent_core import AgentCore, ConnectionState
 from .agent_data import AgentData, UncertainSend, device_key
 from .api import AgentApi
 from .crypto_jobs import Sealed, UntrustedGroupKeysError, seal
+from .device_ids import is_device_id
 from .errors import PacerelleConnectionError, PacerelleError, SendError, SendRefusal
 from .gateway_frames import build_message, is_group_recipient
 from .history import FAILED, SENT, UNCERTAIN, Reply
@@ -35,7 +36,6 @@ from .outbox import Outbox, Written
 from .payloads import chat_payload
 from .send_flush import QUEUED, QueuedSends
 from .send_queue import DEFAULT_EXPIRE_AFTER, QueuedSend, QueueFullError
-from .server_answers import is_device_id
 from .signal.errors import SignalError, SignalErrorKind
 from .signal.session import PeerAddress
 from .trust import TrustState

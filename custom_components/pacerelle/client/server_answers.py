@@ -13,10 +13,10 @@ levels): it is caught here, and a shallower nesting past MAX_JSON_DEPTH is refus
 
 import json
 import math
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .device_ids import MAX_DEVICE_ID, is_device_id
 from .errors import PacerelleResponseError
 
 MAX_ANSWER_BYTES = 1024 * 1024  # one REST answer (blobs aside) or one gateway frame
@@ -29,13 +29,6 @@ MAX_TOKEN_CHARS = 4096
 MAX_EXPIRES_IN = 24 * 3600.0
 MIN_EXPIRES_IN = 1.0
 
-# A Signal device id as the relay and senders write it: canonical ASCII decimal, 1 to
-# 999,999,999 (below 2**31; libsignal's own are 1 to 127). int() maps "007", "+7", " 7",
-# "7\n" and "\u0667" (Arabic-Indic seven) onto device 7 and "1_0" onto 10, and
-# str.isdigit() takes every Unicode digit: one device must have one spelling. `[0-9]`, not
-# `\d`, which matches Unicode digits too.
-_DEVICE_ID = re.compile(r"[1-9][0-9]{0,8}")
-MAX_DEVICE_ID = 999_999_999
 
 type Json = Any
 
@@ -88,11 +81,6 @@ def text(body: Mapping[str, Json], name: str, *, max_chars: int = MAX_SERVER_TEX
 def identifier(body: Mapping[str, Json], name: str) -> str:
     """An id (agent, owner, conversation, blob)."""
     return text(body, name, max_chars=MAX_ID_CHARS)
-
-
-def is_device_id(value: str) -> bool:
-    """True for a device id in its one canonical spelling (see `device_id`)."""
-    return _DEVICE_ID.fullmatch(value) is not None
 
 
 def device_id(value: object, name: str) -> str:

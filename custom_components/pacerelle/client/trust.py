@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
+from .errors import PacerelleError
 from .signal.identity import verification_code
 from .signal.session import address_of
 from .signal.state import AgentSignalState
@@ -88,7 +89,7 @@ class DeviceTrust:
         )
 
 
-class KeyChangedError(Exception):
+class KeyChangedError(PacerelleError):
     """The device presents another key than the one a decision was shown for."""
 
     def __init__(self, current: DeviceTrust) -> None:

@@ -16,6 +16,8 @@ from collections.abc import Callable, Mapping
 from datetime import date, datetime, time
 from typing import Any, Final
 
+from .errors import PacerelleError
+
 WIDGET_STANDARD: Final = "widget.standard"
 WIDGET_UPDATE: Final = "widget.update"
 WIDGET_RESPONSE: Final = "widget.response"
@@ -61,7 +63,7 @@ _FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
 _ACCEPT = re.compile(r"^(\.[A-Za-z0-9]{1,16}|[a-z]+/([a-z0-9.+-]+|\*))$")
 
 
-class WidgetError(ValueError):
+class WidgetError(PacerelleError, ValueError):
     """A widget, update or answer that breaks the rules; `path` names the field."""
 
     def __init__(self, path: str, problem: str) -> None:

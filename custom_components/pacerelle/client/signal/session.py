@@ -11,6 +11,7 @@ We are always the responder (Bob): our sessions never carry a pending PreKey mes
 import functools
 from dataclasses import dataclass, replace
 
+from ..device_ids import is_device_id
 from . import spqr
 from .consts import (
     ARCHIVED_STATE_MAX_FORWARD_JUMPS,
@@ -74,7 +75,7 @@ def _escape(part: str) -> str:
 def address_of(name: str) -> PeerAddress | None:
     """The address whose `storage_name` is `name`; None for a name of another form."""
     body, separator, device = name.rpartition(DEVICE_SEPARATOR)
-    if not separator or not body.startswith("human:") or not device.isdigit():
+    if not separator or not body.startswith("human:") or not is_device_id(device):
         return None
     user, colon, conversation = body.removeprefix("human:").partition(":")
     if not colon or ":" in conversation:
@@ -96,7 +97,7 @@ def legacy_addresses(name: str) -> list[PeerAddress]:
     a name of another form has none.
     """
     body, separator, device = name.rpartition(DEVICE_SEPARATOR)
-    if not separator or not body.startswith("human:") or not device.isdigit():
+    if not separator or not body.startswith("human:") or not is_device_id(device):
         return []
     ids = body.removeprefix("human:")
     return [

@@ -1,0 +1,20 @@
+"""The one rule of device-id validity, used by the relay checks and the Signal engine alike.
+
+A Signal device id as the relay and senders write it: canonical ASCII decimal, 1 to
+999,999,999 (below 2**31; libsignal's own are 1 to 127). int() maps "007", "+7", " 7",
+"7\\n" and "\\u0667" (Arabic-Indic seven) onto device 7 and "1_0" onto 10, and
+str.isdigit() takes every Unicode digit: one device must have one spelling. `[0-9]`, not
+`\\d`, which matches Unicode digits too. No import: the engine (signal/) depends on nothing
+else of the client but this.
+"""
+
+import re
+from typing import Final
+
+_DEVICE_ID: Final = re.compile(r"[1-9][0-9]{0,8}")
+MAX_DEVICE_ID: Final = 999_999_999
+
+
+def is_device_id(value: str) -> bool:
+    """True for a device id in its one canonical spelling."""
+    return _DEVICE_ID.fullmatch(value) is not None

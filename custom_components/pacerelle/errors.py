@@ -1,0 +1,225 @@
+"""The one translator of client errors: for actions, for LLM tools, for set-up, from one table.
+
+Every class of the client's error tree (`PacerelleError`) and every send refusal has a row
+here; tests/test_errors.py fails when one has none or a row names a translation that
+strings.json lacks. An error takes the row of its nearest class. A refused installation
+token (InstallationRevokedError: the installation was revoked) starts reauthentication from
+`async_start_reauth`, the one place that does, whoever met it: an action, a tool or the
+running agent (and set-up, through ConfigEntryAuthFailed).
+"""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Final, NamedTuple
+
+from homeassistant.config_entries import ConfigEntry
+from homeassistant.core import HomeAssistant, callback
+from homeassistant.exceptions import (
+    ConfigEntryAuthFailed,
+    ConfigEntryNotReady,
+    HomeAssistantError,
+    ServiceValidationError,
+)
+
+from .client import (
+    AgentDataError,
+    DocumentTooLargeError,
+    FrameError,
+    GroupError,
+    HistoryKeyError,
+    InstallationRevokedError,
+    KeyChangedError,
+    MissingGroupKeyError,
+    PacerelleApiError,
+    PacerelleAuthError,
+    PacerelleConnectionError,
+    PacerelleError,
+    PacerelleResponseError,
+    QueueFullError,
+    RequestTooLargeError,
+    SendError,
+    SendRefusal,
+    StoreError,
+    UntrustedGroupKeysError,
+    WidgetError,
+)
+from .const import DOMAIN
+
+
+class Translation(NamedTuple):
+    """Translation keys (strings.json `exceptions`) of one error: for an action (placeholders
+    agent_name, message_id, detail, error and the error's own) and for an LLM tool (detail,
+    error and the error's own); `misuse`: the caller's mistake, a ServiceValidationError.
+    No action key: the action's own word for "it failed" (send_failed, download_failed...,
+    placeholders agent_name, message_id, error)."""
+
+    action: str | None
+    llm: str
+    misuse: bool = False
+
+
+REFUSALS: Final[dict[SendRefusal, Translation]] = {
+    SendRefusal.UNKNOWN_REQUEST: Translation("unknown_message", "llm_unknown_request", True),
+    SendRefusal.NO_SESSION: Translation("not_spoken_yet", "llm_no_session", True),
+    SendRefusal.TOO_LONG: Translation("text_too_long", "llm_too_long", True),
+    SendRefusal.NOTE_TOO_LONG: Translation("refused_note_too_long", "llm_note_too_long", True),
+    SendRefusal.BAD_ATTACHMENT: Translation("attachment_unreadable", "llm_bad_attachment", True),
+    SendRefusal.INVALID_DEVICE_ID: Translation("invalid_device_id", "llm_invalid_device_id", True),
+    SendRefusal.QUEUE_FULL: Translation("queue_full", "llm_queue_full", True),
+    SendRefusal.NO_TRUSTED_DEVICE: Translation("no_trusted_device", "llm_no_trusted_device", True),
+    SendRefusal.BLOCKED_DEVICE: Translation("blocked_device", "llm_blocked_device", True),
+    SendRefusal.UNTRUSTED_DEVICE: Translation("untrusted_device", "llm_untrusted_device", True),
+    SendRefusal.KEY_CHANGED: Translation("key_changed", "llm_key_changed", True),
+    SendRefusal.UNTRUSTED_REQUEST: Translation("untrusted_request", "llm_untrusted_request", True),
+}
+
+_FAILED = Translation(None, "llm_failed")
+_STORE = Translation("store_failed", "llm_store_failed")
+
+# Each class of the client's error tree (SendError: by its refusal, REFUSALS).
+ERRORS: Final[dict[type[PacerelleError], Translation]] = {
+    PacerelleError: _FAILED,
+    PacerelleConnectionError: Translation("not_connected", "llm_not_connected"),
+    # The server refused or answered garbage: the action failed, with what it said.
+    PacerelleResponseError: _FAILED,
+    PacerelleApiError: _FAILED,
+    FrameError: _FAILED,
+    GroupError: _FAILED,
+    HistoryKeyError: _FAILED,
+    MissingGroupKeyError: _FAILED,
+    UntrustedGroupKeysError: _FAILED,
+    RequestTooLargeError: _FAILED,
+    # A route refused a runtime token twice (one renewal between): a failure on the way.
+    PacerelleAuthError: _FAILED,
+    # The installation token itself was refused: signing in again is the only way back.
+    InstallationRevokedError: Translation("revoked", "llm_revoked"),
+    StoreError: _STORE,
+    DocumentTooLargeError: _STORE,
+    AgentDataError: _STORE,
+    QueueFullError: Translation("queue_full", "llm_queue_full", True),
+    WidgetError: Translation("invalid_widget", "llm_invalid_widget", True),
+    KeyChangedError: Translation("verification_code_mismatch", "llm_key_changed_decision", True),
+}
+
+
+def translation(err: PacerelleError) -> Translation:
+    """The row of `err`: its refusal's, or its nearest class's."""
+    if isinstance(err, SendError):
+        return REFUSALS[err.reason]
+    for kind in type(err).__mro__:
+        if issubclass(kind, PacerelleError) and kind in ERRORS:
+            return ERRORS[kind]
+    raise AssertionError(f"no row for {type(err).__name__}")  # PacerelleError has one
+
+
+def _own(err: PacerelleError) -> dict[str, str]:
+    """The placeholders an error brings of its own (detail: what it names, for both)."""
+    if isinstance(err, SendError):
+        return {"detail": err.detail}
+    if isinstance(err, QueueFullError):
+        return {"detail": err.limit}
+    if isinstance(err, WidgetError):
+        return {"detail": str(err), "path": err.path, "problem": err.problem}
+    if isinstance(err, KeyChangedError):
+        current = err.current
+        return {
+            "detail": current.code or "-",
+            "person": current.person_id,
+            "device": current.device_id,
+            "code": current.code or "-",
+        }
+    if isinstance(err, StoreError):
+        return {"detail": err.detail}
+    return {"detail": str(err)}
+
+
+@callback
+def async_start_reauth(hass: HomeAssistant, entry: ConfigEntry) -> None:
+    """The installation's token was refused: ask the user to sign in again (once, however
+    many parts of the agent met the refusal; Home Assistant keeps one flow per entry)."""
+    entry.async_start_reauth(hass)
+
+
+def action_error(
+    err: PacerelleError,
+    *,
+    agent_name: str = "",
+    message_id: str | None = None,
+    failed: str = "send_failed",
+    **placeholders: str,
+) -> HomeAssistantError:
+    """The translated error of an action that met `err`; `failed`: the action's own key
+    for a failure no row names more precisely."""
+    row = translation(err)
+    values = {
+        "agent_name": agent_name,
+        "message_id": message_id or "",
+        "error": str(err),
+        **_own(err),
+        **placeholders,
+    }
+    if isinstance(err, SendError):
+        values["detail"] = str(err)  # an action shows the refusal with its reason
+    kind = ServiceValidationError if row.misuse else HomeAssistantError
+    return kind(
+        translation_domain=DOMAIN,
+        translation_key=row.action or failed,
+        translation_placeholders=values,
+    )
+
+
+@contextmanager
+def action_errors(
+    hass: HomeAssistant,
+    entry: ConfigEntry,
+    *,
+    agent_name: str,
+    message_id: str | None = None,
+    failed: str = "send_failed",
+) -> Iterator[None]:
+    """An action's client errors, translated (a refused token also starts reauth)."""
+    try:
+        yield
+    except PacerelleError as err:
+        if isinstance(err, InstallationRevokedError):
+            async_start_reauth(hass, entry)
+        raise action_error(
+            err, agent_name=agent_name, message_id=message_id, failed=failed
+        ) from err
+
+
+def tool_error(err: PacerelleError) -> HomeAssistantError:
+    """The translated error an LLM tool returns for `err` (the model reads its message)."""
+    values = {"error": str(err), **_own(err)}
+    if isinstance(err, WidgetError):
+        values["problem"] = str(err)  # the model gets the field's path with the problem
+    return HomeAssistantError(
+        translation_domain=DOMAIN,
+        translation_key=translation(err).llm,
+        translation_placeholders=values,
+    )
+
+
+@contextmanager
+def tool_errors(hass: HomeAssistant, entry: ConfigEntry | None) -> Iterator[None]:
+    """An LLM tool's client errors, translated (a refused token also starts reauth)."""
+    try:
+        yield
+    except PacerelleError as err:
+        if isinstance(err, InstallationRevokedError) and entry is not None:
+            async_start_reauth(hass, entry)
+        raise tool_error(err) from err
+
+
+def setup_error(err: PacerelleError) -> HomeAssistantError:
+    """What a failed first token request makes of set-up: a refused token starts
+    reauthentication (Home Assistant does, for ConfigEntryAuthFailed); a malformed or
+    hostile answer (client/server_answers.py) and an outage are retried."""
+    if isinstance(err, PacerelleAuthError):
+        return ConfigEntryAuthFailed(translation_domain=DOMAIN, translation_key="revoked")
+    key = "bad_server_answer" if isinstance(err, PacerelleResponseError) else "cannot_connect"
+    return ConfigEntryNotReady(
+        translation_domain=DOMAIN,
+        translation_key=key,
+        translation_placeholders={"error": str(err)},
+    )
