@@ -18,8 +18,12 @@ import pytest
 
 from custom_components.pacerelle.client import groups
 from custom_components.pacerelle.client.agent_data import AgentData
-from custom_components.pacerelle.client.crypto_jobs import groups_target, open_batch, seal
-from custom_components.pacerelle.client.gateway_frames import InboundMessage
+from custom_components.pacerelle.client.gateway_frames import (
+    InboundMessage,
+    group_recipient,
+    open_batch,
+    seal,
+)
 from custom_components.pacerelle.client.inbox import stored_size
 from custom_components.pacerelle.client.limits import (
     MAX_GROUP_KEY_BYTES,
@@ -93,7 +97,7 @@ def _group_message(sender: str, key: groups.GroupKey, text: str) -> InboundMessa
         key.conversation_id,
         sender,
         "1",
-        groups_target(key.conversation_id),
+        group_recipient(key.conversation_id),
         groups.seal_message(key, text),
         True,
         None,
@@ -185,7 +189,7 @@ def test_a_relay_delivering_5000_key_envelopes_over_invented_sessions() -> None:
         agent_id="a-1",
         message_id="r-1",
         conversation_id=FAMILY,
-        to=groups_target(FAMILY),
+        to=group_recipient(FAMILY),
         device_id=None,
         plaintext="dinner at 7",
         encrypted=True,
@@ -297,7 +301,7 @@ async def _group_frame(emulator: EmulatorHandle, person: str, key: groups.GroupK
         "conversation_id": key.conversation_id,
         "from": person,
         "from_device_id": "1",
-        "to": groups_target(key.conversation_id),
+        "to": group_recipient(key.conversation_id),
         "payload_b64": base64.b64encode(groups.seal_message(key, key.key_id)).decode(),
         "encrypted": True,
     }

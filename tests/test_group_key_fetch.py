@@ -15,8 +15,7 @@ from homeassistant.core import HomeAssistant
 
 from custom_components.pacerelle.client import group_key_fetch, groups
 from custom_components.pacerelle.client.agent_data import AgentData
-from custom_components.pacerelle.client.crypto_jobs import groups_target
-from custom_components.pacerelle.client.gateway_frames import InboundMessage
+from custom_components.pacerelle.client.gateway_frames import InboundMessage, group_recipient
 from custom_components.pacerelle.client.limits import MAX_KEYED_GROUPS
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from tests.emulator_fixtures import EmulatorHandle
@@ -192,7 +191,7 @@ def _group_message(index: int) -> InboundMessage:
         conversation_id,
         "u-someone",
         "1",
-        groups_target(conversation_id),
+        group_recipient(conversation_id),
         groups.seal_message(key, "hi"),
         True,
         None,

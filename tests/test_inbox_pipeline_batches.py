@@ -9,8 +9,7 @@ from collections.abc import Awaitable
 import pytest
 
 from custom_components.pacerelle.client import groups
-from custom_components.pacerelle.client.crypto_jobs import groups_target
-from custom_components.pacerelle.client.gateway_frames import InboundMessage
+from custom_components.pacerelle.client.gateway_frames import InboundMessage, group_recipient
 from custom_components.pacerelle.client.inbox import Request
 from tests.client_agent_harness import Recorder, connected_agent, make_agent
 from tests.emulator_fixtures import EmulatorHandle
@@ -96,14 +95,14 @@ async def test_group_messages_whose_key_cannot_be_had(
             "g-1",
             groups.seal_message(key, "hi"),
             conversation_id="c-unknown",
-            to=groups_target("c-unknown"),
+            to=group_recipient("c-unknown"),
             encrypted=True,
         )
         garbage = _message(
             "g-2",
             b"not a group payload",
             conversation_id="c-g",
-            to=groups_target("c-g"),
+            to=group_recipient("c-g"),
             encrypted=True,
         )
         with caplog.at_level(logging.WARNING):
