@@ -18,12 +18,8 @@ import pytest
 
 from custom_components.pacerelle.client import groups
 from custom_components.pacerelle.client.agent_data import AgentData
-from custom_components.pacerelle.client.gateway_frames import (
-    InboundMessage,
-    group_recipient,
-    open_batch,
-    seal,
-)
+from custom_components.pacerelle.client.crypto_jobs import open_batch, seal
+from custom_components.pacerelle.client.gateway_frames import InboundMessage, group_recipient
 from custom_components.pacerelle.client.inbox import stored_size
 from custom_components.pacerelle.client.limits import (
     MAX_GROUP_KEY_BYTES,
