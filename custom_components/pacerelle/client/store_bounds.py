@@ -33,8 +33,7 @@ from .limits import (
     MAX_RECEIVED,
     MAX_SESSION_RECORDS,
 )
-from .signal.session import SessionRecord
-from .signal.session_json import record_to_json
+from .signal.session_json import record_to_json, state_to_json
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -156,7 +155,9 @@ def _drop_pending(message_id: str) -> Callable[[AgentData], AgentData]:
 def _archived_evictions(data: AgentData) -> Iterator[Eviction]:
     for name, index in data.signal.archived_states():
         state = data.signal.sessions[name].previous[index]
-        size = stored_size(record_to_json(SessionRecord(current=state)))
+        # As record_to_json(SessionRecord(current=state)), a stored state left unparsed.
+        record = {"trusted_identity": None, "current": state_to_json(state), "previous": []}
+        size = stored_size(record)
         yield _drop_archived(name, index), size
 
 

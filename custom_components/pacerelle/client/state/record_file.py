@@ -183,6 +183,15 @@ class RecordFile:
 
     def rows(self) -> Iterator[tuple[str, int, Any]]:
         """Every row decrypted: (table, seq, JSON value); StoreError for any that fails."""
+        for table, _, seq, plain in self.decrypted_rows():
+            try:
+                yield table, seq, orjson.loads(plain)
+            except orjson.JSONDecodeError:
+                raise StoreError(StoreProblem.CORRUPT, "a decrypted row is not JSON") from None
+
+    def decrypted_rows(self) -> Iterator[tuple[str, bytes, int, bytes]]:
+        """Every row authenticated and decrypted, not parsed: (table, rkey, seq, JSON
+        bytes); StoreError for any that fails (a row damaged, moved, or of another key)."""
         connection = self._open_connection()
         try:
             found = connection.execute("SELECT tbl, rkey, seq, value FROM records").fetchall()
@@ -191,11 +200,7 @@ class RecordFile:
         for table, rkey, seq, value in found:
             if not isinstance(table, str) or not isinstance(rkey, bytes) or type(seq) is not int:
                 raise StoreError(StoreProblem.CORRUPT, f"{self.db_path.name} has a bad row")
-            plain = self._decrypt(table, rkey, seq, value)
-            try:
-                yield table, seq, orjson.loads(plain)
-            except orjson.JSONDecodeError:
-                raise StoreError(StoreProblem.CORRUPT, "a decrypted row is not JSON") from None
+            yield table, rkey, seq, self._decrypt(table, rkey, seq, value)
 
     def apply(self, writes: Iterable[Write], deletes: Iterable[tuple[str, str]]) -> None:
         """One transaction: every row of the commit or none (then the disk keeps the old)."""
@@ -254,6 +259,10 @@ class RecordFile:
             key = read_key(self.key_path)
             self._aead = AESGCM(_derive(key, b"value"))
             self._row_key = _derive(key, b"row key")
+
+    def row_key(self, table: str, key: str) -> bytes:
+        """The row's key on disk (a keyed hash: the file names no Pacerelle id)."""
+        return self._rkey(table, key)
 
     def _rkey(self, table: str, key: str) -> bytes:
         message = table.encode() + b"\0" + key.encode("utf-8", "surrogatepass")

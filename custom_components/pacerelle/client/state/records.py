@@ -24,8 +24,8 @@ import orjson
 
 from ..agent_data import AgentData
 from ..inbox import Request
-from ..signal.session import SessionRecord, SessionState
-from ..signal.session_json import record_to_json
+from ..signal.session import Archived, SessionRecord, archived_state
+from ..signal.session_json import record_to_json, state_to_json
 
 type Row = tuple[str, str, int, Any]  # table, logical key, sequence number, JSON value
 type Entry = tuple[object, int, str | None]  # the object, its sequence, its request key
@@ -196,12 +196,12 @@ def session_json(record: SessionRecord, last_used: float, archived: tuple[str, .
     return {**current, "last_used": last_used, "previous": list(archived)}
 
 
-def archived_json(state: SessionState) -> Any:
-    return record_to_json(SessionRecord(None, state))["current"]
+def archived_json(state: Archived) -> Any:
+    return state_to_json(state)
 
 
-def archived_id(state: SessionState, taken: set[str]) -> str:
-    base = base64.b64encode(state.alice_base_key).decode()[:22]
+def archived_id(state: Archived, taken: set[str]) -> str:
+    base = base64.b64encode(archived_state(state).alice_base_key).decode()[:22]
     unique, n = base, 1
     while unique in taken:
         n += 1
@@ -368,7 +368,7 @@ class Records:
     def _diff_archived(
         name: str, entry: SessionEntry | None, record: SessionRecord, changes: Changes
     ) -> tuple[str, ...]:
-        known: dict[int, tuple[SessionState, str]] = {}
+        known: dict[int, tuple[Archived, str]] = {}
         if entry is not None:
             known = {
                 id(s): (s, a) for s, a in zip(entry.record.previous, entry.archived, strict=True)
