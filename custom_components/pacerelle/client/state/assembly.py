@@ -226,7 +226,9 @@ def baseline(loaded: Loaded, extra: Mapping[str, Any], data: AgentData | None) -
         if complete:
             records.sources[kind.table] = source
     for rkey in loaded.get(REQUESTS, {}):
-        records.refs.setdefault(rkey, 0)  # unnamed: deleted at the next commit
+        records.refs.setdefault(rkey, 0)
+    # Unnamed: deleted at the next commit.
+    records.unnamed = {rkey for rkey, count in records.refs.items() if count <= 0}
     if data is not None:
         _sessions_baseline(records, loaded, data)
     return records

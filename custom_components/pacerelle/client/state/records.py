@@ -16,9 +16,11 @@ AgentData.from_document reads, so that one reading rule stays in one place.
 
 import base64
 import hashlib
+import itertools
+import operator
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -66,6 +68,10 @@ def _keyed(pairs: Iterable[tuple[str, object]]) -> Iterable[tuple[str, object]]:
         yield unique, value
 
 
+def _items(mapping: Mapping[str, object]) -> Iterable[tuple[str, object]]:
+    return mapping.items()
+
+
 def _one(value: object) -> Iterable[tuple[str, object]]:
     return (("", value),)
 
@@ -78,7 +84,7 @@ def _base_keys(seen: Mapping[str, frozenset[bytes]]) -> Iterable[tuple[str, obje
 
 
 KINDS: tuple[Kind, ...] = (
-    Kind("doc", lambda d, e: e, lambda e: e.items(), lambda v: v, False, _equal),
+    Kind("doc", lambda d, e: e, _items, lambda v: v, False, _equal),
     Kind("prekeys", lambda d, e: d.signal.prekeys, _one, lambda p: p.to_json(), False),
     Kind(
         "base_keys",
@@ -90,21 +96,21 @@ KINDS: tuple[Kind, ...] = (
     Kind(
         "received",
         lambda d, e: d.inbox.received,
-        lambda m: m.items(),
+        _items,
         lambda v: v[0],
         request=lambda v: v[1],
     ),
-    Kind("accepted", lambda d, e: d.inbox.accepted, lambda m: m.items(), lambda v: v),
+    Kind("accepted", lambda d, e: d.inbox.accepted, _items, lambda v: v),
     Kind(
         "pending",
         lambda d, e: d.inbox.pending,
-        lambda m: m.items(),
+        _items,
         lambda v: None,
         request=lambda v: v,
     ),
-    Kind("rejected", lambda d, e: d.inbox.rejected, lambda m: m.items(), lambda v: v),
+    Kind("rejected", lambda d, e: d.inbox.rejected, _items, lambda v: v),
     # Per group key, the IVs of its messages (a tuple: compared by value when not the same).
-    Kind("seals", lambda d, e: d.inbox.group_seals, lambda m: m.items(), lambda v: list(v)),
+    Kind("seals", lambda d, e: d.inbox.group_seals, _items, lambda v: list(v)),
     Kind("legacy_seals", lambda d, e: d.inbox.legacy_seals, _one, lambda s: sorted(s), False),
     Kind(
         "handled",
@@ -122,30 +128,28 @@ KINDS: tuple[Kind, ...] = (
     Kind(
         "checkpoints",
         lambda d, e: d.checkpoints.items,
-        lambda m: m.items(),
+        _items,
         lambda c: c.to_json(),
     ),
     Kind(
         "history_keys",
         lambda d, e: d.conversations.history_keys,
-        lambda m: m.items(),
+        _items,
         lambda k: k.to_json(),
     ),
     Kind(
         "group_keys",
         lambda d, e: d.conversations.group_keys,
-        lambda m: m.items(),
+        _items,
         lambda k: k.to_json(),
     ),
     Kind(
         "group_epochs",
         lambda d, e: d.conversations.group_epochs,
-        lambda m: m.items(),
+        _items,
         lambda g: g.to_json(),
     ),
-    Kind(
-        "last_devices", lambda d, e: d.conversations.last_devices, lambda m: m.items(), lambda v: v
-    ),
+    Kind("last_devices", lambda d, e: d.conversations.last_devices, _items, lambda v: v),
     Kind(
         "uncertain",
         lambda d, e: d.uncertain,
@@ -221,6 +225,7 @@ class Changes:
         self.sessions = dict(records.sessions)
         self.next_seq = dict(records.next_seq)
         self.refs = dict(records.refs)
+        self.touched = set(records.unnamed)  # request keys whose count fell (or is 0)
         self.request_ids = records.request_ids  # copied on first change
 
     def __bool__(self) -> bool:
@@ -234,10 +239,13 @@ class Records:
         self.state: dict[str, dict[str, Entry]] = {kind.table: {} for kind in KINDS}
         self.sources: dict[str, object] = {}
         self.sessions: dict[str, SessionEntry] = {}
-        self.sessions_source: tuple[object, object] | None = None
+        self.sessions_source: tuple[Mapping[str, object], Mapping[str, float]] | None = None
         self.next_seq: dict[str, int] = {}
         self.refs: dict[str, int] = {}  # request key -> rows naming it
-        self.request_ids: dict[int, tuple[Request, str]] = {}  # id(request) -> key
+        self.unnamed: set[str] = set()  # request rows that no row names (from a load)
+        # id(request) -> (request, key), the request held so that its id is not reused;
+        # an entry whose key is gone is stale (never used, pruned as the map grows).
+        self.request_ids: dict[int, tuple[Request, str]] = {}
 
     def changes(self, extra: Mapping[str, Any], data: AgentData | None) -> Changes:
         """What to write so that the store holds `extra` and `data`; nothing is changed here."""
@@ -257,13 +265,14 @@ class Records:
                 a is not b for a, b in zip(self.sessions_source, sessions_source, strict=True)
             ):
                 self._diff_sessions(data, changes)
-        gone = [key for key, count in changes.refs.items() if count <= 0]
-        for key in gone:
-            del changes.refs[key]
-            changes.deletes.append((REQUESTS, key))
-        if gone:
+        refs = changes.refs
+        for key in changes.touched:
+            if refs.get(key, 1) <= 0:
+                del refs[key]
+                changes.deletes.append((REQUESTS, key))
+        if len(changes.request_ids) > 2 * len(refs) + 64:
             changes.request_ids = {
-                i: known for i, known in changes.request_ids.items() if known[1] in changes.refs
+                i: known for i, known in changes.request_ids.items() if known[1] in refs
             }
         return changes
 
@@ -274,12 +283,15 @@ class Records:
         self.sessions = changes.sessions
         self.next_seq = changes.next_seq
         self.refs = changes.refs
+        self.unnamed = set()  # every request row no row named was deleted by `changes`
         self.request_ids = changes.request_ids
         self.sessions_source = (
             None if data is None else (data.signal.sessions, data.signal.last_used)
         )
 
     def _diff(self, kind: Kind, source: object, changes: Changes) -> None:
+        if kind.ordered and kind.items is _items and self._diff_appended(kind, source, changes):
+            return
         table = kind.table
         old = changes.state[table]
         new: dict[str, Entry] = {}
@@ -298,31 +310,85 @@ class Records:
                 last = seq
             else:
                 seq = 0
-            rkey = None
-            if kind.request is not None:
-                rkey = self._request_row(kind.request(value), changes)
-                changes.refs[rkey] = changes.refs.get(rkey, 0) + 1
-                if entry is not None and entry[2] is not None:
-                    changes.refs[entry[2]] -= 1
-            encoded = kind.encode(value)
-            changes.writes.append((table, key, seq, [key, encoded, rkey]))
-            new[key] = (value, seq, rkey)
-        for key, entry in old.items():
-            if key not in new:
-                changes.deletes.append((table, key))
-                if entry[2] is not None:
-                    changes.refs[entry[2]] -= 1
+            new[key] = self._write(kind, key, value, seq, entry, changes)
+        self._gone(kind, old, new, changes)
         changes.state[table] = new
         changes.next_seq[table] = next_seq
 
+    def _diff_appended(self, kind: Kind, source: Any, changes: Changes) -> bool:
+        """`_diff` of a mapping whose records kept their order, new ones only after them
+        (a dict's insertion order: the usual commit), in work proportional to the records
+        that changed (the walks below run in C); False, nothing done, for any other."""
+        table = kind.table
+        old = changes.state[table]
+        keys: list[str] = list(source)
+        values: list[object] = list(source.values())
+        entries: list[Entry | None] = list(map(old.get, keys))
+        present = len(keys) - entries.count(None)
+        if present < len(keys) and entries.index(None) != present:
+            return False  # a new record before an old one: its order changed
+        kept = cast(list[Entry], entries[:present])
+        seqs = list(map(_SEQ, kept))
+        if not all(map(operator.lt, seqs, seqs[1:])):
+            return False
+        new = dict(old)  # a copy in C, in the records' order, which is theirs in `source`
+        for key in old.keys() - source.keys() if present < len(old) else ():
+            self._drop(kind, key, new.pop(key), changes)
+        changed = map(operator.is_not, map(_OBJECT, kept), values)
+        for index in itertools.compress(range(present), changed):
+            entry, value = kept[index], values[index]
+            if not kind.same(entry[0], value):  # rewritten in its place
+                new[keys[index]] = self._write(kind, keys[index], value, entry[1], entry, changes)
+        last = seqs[-1] if seqs else -1
+        next_seq = changes.next_seq.get(table, 0)
+        for index in range(present, len(keys)):
+            seq = max(next_seq, last + 1)
+            next_seq, last = seq + 1, seq
+            new[keys[index]] = self._write(kind, keys[index], values[index], seq, None, changes)
+        changes.state[table] = new
+        changes.next_seq[table] = next_seq
+        return True
+
+    def _write(
+        self, kind: Kind, key: str, value: object, seq: int, entry: Entry | None, changes: Changes
+    ) -> Entry:
+        """The row of one new or changed record (its request row too, counted)."""
+        rkey = None
+        if kind.request is not None:
+            rkey = self._request_row(kind.request(value), changes)
+            changes.refs[rkey] = changes.refs.get(rkey, 0) + 1
+            if entry is not None and entry[2] is not None:
+                changes.refs[entry[2]] -= 1
+                changes.touched.add(entry[2])
+        changes.writes.append((kind.table, key, seq, [key, kind.encode(value), rkey]))
+        return (value, seq, rkey)
+
+    @staticmethod
+    def _gone(
+        kind: Kind, old: Mapping[str, Entry], new: Mapping[str, Entry], changes: Changes
+    ) -> None:
+        """The rows of records that left (found by a set difference, in C)."""
+        if len(new) == len(old) and new.keys() == old.keys():
+            return
+        for key in old.keys() - new.keys():
+            Records._drop(kind, key, old[key], changes)
+
+    @staticmethod
+    def _drop(kind: Kind, key: str, entry: Entry, changes: Changes) -> None:
+        changes.deletes.append((kind.table, key))
+        if entry[2] is not None:
+            changes.refs[entry[2]] -= 1
+            changes.touched.add(entry[2])
+
     def _request_row(self, request: Request, changes: Changes) -> str:
         known = changes.request_ids.get(id(request))
-        if known is not None and known[0] is request:
+        if known is not None and known[0] is request and known[1] in changes.refs:
             return known[1]
         rkey = request_key(request)
         changes.request_ids[id(request)] = (request, rkey)
         if rkey not in changes.refs:
             changes.refs[rkey] = 0
+            changes.touched.add(rkey)
             changes.writes.append((REQUESTS, rkey, 0, [rkey, request.to_json(), None]))
         return rkey
 
@@ -330,7 +396,15 @@ class Records:
         old = changes.sessions
         last_used = data.signal.last_used
         sessions = data.signal.sessions
-        if old.keys() == sessions.keys():  # the usual commit: a record or two changed
+        before = self.sessions_source
+        if before is not None and old.keys() == sessions.keys():
+            # The usual commit: a record or two changed, found by walks that run in C.
+            new = dict(old)
+            names = list(sessions)
+            records = map(operator.is_not, map(before[0].get, names), sessions.values())
+            times = map(operator.ne, map(before[1].get, names), map(last_used.get, names))
+            names = list(itertools.compress(names, map(operator.or_, records, times)))
+        elif old.keys() == sessions.keys():
             new = dict(old)
             names = [
                 name
@@ -358,7 +432,7 @@ class Records:
             )
             new[name] = SessionEntry(record, used, archived, seq)
         changes.next_seq[SESSIONS] = next_seq
-        for name, entry in old.items():
+        for name, entry in old.items() if new.keys() != old.keys() else ():
             if name not in new:
                 changes.deletes.append((SESSIONS, name))
                 changes.deletes.extend((ARCHIVED, f"{name}\0{a}") for a in entry.archived)
@@ -394,6 +468,8 @@ class Records:
 
 
 _UNSET = object()
+_OBJECT = operator.itemgetter(0)
+_SEQ = operator.itemgetter(1)
 
 
 def encoded_rows(changes: Changes) -> list[tuple[str, str, int, bytes]]:
