@@ -93,6 +93,7 @@ class RecordFile:
         self._lock_fd: int | None = None
         self._aead: AESGCM | None = None
         self._row_key = b""
+        self._aad_prefixes: dict[str, bytes] = {}
         self._mutex = threading.Lock()
 
     @property
@@ -269,9 +270,13 @@ class RecordFile:
         return hmac.digest(self._row_key, message, "sha256")[:ROW_KEY_SIZE]
 
     def _aad(self, table: str, rkey: bytes, seq: int) -> bytes:
-        return b"\0".join(
-            (FORMAT, self.name.encode(), table.encode(), rkey, seq.to_bytes(8, "big", signed=True))
-        )
+        """FORMAT NUL name NUL table NUL rkey NUL seq (its start kept per table)."""
+        prefix = self._aad_prefixes.get(table)
+        if prefix is None:
+            prefix = self._aad_prefixes[table] = b"\0".join(
+                (FORMAT, self.name.encode(), table.encode(), b"")
+            )
+        return prefix + rkey + b"\0" + seq.to_bytes(8, "big", signed=True)
 
     def _encrypted(self, writes: Iterable[Write]) -> Iterator[tuple[int, str, bytes, int, bytes]]:
         for table, key, seq, value in writes:
