@@ -17,7 +17,8 @@ from ..signal.errors import SignalError, SignalErrorKind
 from ..signal.session import SessionRecord
 from ..signal.session_json import stored_state
 from ..signal.state import STATE_FORMAT
-from .records import ARCHIVED, KINDS, REQUESTS, SESSIONS, Records, SessionEntry
+from .kinds import ARCHIVED, KINDS, REQUESTS, SESSIONS
+from .records import Records, SessionEntry
 
 type Loaded = dict[str, dict[str, tuple[int, Any, Any]]]  # table -> key -> (seq, value, extra)
 type RowKey = Callable[[str, str], bytes]  # (table, logical key) -> the row's key on disk

@@ -1,6 +1,6 @@
 """The agent's data as records, one per row, and what changed between two commits.
 
-Every part of AgentData that grows is a collection of records (a session, a request, a
+Every part of AgentData that grows is a collection of records (kinds.py: a session, a request, a
 receipt, a group key...): `Records.changes` compares the new data with the last one
 committed, collection by collection and record by record, by identity first (AgentData is
 immutable and shares every untouched object), and encodes only the records whose object
@@ -18,7 +18,7 @@ import base64
 import hashlib
 import itertools
 import operator
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -28,157 +28,7 @@ from ..agent_data import AgentData
 from ..inbox import Request
 from ..signal.session import Archived, SessionRecord, archived_state
 from ..signal.session_json import record_to_json, state_to_json
-
-type Row = tuple[str, str, int, Any]  # table, logical key, sequence number, JSON value
-type Entry = tuple[object, int, str | None]  # the object, its sequence, its request key
-_PLAIN = (str, int, float, bool, type(None), tuple, frozenset)
-
-
-def _same(old: object, new: object) -> bool:
-    """Unchanged: the same object, or an equal plain value (a string, a flat tuple)."""
-    return old is new or (type(new) in _PLAIN and old == new)
-
-
-def _equal(old: object, new: object) -> bool:
-    return old is new or old == new
-
-
-@dataclass(frozen=True, slots=True)
-class Kind:
-    """One collection: where it is in the data, its records in order, their encoding."""
-
-    table: str
-    source: Callable[[AgentData, Mapping[str, Any]], object]
-    items: Callable[[Any], Iterable[tuple[str, object]]]
-    encode: Callable[[Any], Any]
-    ordered: bool = True
-    same: Callable[[object, object], bool] = _same
-    request: Callable[[Any], Request] | None = None  # rows that name a stored request
-
-
-def _keyed(pairs: Iterable[tuple[str, object]]) -> Iterable[tuple[str, object]]:
-    """Keys made unique within a collection (a repeated one gets "#n")."""
-    seen: set[str] = set()
-    for key, value in pairs:
-        unique, n = key, 1
-        while unique in seen:
-            n += 1
-            unique = f"{key}#{n}"
-        seen.add(unique)
-        yield unique, value
-
-
-def _items(mapping: Mapping[str, object]) -> Iterable[tuple[str, object]]:
-    return mapping.items()
-
-
-def _one(value: object) -> Iterable[tuple[str, object]]:
-    return (("", value),)
-
-
-def _base_keys(seen: Mapping[str, frozenset[bytes]]) -> Iterable[tuple[str, object]]:
-    for slot, keys in seen.items():
-        for key in keys:
-            encoded = base64.b64encode(key).decode()
-            yield f"{slot}|{encoded}", (slot, encoded)
-
-
-KINDS: tuple[Kind, ...] = (
-    Kind("doc", lambda d, e: e, _items, lambda v: v, False, _equal),
-    Kind("prekeys", lambda d, e: d.signal.prekeys, _one, lambda p: p.to_json(), False),
-    Kind(
-        "base_keys",
-        lambda d, e: d.signal.base_keys_seen,
-        _base_keys,
-        lambda v: list(v),
-        False,
-    ),
-    Kind(
-        "received",
-        lambda d, e: d.inbox.received,
-        _items,
-        lambda v: v[0],
-        request=lambda v: v[1],
-    ),
-    Kind("accepted", lambda d, e: d.inbox.accepted, _items, lambda v: v),
-    Kind(
-        "pending",
-        lambda d, e: d.inbox.pending,
-        _items,
-        lambda v: None,
-        request=lambda v: v,
-    ),
-    Kind("rejected", lambda d, e: d.inbox.rejected, _items, lambda v: v),
-    # Per group key, the IVs of its messages (a tuple: compared by value when not the same).
-    Kind("seals", lambda d, e: d.inbox.group_seals, _items, lambda v: list(v)),
-    Kind("legacy_seals", lambda d, e: d.inbox.legacy_seals, _one, lambda s: sorted(s), False),
-    Kind(
-        "handled",
-        lambda d, e: d.history.requests,
-        lambda t: _keyed((i.request.message_id, i) for i in t),
-        lambda i: [i.processed_at, i.note],
-        request=lambda i: i.request,
-    ),
-    Kind(
-        "replies",
-        lambda d, e: d.history.replies,
-        lambda t: _keyed((r.message_id, r) for r in t),
-        lambda r: r.to_json(),
-    ),
-    Kind(
-        "checkpoints",
-        lambda d, e: d.checkpoints.items,
-        _items,
-        lambda c: c.to_json(),
-    ),
-    Kind(
-        "history_keys",
-        lambda d, e: d.conversations.history_keys,
-        _items,
-        lambda k: k.to_json(),
-    ),
-    Kind(
-        "group_keys",
-        lambda d, e: d.conversations.group_keys,
-        _items,
-        lambda k: k.to_json(),
-    ),
-    Kind(
-        "group_epochs",
-        lambda d, e: d.conversations.group_epochs,
-        _items,
-        lambda g: g.to_json(),
-    ),
-    Kind("last_devices", lambda d, e: d.conversations.last_devices, _items, lambda v: v),
-    Kind(
-        "uncertain",
-        lambda d, e: d.uncertain,
-        _one,
-        lambda t: [
-            {"message_id": s.message_id, "conversation_id": s.conversation_id, "at": s.at}
-            for s in t
-        ],
-        False,
-    ),
-    Kind(
-        "published",
-        lambda d, e: d.published_prekeys,
-        _one,
-        lambda s: sorted(s),
-        False,
-    ),
-    Kind("evictions", lambda d, e: d.evictions, _one, lambda v: v.to_json(), False, _equal),
-    Kind(
-        "queued",
-        lambda d, e: d.queued.sends,
-        lambda t: _keyed((s.message_id, s) for s in t),
-        lambda s: s.to_json(),
-    ),
-)
-SESSIONS = "sessions"
-ARCHIVED = "archived"
-REQUESTS = "requests"
-TABLES = (*(kind.table for kind in KINDS), SESSIONS, ARCHIVED, REQUESTS)
+from .kinds import ARCHIVED, KINDS, REQUESTS, SESSIONS, Entry, Kind, Row, mapping_items
 
 
 def request_key(request: Request) -> str:
@@ -226,7 +76,9 @@ class Changes:
         self.next_seq = dict(records.next_seq)
         self.refs = dict(records.refs)
         self.touched = set(records.unnamed)  # request keys whose count fell (or is 0)
-        self.request_ids = records.request_ids  # copied on first change
+        # A memo of request_key (a function of the request's content): shared, not copied,
+        # its entries are as true for the baseline as for this commit.
+        self.request_ids = records.request_ids
 
     def __bool__(self) -> bool:
         return bool(self.writes or self.deletes)
@@ -250,7 +102,6 @@ class Records:
     def changes(self, extra: Mapping[str, Any], data: AgentData | None) -> Changes:
         """What to write so that the store holds `extra` and `data`; nothing is changed here."""
         changes = Changes(self)
-        changes.request_ids = dict(self.request_ids)
         for kind in KINDS:
             if data is None and kind.table != "doc":
                 continue  # a store without an identity yet: the integration's keys only
@@ -290,7 +141,11 @@ class Records:
         )
 
     def _diff(self, kind: Kind, source: object, changes: Changes) -> None:
-        if kind.ordered and kind.items is _items and self._diff_appended(kind, source, changes):
+        if (
+            kind.ordered
+            and kind.items is mapping_items
+            and self._diff_appended(kind, source, changes)
+        ):
             return
         table = kind.table
         old = changes.state[table]
@@ -442,6 +297,12 @@ class Records:
     def _diff_archived(
         name: str, entry: SessionEntry | None, record: SessionRecord, changes: Changes
     ) -> tuple[str, ...]:
+        if (
+            entry is not None
+            and entry.record.previous is record.previous
+            and len(entry.archived) == len(record.previous)  # not a row left from disk
+        ):
+            return entry.archived  # the usual message: the current state changed, only it
         known: dict[int, tuple[Archived, str]] = {}
         if entry is not None:
             known = {
