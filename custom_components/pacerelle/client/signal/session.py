@@ -146,22 +146,27 @@ class StoredState:
     needed it is refused and nothing is changed (session_json.stored_state).
     """
 
-    __slots__ = ("_json", "_parse", "_state")
+    __slots__ = ("_parse", "_read", "_source", "_state")
 
-    def __init__(self, json: Callable[[], Any], parse: Callable[[Any], SessionState]) -> None:
-        self._json = json
+    def __init__(
+        self, source: Any, read: Callable[[Any], Any], parse: Callable[[Any], SessionState]
+    ) -> None:
+        # The row's bytes and `read`, which gives its JSON (shared functions: a start-up
+        # makes one small object per archived state, not a closure).
+        self._source = source
+        self._read = read
         self._parse = parse
         self._state: SessionState | None = None
 
     def state(self) -> SessionState:
         state = self._state
         if state is None:
-            state = self._state = self._parse(self._json())
+            state = self._state = self._parse(self._read(self._source))
         return state
 
     def to_json(self) -> Any:
         """The stored JSON, unparsed (what record_to_json writes for the parsed state)."""
-        return self._json()
+        return self._read(self._source)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, StoredState):

@@ -139,10 +139,10 @@ def state_to_json(archived: Archived) -> Any:
     return _state_to_json(archived)
 
 
-def stored_state(json: Callable[[], Any]) -> StoredState:
-    """A state the store holds as `json` (the state's JSON when called), parsed on first
-    use by the rule of record_from_json: anything malformed is INVALID_STATE then."""
-    return StoredState(json, _archived_from_json)
+def stored_state(source: Any, read: Callable[[Any], Any]) -> StoredState:
+    """A state the store holds as `source`, `read(source)` its JSON, parsed on first use by
+    the rule of record_from_json: anything malformed is INVALID_STATE then."""
+    return StoredState(source, read, _archived_from_json)
 
 
 def _archived_from_json(data: Any) -> SessionState:

@@ -70,27 +70,24 @@ def _archived(
             row = rows.get(row_key(ARCHIVED, key))
             if row is None:
                 raise StoreError(StoreProblem.CORRUPT, "an archived session state is missing")
-            found[key] = (row[0], stored_state(_archived_json(key, row[1])), None)
+            found[key] = (row[0], stored_state((key, row[1]), _archived_json), None)
     return found
 
 
-def _archived_json(key: str, plain: bytes) -> Callable[[], Any]:
-    """The state's JSON from its row, read when called; INVALID_STATE if malformed."""
-
-    def read() -> Any:
-        try:
-            row = orjson.loads(plain)
-        except orjson.JSONDecodeError:
-            raise SignalError(
-                SignalErrorKind.INVALID_STATE, "a stored archived session state is not JSON"
-            ) from None
-        if not isinstance(row, list) or len(row) != 3 or row[0] != key:
-            raise SignalError(
-                SignalErrorKind.INVALID_STATE, "a stored archived session state is malformed"
-            )
-        return row[1]
-
-    return read
+def _archived_json(source: tuple[str, bytes]) -> Any:
+    """The state's JSON from its row (logical key, JSON bytes); INVALID_STATE if malformed."""
+    key, plain = source
+    try:
+        row = orjson.loads(plain)
+    except orjson.JSONDecodeError:
+        raise SignalError(
+            SignalErrorKind.INVALID_STATE, "a stored archived session state is not JSON"
+        ) from None
+    if not isinstance(row, list) or len(row) != 3 or row[0] != key:
+        raise SignalError(
+            SignalErrorKind.INVALID_STATE, "a stored archived session state is malformed"
+        )
+    return row[1]
 
 
 def document_of(loaded: Loaded) -> dict[str, Any]:
