@@ -28,7 +28,8 @@ from custom_components.pacerelle.client.limits import (
     MAX_KEYS_PER_GROUP,
     MAX_NEW_GROUP_KEY_SESSIONS,
 )
-from custom_components.pacerelle.client.store_bounds import StoredSizes, within_bounds
+from custom_components.pacerelle.client.store_bounds import within_bounds
+from custom_components.pacerelle.client.stored_sizes import StoredSizes
 from custom_components.pacerelle.client.trust import DeviceTrust, TrustBook, TrustState, device_name
 from custom_components.pacerelle.client.trust_door import SealRule
 from tests.client_agent_harness import Recorder, connected_agent, wait_for

@@ -14,7 +14,8 @@ from custom_components.pacerelle.client.limits import (
     MAX_SEALS_PER_KEY,
 )
 from custom_components.pacerelle.client.signal.state import AgentSignalState
-from custom_components.pacerelle.client.store_bounds import StoredSizes, within_bounds
+from custom_components.pacerelle.client.store_bounds import within_bounds
+from custom_components.pacerelle.client.stored_sizes import StoredSizes
 
 
 def _key(sender: str, epoch: int, conversation: str = "c1") -> GroupKey:

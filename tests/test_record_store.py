@@ -278,7 +278,7 @@ def test_files_are_private(tmp_path: Path) -> None:
 
 
 def test_every_field_of_the_data_has_its_records() -> None:
-    """A field added to the data without its records in client/state/records.py would be
+    """A field added to the data without its records in client/state/kinds.py would be
     lost at the next load: the fields the records cover, as of now."""
     covered = {
         AgentData: {

@@ -9,14 +9,15 @@ from dataclasses import replace
 
 import pytest
 
-from custom_components.pacerelle.client import store_bounds
+from custom_components.pacerelle.client import store_bounds, stored_sizes
 from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.gateway_frames import InboundMessage
 from custom_components.pacerelle.client.history import History
 from custom_components.pacerelle.client.inbox import Inbox, Request
 from custom_components.pacerelle.client.payloads import Content
 from custom_components.pacerelle.client.signal.state import AgentSignalState
-from custom_components.pacerelle.client.store_bounds import StoredSizes, within_bounds
+from custom_components.pacerelle.client.store_bounds import within_bounds
+from custom_components.pacerelle.client.stored_sizes import StoredSizes
 
 BUDGET = 20_000
 COUNT = 10
@@ -61,14 +62,14 @@ def test_unchanged_entries_are_not_serialized_again(monkeypatch: pytest.MonkeyPa
     data = _data("x")
     within_bounds(data, sizes)
     calls = 0
-    measure = store_bounds.stored_size
+    measure = stored_sizes.stored_size
 
     def counting(value: object) -> int:
         nonlocal calls
         calls += 1
         return measure(value)
 
-    monkeypatch.setattr(store_bounds, "stored_size", counting)
+    monkeypatch.setattr(stored_sizes, "stored_size", counting)
     newer = _request(COUNT, "z")
     inbox = replace(data.inbox, pending={**data.inbox.pending, newer.message_id: newer})
     within_bounds(replace(data, inbox=inbox, history=data.history.with_request(newer)), sizes)

@@ -28,7 +28,8 @@ from custom_components.pacerelle.client.history import Reply
 from custom_components.pacerelle.client.limits import MAX_HANDED_OVER
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.state.record_store import RecordStore
-from custom_components.pacerelle.client.store_bounds import StoredSizes, within_bounds
+from custom_components.pacerelle.client.store_bounds import within_bounds
+from custom_components.pacerelle.client.stored_sizes import StoredSizes
 from custom_components.pacerelle.store import migrate
 from custom_components.pacerelle.store_handed_over import HandedOverFile
 from tests.store_states import SHAPES, grown, model_session, request

@@ -21,7 +21,8 @@ from .errors import PacerelleConnectionError
 from .gateway import GatewayConnection
 from .group_key_bounds import KeyValue
 from .inbox import Request
-from .store_bounds import StoredSizes, shrink, within_bounds
+from .store_bounds import shrink, within_bounds
+from .stored_sizes import StoredSizes
 from .trust_door import TrustDoor
 
 _LOGGER = logging.getLogger(__name__)

@@ -12,14 +12,13 @@ in diagnostics.
 """
 
 import logging
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
-from typing import Any
 
 from .agent_data import AgentData
 from .group_key_bounds import KeyValue, bound_group_keys
-from .history import History
-from .inbox import stored_size
+from .history import HandledRequest, History, Reply
+from .inbox import Request, stored_size
 from .limits import (
     MAX_DEVICES_PER_PEER,
     MAX_GROUP_KEY_EPOCHS,
@@ -33,43 +32,13 @@ from .limits import (
     MAX_RECEIVED,
     MAX_SESSION_RECORDS,
 )
-from .signal.session import SessionRecord
-from .signal.session_json import record_to_json
+from .signal.session_json import record_to_json, state_to_json
+from .stored_sizes import StoredSizes
 
 _LOGGER = logging.getLogger(__name__)
 
 SHRINK_MARGIN = 64 * 1024
 """Bytes evicted beyond the writer's excess, so one shrink is enough despite estimates."""
-
-
-class StoredSizes:
-    """Stored sizes of pending requests and history entries, remembered between saves.
-
-    Serializing each of them again at every save, to learn their sizes, was most of a
-    save's CPU (500 pending requests: 5 ms, twice per message). They are immutable, so a
-    size is reused while the very same object (`is`) is in the data; the memo keeps only
-    the entries the last measure saw, so it holds nothing the data does not. One per
-    agent (AgentCore), used by one save at a time (under the agent's lock).
-    """
-
-    def __init__(self) -> None:
-        self._sizes: dict[Hashable, tuple[object, int]] = {}
-        self._seen: dict[Hashable, tuple[object, int]] = {}
-        # The group keys mapping and the seals last found within bounds (immutable:
-        # replaced on change), so that a save that learned no key does not sort them again.
-        self.bounded_group_keys: object = None
-        self.bounded_group_seals: object = None
-
-    def size(self, key: Hashable, entry: object, to_json: Callable[[], Any]) -> int:
-        known = self._sizes.get(key)
-        if known is None or known[0] is not entry:
-            known = (entry, stored_size(to_json()))
-        self._seen[key] = known
-        return known[1]
-
-    def settle(self) -> None:
-        """Forget the entries this measure did not see (gone from the data)."""
-        self._sizes, self._seen = self._seen, {}
 
 
 def within_bounds(
@@ -94,7 +63,7 @@ def within_bounds(
         data = _bound_group_keys(data, group_keys_valued)
         sizes.bounded_group_keys = data.conversations.group_keys
         sizes.bounded_group_seals = data.inbox.group_seals
-    return _bound_sessions(data)
+    return _bound_sessions(data, sizes)
 
 
 def shrink(data: AgentData, excess: int) -> AgentData:
@@ -156,7 +125,9 @@ def _drop_pending(message_id: str) -> Callable[[AgentData], AgentData]:
 def _archived_evictions(data: AgentData) -> Iterator[Eviction]:
     for name, index in data.signal.archived_states():
         state = data.signal.sessions[name].previous[index]
-        size = stored_size(record_to_json(SessionRecord(current=state)))
+        # As record_to_json(SessionRecord(current=state)), a stored state left unparsed.
+        record = {"trusted_identity": None, "current": state_to_json(state), "previous": []}
+        size = stored_size(record)
         yield _drop_archived(name, index), size
 
 
@@ -203,19 +174,15 @@ def _bound_received(data: AgentData) -> AgentData:
 
 def _bound_pending(data: AgentData, memo: StoredSizes) -> AgentData:
     pending = data.inbox.pending
-    sizes = {
-        message_id: memo.size(("pending", message_id), request, request.to_json)
-        for message_id, request in pending.items()
-    }
-    total = sum(sizes.values())
+    total = memo.total("pending", pending.values(), Request.to_json)
     count = len(pending)
     evicted: list[str] = []
-    for message_id, size in sizes.items():  # oldest first
+    for message_id, request in pending.items():  # oldest first
         if count <= MAX_PENDING and total <= MAX_PENDING_BYTES:
             break
         evicted.append(message_id)
         count -= 1
-        total -= size
+        total -= memo.size_of("pending", request)
     if not evicted:
         return data
     _LOGGER.warning(
@@ -257,6 +224,9 @@ def _history_oldest_first(history: History, memo: StoredSizes) -> list[tuple[str
 
 
 def _bound_history(data: AgentData, memo: StoredSizes) -> AgentData:
+    requests = memo.total("history requests", data.history.requests, HandledRequest.to_json)
+    if requests + memo.total("replies", data.history.replies, Reply.to_json) <= MAX_HISTORY_BYTES:
+        return data
     entries = _history_oldest_first(data.history, memo)
     total = sum(size for _, size in entries)
     drop = {"request": 0, "reply": 0}
@@ -326,10 +296,13 @@ def _bound_group_keys(data: AgentData, valued: KeyValue | None) -> AgentData:
     return _counted(data, group_keys=bounded.evicted)
 
 
-def _bound_sessions(data: AgentData) -> AgentData:
+def _bound_sessions(data: AgentData, memo: StoredSizes) -> AgentData:
     signal = data.signal
+    if memo.same_sessions(signal.sessions):
+        return data
     names = signal.sessions_to_evict(per_peer=MAX_DEVICES_PER_PEER, total=MAX_SESSION_RECORDS)
     if not names:
+        memo.bounded_sessions = frozenset(signal.sessions)
         return data
     _LOGGER.warning(
         "Evicted %d session records, least recently used first (at most %d per person in a "
@@ -339,7 +312,9 @@ def _bound_sessions(data: AgentData) -> AgentData:
         MAX_SESSION_RECORDS,
         ", ".join(names[:5]),
     )
-    return _counted(replace(data, signal=signal.without_sessions(names)), sessions=len(names))
+    signal = signal.without_sessions(names)
+    memo.bounded_sessions = frozenset(signal.sessions)
+    return _counted(replace(data, signal=signal), sessions=len(names))
 
 
 def _counted(data: AgentData, **counts: int) -> AgentData:

@@ -9,7 +9,9 @@ We are always the responder (Bob): our sessions never carry a pending PreKey mes
 """
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ..device_ids import is_device_id
 from . import spqr
@@ -134,6 +136,55 @@ class SessionState:
         )
 
 
+class StoredState:
+    """An archived state as the store read it: its JSON, parsed on first use and kept.
+
+    Start-up parses no archived state (most are never used again); one is parsed when a
+    message or a PreKey message needs it, or a bound its size. The store authenticated
+    the row already (record_file.py); a row that decrypts but does not parse (a bug of
+    whoever wrote it) raises INVALID_STATE here, at that first use: the message that
+    needed it is refused and nothing is changed (session_json.stored_state).
+    """
+
+    __slots__ = ("_parse", "_read", "_source", "_state")
+
+    def __init__(
+        self, source: Any, read: Callable[[Any], Any], parse: Callable[[Any], SessionState]
+    ) -> None:
+        # The row's bytes and `read`, which gives its JSON (shared functions: a start-up
+        # makes one small object per archived state, not a closure).
+        self._source = source
+        self._read = read
+        self._parse = parse
+        self._state: SessionState | None = None
+
+    def state(self) -> SessionState:
+        state = self._state
+        if state is None:
+            state = self._state = self._parse(self._read(self._source))
+        return state
+
+    def to_json(self) -> Any:
+        """The stored JSON, unparsed (what record_to_json writes for the parsed state)."""
+        return self._read(self._source)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, StoredState):
+            other = other.state()
+        return isinstance(other, SessionState) and self.state() == other
+
+    def __hash__(self) -> int:
+        return hash(self.state())
+
+
+type Archived = SessionState | StoredState
+
+
+def archived_state(archived: Archived) -> SessionState:
+    """The state itself (a stored one parsed now, INVALID_STATE if it does not parse)."""
+    return archived.state() if isinstance(archived, StoredState) else archived
+
+
 def initialize_bob_session(
     keys: HandshakeKeys,
     *,
@@ -186,7 +237,7 @@ class SessionRecord:
 
     trusted_identity: bytes | None = None
     current: SessionState | None = None
-    previous: tuple[SessionState, ...] = ()
+    previous: tuple[Archived, ...] = ()
 
     def check_trusted(self, identity: bytes) -> None:
         """Refuse an identity other than the one this peer first used."""
@@ -209,7 +260,8 @@ class SessionRecord:
             and current.alice_base_key == base_key
         ):
             return self
-        for index, state in enumerate(self.previous):
+        for index, archived in enumerate(self.previous):
+            state = archived_state(archived)
             if state.version == version and state.alice_base_key == base_key:
                 return self._promote_previous(index, state)
         return None
@@ -238,7 +290,8 @@ class SessionRecord:
             else:
                 return SessionRecord(self.trusted_identity, state, self.previous), plaintext
         if not from_prekey_message:
-            for index, previous in enumerate(self.previous):
+            for index, archived in enumerate(self.previous):
+                previous = archived_state(archived)  # a damaged one stops here: INVALID_STATE
                 try:
                     state, plaintext = self._try(
                         previous, message, random, ARCHIVED_STATE_MAX_FORWARD_JUMPS

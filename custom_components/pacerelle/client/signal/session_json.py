@@ -6,6 +6,7 @@ once it has the exact shape `record_to_json` writes.
 
 import base64
 import binascii
+from collections.abc import Callable
 from typing import Any
 
 from . import spqr
@@ -13,7 +14,7 @@ from .consts import KEY_LENGTH, MAX_MESSAGE_KEYS, MAX_RECEIVER_CHAINS, PUBLIC_KE
 from .double_ratchet import RatchetState, ReceiverChain, SenderChain, SkippedKey
 from .errors import SignalError, SignalErrorKind
 from .ratchet_keys import ChainKey, RootKey
-from .session import SessionRecord, SessionState
+from .session import Archived, SessionRecord, SessionState, StoredState
 
 UINT32_MAX = (1 << 32) - 1
 
@@ -127,8 +128,34 @@ def record_to_json(record: SessionRecord) -> dict[str, Any]:
             None if record.trusted_identity is None else _b64(record.trusted_identity)
         ),
         "current": None if record.current is None else _state_to_json(record.current),
-        "previous": [_state_to_json(state) for state in record.previous],
+        "previous": [state_to_json(state) for state in record.previous],
     }
+
+
+def state_to_json(archived: Archived) -> Any:
+    """One state's JSON: a stored state not parsed yet gives its stored JSON as it is."""
+    if isinstance(archived, StoredState):
+        return archived.to_json()
+    return _state_to_json(archived)
+
+
+def stored_state(source: Any, read: Callable[[Any], Any]) -> StoredState:
+    """A state the store holds as `source`, `read(source)` its JSON, parsed on first use by
+    the rule of record_from_json: anything malformed is INVALID_STATE then."""
+    return StoredState(source, read, _archived_from_json)
+
+
+def _archived_from_json(data: Any) -> SessionState:
+    try:
+        return _state_from_json(data)
+    except SignalError as error:
+        raise SignalError(
+            SignalErrorKind.INVALID_STATE, f"archived session state: {error}"
+        ) from error
+    except (KeyError, TypeError, ValueError, binascii.Error) as error:
+        raise SignalError(
+            SignalErrorKind.INVALID_STATE, f"archived session state: {error!r}"
+        ) from error
 
 
 def record_from_json(data: Any) -> SessionRecord:
@@ -139,7 +166,10 @@ def record_from_json(data: Any) -> SessionRecord:
         return SessionRecord(
             trusted_identity=None if identity is None else _bytes(identity, PUBLIC_KEY_LENGTH),
             current=None if current is None else _state_from_json(current),
-            previous=tuple(_state_from_json(state) for state in data["previous"]),
+            previous=tuple(
+                state if isinstance(state, StoredState) else _state_from_json(state)
+                for state in data["previous"]
+            ),
         )
     except SignalError as error:
         raise SignalError(SignalErrorKind.INVALID_STATE, f"session record: {error}") from error

@@ -6,22 +6,43 @@ a request or an archived state the store does not hold is a damaged store (Store
 never a partial load taken as complete.
 """
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+
+import orjson
 
 from ..agent_data import AgentData
 from ..encrypted_file import StoreError, StoreProblem
+from ..signal.errors import SignalError, SignalErrorKind
 from ..signal.session import SessionRecord
+from ..signal.session_json import stored_state
 from ..signal.state import STATE_FORMAT
-from .records import ARCHIVED, KINDS, REQUESTS, SESSIONS, Records, SessionEntry
+from .kinds import ARCHIVED, KINDS, REQUESTS, SESSIONS
+from .records import Records, SessionEntry
 
 type Loaded = dict[str, dict[str, tuple[int, Any, Any]]]  # table -> key -> (seq, value, extra)
+type RowKey = Callable[[str, str], bytes]  # (table, logical key) -> the row's key on disk
 
 
-def loaded_rows(rows: Iterable[tuple[str, int, Any]]) -> Loaded:
-    """Decrypted rows (table, seq, [key, value, extra]) by table, each in its order."""
+def loaded_rows(rows: Iterable[tuple[str, bytes, int, bytes]], row_key: RowKey) -> Loaded:
+    """Decrypted rows (table, rkey, seq, JSON of [key, value, extra]) by table, each in
+    its order.
+
+    Every row was authenticated (record_file.py). Archived session states, most of the
+    store at its caps and rarely used again, are not parsed here: each is found under the
+    row key its session names (missing: StoreError, now) and kept as its JSON bytes, a
+    StoredState parsed on first use (session.py).
+    """
     tables: dict[str, list[tuple[int, str, Any, Any]]] = {}
-    for table, seq, row in rows:
+    archived: dict[bytes, tuple[int, bytes]] = {}
+    for table, rkey, seq, plain in rows:
+        if table == ARCHIVED:
+            archived[rkey] = (seq, plain)
+            continue
+        try:
+            row = orjson.loads(plain)
+        except orjson.JSONDecodeError:
+            raise StoreError(StoreProblem.CORRUPT, "a decrypted row is not JSON") from None
         if not isinstance(row, list) or len(row) != 3 or not isinstance(row[0], str):
             raise StoreError(StoreProblem.CORRUPT, f"a {table} row is malformed")
         tables.setdefault(table, []).append((seq, row[0], row[1], row[2]))
@@ -29,7 +50,44 @@ def loaded_rows(rows: Iterable[tuple[str, int, Any]]) -> Loaded:
     for table, items in tables.items():
         items.sort(key=lambda item: item[0])
         loaded[table] = {key: (seq, value, extra) for seq, key, value, extra in items}
+    loaded[ARCHIVED] = _archived(loaded.get(SESSIONS, {}), archived, row_key)
     return loaded
+
+
+def _archived(
+    sessions: Mapping[str, tuple[int, Any, Any]],
+    rows: Mapping[bytes, tuple[int, bytes]],
+    row_key: RowKey,
+) -> dict[str, tuple[int, Any, Any]]:
+    """The archived states the sessions name, by logical key (a row no session names is
+    left out, as before: deleted when its session is)."""
+    found: dict[str, tuple[int, Any, Any]] = {}
+    for name, (_, value, _) in sessions.items():
+        if not isinstance(value, dict) or not isinstance(value.get("previous"), list):
+            raise StoreError(StoreProblem.CORRUPT, "a session row is malformed")
+        for archive in value["previous"]:
+            key = f"{name}\0{archive}"
+            row = rows.get(row_key(ARCHIVED, key))
+            if row is None:
+                raise StoreError(StoreProblem.CORRUPT, "an archived session state is missing")
+            found[key] = (row[0], stored_state((key, row[1]), _archived_json), None)
+    return found
+
+
+def _archived_json(source: tuple[str, bytes]) -> Any:
+    """The state's JSON from its row (logical key, JSON bytes); INVALID_STATE if malformed."""
+    key, plain = source
+    try:
+        row = orjson.loads(plain)
+    except orjson.JSONDecodeError:
+        raise SignalError(
+            SignalErrorKind.INVALID_STATE, "a stored archived session state is not JSON"
+        ) from None
+    if not isinstance(row, list) or len(row) != 3 or row[0] != key:
+        raise SignalError(
+            SignalErrorKind.INVALID_STATE, "a stored archived session state is malformed"
+        )
+    return row[1]
 
 
 def document_of(loaded: Loaded) -> dict[str, Any]:
@@ -166,7 +224,9 @@ def baseline(loaded: Loaded, extra: Mapping[str, Any], data: AgentData | None) -
         if complete:
             records.sources[kind.table] = source
     for rkey in loaded.get(REQUESTS, {}):
-        records.refs.setdefault(rkey, 0)  # unnamed: deleted at the next commit
+        records.refs.setdefault(rkey, 0)
+    # Unnamed: deleted at the next commit.
+    records.unnamed = {rkey for rkey, count in records.refs.items() if count <= 0}
     if data is not None:
         _sessions_baseline(records, loaded, data)
     return records

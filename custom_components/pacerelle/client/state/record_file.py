@@ -93,6 +93,7 @@ class RecordFile:
         self._lock_fd: int | None = None
         self._aead: AESGCM | None = None
         self._row_key = b""
+        self._aad_prefixes: dict[str, bytes] = {}
         self._mutex = threading.Lock()
 
     @property
@@ -183,6 +184,15 @@ class RecordFile:
 
     def rows(self) -> Iterator[tuple[str, int, Any]]:
         """Every row decrypted: (table, seq, JSON value); StoreError for any that fails."""
+        for table, _, seq, plain in self.decrypted_rows():
+            try:
+                yield table, seq, orjson.loads(plain)
+            except orjson.JSONDecodeError:
+                raise StoreError(StoreProblem.CORRUPT, "a decrypted row is not JSON") from None
+
+    def decrypted_rows(self) -> Iterator[tuple[str, bytes, int, bytes]]:
+        """Every row authenticated and decrypted, not parsed: (table, rkey, seq, JSON
+        bytes); StoreError for any that fails (a row damaged, moved, or of another key)."""
         connection = self._open_connection()
         try:
             found = connection.execute("SELECT tbl, rkey, seq, value FROM records").fetchall()
@@ -191,11 +201,7 @@ class RecordFile:
         for table, rkey, seq, value in found:
             if not isinstance(table, str) or not isinstance(rkey, bytes) or type(seq) is not int:
                 raise StoreError(StoreProblem.CORRUPT, f"{self.db_path.name} has a bad row")
-            plain = self._decrypt(table, rkey, seq, value)
-            try:
-                yield table, seq, orjson.loads(plain)
-            except orjson.JSONDecodeError:
-                raise StoreError(StoreProblem.CORRUPT, "a decrypted row is not JSON") from None
+            yield table, rkey, seq, self._decrypt(table, rkey, seq, value)
 
     def apply(self, writes: Iterable[Write], deletes: Iterable[tuple[str, str]]) -> None:
         """One transaction: every row of the commit or none (then the disk keeps the old)."""
@@ -255,14 +261,22 @@ class RecordFile:
             self._aead = AESGCM(_derive(key, b"value"))
             self._row_key = _derive(key, b"row key")
 
+    def row_key(self, table: str, key: str) -> bytes:
+        """The row's key on disk (a keyed hash: the file names no Pacerelle id)."""
+        return self._rkey(table, key)
+
     def _rkey(self, table: str, key: str) -> bytes:
         message = table.encode() + b"\0" + key.encode("utf-8", "surrogatepass")
         return hmac.digest(self._row_key, message, "sha256")[:ROW_KEY_SIZE]
 
     def _aad(self, table: str, rkey: bytes, seq: int) -> bytes:
-        return b"\0".join(
-            (FORMAT, self.name.encode(), table.encode(), rkey, seq.to_bytes(8, "big", signed=True))
-        )
+        """FORMAT NUL name NUL table NUL rkey NUL seq (its start kept per table)."""
+        prefix = self._aad_prefixes.get(table)
+        if prefix is None:
+            prefix = self._aad_prefixes[table] = b"\0".join(
+                (FORMAT, self.name.encode(), table.encode(), b"")
+            )
+        return prefix + rkey + b"\0" + seq.to_bytes(8, "big", signed=True)
 
     def _encrypted(self, writes: Iterable[Write]) -> Iterator[tuple[int, str, bytes, int, bytes]]:
         for table, key, seq, value in writes:

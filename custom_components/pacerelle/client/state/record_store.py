@@ -75,7 +75,7 @@ class RecordStore:
         self.legacy.remove_stale_temporaries()
         if not self.loaded:
             self.file.open()
-            loaded = loaded_rows(self.file.rows())
+            loaded = loaded_rows(self.file.decrypted_rows(), self.file.row_key)
             extra, data = _split(migrate(document_of(loaded)))
             self._records = baseline(loaded, extra, data)
             self.extra, self.data, self.loaded = extra, data, True

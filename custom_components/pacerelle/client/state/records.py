@@ -1,6 +1,6 @@
 """The agent's data as records, one per row, and what changed between two commits.
 
-Every part of AgentData that grows is a collection of records (a session, a request, a
+Every part of AgentData that grows is a collection of records (kinds.py: a session, a request, a
 receipt, a group key...): `Records.changes` compares the new data with the last one
 committed, collection by collection and record by record, by identity first (AgentData is
 immutable and shares every untouched object), and encodes only the records whose object
@@ -16,165 +16,19 @@ AgentData.from_document reads, so that one reading rule stays in one place.
 
 import base64
 import hashlib
-from collections.abc import Callable, Iterable, Mapping
+import itertools
+import operator
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
 from ..agent_data import AgentData
 from ..inbox import Request
-from ..signal.session import SessionRecord, SessionState
-from ..signal.session_json import record_to_json
-
-type Row = tuple[str, str, int, Any]  # table, logical key, sequence number, JSON value
-type Entry = tuple[object, int, str | None]  # the object, its sequence, its request key
-_PLAIN = (str, int, float, bool, type(None), tuple, frozenset)
-
-
-def _same(old: object, new: object) -> bool:
-    """Unchanged: the same object, or an equal plain value (a string, a flat tuple)."""
-    return old is new or (type(new) in _PLAIN and old == new)
-
-
-def _equal(old: object, new: object) -> bool:
-    return old is new or old == new
-
-
-@dataclass(frozen=True, slots=True)
-class Kind:
-    """One collection: where it is in the data, its records in order, their encoding."""
-
-    table: str
-    source: Callable[[AgentData, Mapping[str, Any]], object]
-    items: Callable[[Any], Iterable[tuple[str, object]]]
-    encode: Callable[[Any], Any]
-    ordered: bool = True
-    same: Callable[[object, object], bool] = _same
-    request: Callable[[Any], Request] | None = None  # rows that name a stored request
-
-
-def _keyed(pairs: Iterable[tuple[str, object]]) -> Iterable[tuple[str, object]]:
-    """Keys made unique within a collection (a repeated one gets "#n")."""
-    seen: set[str] = set()
-    for key, value in pairs:
-        unique, n = key, 1
-        while unique in seen:
-            n += 1
-            unique = f"{key}#{n}"
-        seen.add(unique)
-        yield unique, value
-
-
-def _one(value: object) -> Iterable[tuple[str, object]]:
-    return (("", value),)
-
-
-def _base_keys(seen: Mapping[str, frozenset[bytes]]) -> Iterable[tuple[str, object]]:
-    for slot, keys in seen.items():
-        for key in keys:
-            encoded = base64.b64encode(key).decode()
-            yield f"{slot}|{encoded}", (slot, encoded)
-
-
-KINDS: tuple[Kind, ...] = (
-    Kind("doc", lambda d, e: e, lambda e: e.items(), lambda v: v, False, _equal),
-    Kind("prekeys", lambda d, e: d.signal.prekeys, _one, lambda p: p.to_json(), False),
-    Kind(
-        "base_keys",
-        lambda d, e: d.signal.base_keys_seen,
-        _base_keys,
-        lambda v: list(v),
-        False,
-    ),
-    Kind(
-        "received",
-        lambda d, e: d.inbox.received,
-        lambda m: m.items(),
-        lambda v: v[0],
-        request=lambda v: v[1],
-    ),
-    Kind("accepted", lambda d, e: d.inbox.accepted, lambda m: m.items(), lambda v: v),
-    Kind(
-        "pending",
-        lambda d, e: d.inbox.pending,
-        lambda m: m.items(),
-        lambda v: None,
-        request=lambda v: v,
-    ),
-    Kind("rejected", lambda d, e: d.inbox.rejected, lambda m: m.items(), lambda v: v),
-    # Per group key, the IVs of its messages (a tuple: compared by value when not the same).
-    Kind("seals", lambda d, e: d.inbox.group_seals, lambda m: m.items(), lambda v: list(v)),
-    Kind("legacy_seals", lambda d, e: d.inbox.legacy_seals, _one, lambda s: sorted(s), False),
-    Kind(
-        "handled",
-        lambda d, e: d.history.requests,
-        lambda t: _keyed((i.request.message_id, i) for i in t),
-        lambda i: [i.processed_at, i.note],
-        request=lambda i: i.request,
-    ),
-    Kind(
-        "replies",
-        lambda d, e: d.history.replies,
-        lambda t: _keyed((r.message_id, r) for r in t),
-        lambda r: r.to_json(),
-    ),
-    Kind(
-        "checkpoints",
-        lambda d, e: d.checkpoints.items,
-        lambda m: m.items(),
-        lambda c: c.to_json(),
-    ),
-    Kind(
-        "history_keys",
-        lambda d, e: d.conversations.history_keys,
-        lambda m: m.items(),
-        lambda k: k.to_json(),
-    ),
-    Kind(
-        "group_keys",
-        lambda d, e: d.conversations.group_keys,
-        lambda m: m.items(),
-        lambda k: k.to_json(),
-    ),
-    Kind(
-        "group_epochs",
-        lambda d, e: d.conversations.group_epochs,
-        lambda m: m.items(),
-        lambda g: g.to_json(),
-    ),
-    Kind(
-        "last_devices", lambda d, e: d.conversations.last_devices, lambda m: m.items(), lambda v: v
-    ),
-    Kind(
-        "uncertain",
-        lambda d, e: d.uncertain,
-        _one,
-        lambda t: [
-            {"message_id": s.message_id, "conversation_id": s.conversation_id, "at": s.at}
-            for s in t
-        ],
-        False,
-    ),
-    Kind(
-        "published",
-        lambda d, e: d.published_prekeys,
-        _one,
-        lambda s: sorted(s),
-        False,
-    ),
-    Kind("evictions", lambda d, e: d.evictions, _one, lambda v: v.to_json(), False, _equal),
-    Kind(
-        "queued",
-        lambda d, e: d.queued.sends,
-        lambda t: _keyed((s.message_id, s) for s in t),
-        lambda s: s.to_json(),
-    ),
-)
-SESSIONS = "sessions"
-ARCHIVED = "archived"
-REQUESTS = "requests"
-TABLES = (*(kind.table for kind in KINDS), SESSIONS, ARCHIVED, REQUESTS)
+from ..signal.session import Archived, SessionRecord, archived_state
+from ..signal.session_json import record_to_json, state_to_json
+from .kinds import ARCHIVED, KINDS, REQUESTS, SESSIONS, Entry, Kind, Row, mapping_items
 
 
 def request_key(request: Request) -> str:
@@ -196,12 +50,12 @@ def session_json(record: SessionRecord, last_used: float, archived: tuple[str, .
     return {**current, "last_used": last_used, "previous": list(archived)}
 
 
-def archived_json(state: SessionState) -> Any:
-    return record_to_json(SessionRecord(None, state))["current"]
+def archived_json(state: Archived) -> Any:
+    return state_to_json(state)
 
 
-def archived_id(state: SessionState, taken: set[str]) -> str:
-    base = base64.b64encode(state.alice_base_key).decode()[:22]
+def archived_id(state: Archived, taken: set[str]) -> str:
+    base = base64.b64encode(archived_state(state).alice_base_key).decode()[:22]
     unique, n = base, 1
     while unique in taken:
         n += 1
@@ -221,7 +75,10 @@ class Changes:
         self.sessions = dict(records.sessions)
         self.next_seq = dict(records.next_seq)
         self.refs = dict(records.refs)
-        self.request_ids = records.request_ids  # copied on first change
+        self.touched = set(records.unnamed)  # request keys whose count fell (or is 0)
+        # A memo of request_key (a function of the request's content): shared, not copied,
+        # its entries are as true for the baseline as for this commit.
+        self.request_ids = records.request_ids
 
     def __bool__(self) -> bool:
         return bool(self.writes or self.deletes)
@@ -234,15 +91,17 @@ class Records:
         self.state: dict[str, dict[str, Entry]] = {kind.table: {} for kind in KINDS}
         self.sources: dict[str, object] = {}
         self.sessions: dict[str, SessionEntry] = {}
-        self.sessions_source: tuple[object, object] | None = None
+        self.sessions_source: tuple[Mapping[str, object], Mapping[str, float]] | None = None
         self.next_seq: dict[str, int] = {}
         self.refs: dict[str, int] = {}  # request key -> rows naming it
-        self.request_ids: dict[int, tuple[Request, str]] = {}  # id(request) -> key
+        self.unnamed: set[str] = set()  # request rows that no row names (from a load)
+        # id(request) -> (request, key), the request held so that its id is not reused;
+        # an entry whose key is gone is stale (never used, pruned as the map grows).
+        self.request_ids: dict[int, tuple[Request, str]] = {}
 
     def changes(self, extra: Mapping[str, Any], data: AgentData | None) -> Changes:
         """What to write so that the store holds `extra` and `data`; nothing is changed here."""
         changes = Changes(self)
-        changes.request_ids = dict(self.request_ids)
         for kind in KINDS:
             if data is None and kind.table != "doc":
                 continue  # a store without an identity yet: the integration's keys only
@@ -257,13 +116,14 @@ class Records:
                 a is not b for a, b in zip(self.sessions_source, sessions_source, strict=True)
             ):
                 self._diff_sessions(data, changes)
-        gone = [key for key, count in changes.refs.items() if count <= 0]
-        for key in gone:
-            del changes.refs[key]
-            changes.deletes.append((REQUESTS, key))
-        if gone:
+        refs = changes.refs
+        for key in changes.touched:
+            if refs.get(key, 1) <= 0:
+                del refs[key]
+                changes.deletes.append((REQUESTS, key))
+        if len(changes.request_ids) > 2 * len(refs) + 64:
             changes.request_ids = {
-                i: known for i, known in changes.request_ids.items() if known[1] in changes.refs
+                i: known for i, known in changes.request_ids.items() if known[1] in refs
             }
         return changes
 
@@ -274,12 +134,19 @@ class Records:
         self.sessions = changes.sessions
         self.next_seq = changes.next_seq
         self.refs = changes.refs
+        self.unnamed = set()  # every request row no row named was deleted by `changes`
         self.request_ids = changes.request_ids
         self.sessions_source = (
             None if data is None else (data.signal.sessions, data.signal.last_used)
         )
 
     def _diff(self, kind: Kind, source: object, changes: Changes) -> None:
+        if (
+            kind.ordered
+            and kind.items is mapping_items
+            and self._diff_appended(kind, source, changes)
+        ):
+            return
         table = kind.table
         old = changes.state[table]
         new: dict[str, Entry] = {}
@@ -298,31 +165,85 @@ class Records:
                 last = seq
             else:
                 seq = 0
-            rkey = None
-            if kind.request is not None:
-                rkey = self._request_row(kind.request(value), changes)
-                changes.refs[rkey] = changes.refs.get(rkey, 0) + 1
-                if entry is not None and entry[2] is not None:
-                    changes.refs[entry[2]] -= 1
-            encoded = kind.encode(value)
-            changes.writes.append((table, key, seq, [key, encoded, rkey]))
-            new[key] = (value, seq, rkey)
-        for key, entry in old.items():
-            if key not in new:
-                changes.deletes.append((table, key))
-                if entry[2] is not None:
-                    changes.refs[entry[2]] -= 1
+            new[key] = self._write(kind, key, value, seq, entry, changes)
+        self._gone(kind, old, new, changes)
         changes.state[table] = new
         changes.next_seq[table] = next_seq
 
+    def _diff_appended(self, kind: Kind, source: Any, changes: Changes) -> bool:
+        """`_diff` of a mapping whose records kept their order, new ones only after them
+        (a dict's insertion order: the usual commit), in work proportional to the records
+        that changed (the walks below run in C); False, nothing done, for any other."""
+        table = kind.table
+        old = changes.state[table]
+        keys: list[str] = list(source)
+        values: list[object] = list(source.values())
+        entries: list[Entry | None] = list(map(old.get, keys))
+        present = len(keys) - entries.count(None)
+        if present < len(keys) and entries.index(None) != present:
+            return False  # a new record before an old one: its order changed
+        kept = cast(list[Entry], entries[:present])
+        seqs = list(map(_SEQ, kept))
+        if not all(map(operator.lt, seqs, seqs[1:])):
+            return False
+        new = dict(old)  # a copy in C, in the records' order, which is theirs in `source`
+        for key in old.keys() - source.keys() if present < len(old) else ():
+            self._drop(kind, key, new.pop(key), changes)
+        changed = map(operator.is_not, map(_OBJECT, kept), values)
+        for index in itertools.compress(range(present), changed):
+            entry, value = kept[index], values[index]
+            if not kind.same(entry[0], value):  # rewritten in its place
+                new[keys[index]] = self._write(kind, keys[index], value, entry[1], entry, changes)
+        last = seqs[-1] if seqs else -1
+        next_seq = changes.next_seq.get(table, 0)
+        for index in range(present, len(keys)):
+            seq = max(next_seq, last + 1)
+            next_seq, last = seq + 1, seq
+            new[keys[index]] = self._write(kind, keys[index], values[index], seq, None, changes)
+        changes.state[table] = new
+        changes.next_seq[table] = next_seq
+        return True
+
+    def _write(
+        self, kind: Kind, key: str, value: object, seq: int, entry: Entry | None, changes: Changes
+    ) -> Entry:
+        """The row of one new or changed record (its request row too, counted)."""
+        rkey = None
+        if kind.request is not None:
+            rkey = self._request_row(kind.request(value), changes)
+            changes.refs[rkey] = changes.refs.get(rkey, 0) + 1
+            if entry is not None and entry[2] is not None:
+                changes.refs[entry[2]] -= 1
+                changes.touched.add(entry[2])
+        changes.writes.append((kind.table, key, seq, [key, kind.encode(value), rkey]))
+        return (value, seq, rkey)
+
+    @staticmethod
+    def _gone(
+        kind: Kind, old: Mapping[str, Entry], new: Mapping[str, Entry], changes: Changes
+    ) -> None:
+        """The rows of records that left (found by a set difference, in C)."""
+        if len(new) == len(old) and new.keys() == old.keys():
+            return
+        for key in old.keys() - new.keys():
+            Records._drop(kind, key, old[key], changes)
+
+    @staticmethod
+    def _drop(kind: Kind, key: str, entry: Entry, changes: Changes) -> None:
+        changes.deletes.append((kind.table, key))
+        if entry[2] is not None:
+            changes.refs[entry[2]] -= 1
+            changes.touched.add(entry[2])
+
     def _request_row(self, request: Request, changes: Changes) -> str:
         known = changes.request_ids.get(id(request))
-        if known is not None and known[0] is request:
+        if known is not None and known[0] is request and known[1] in changes.refs:
             return known[1]
         rkey = request_key(request)
         changes.request_ids[id(request)] = (request, rkey)
         if rkey not in changes.refs:
             changes.refs[rkey] = 0
+            changes.touched.add(rkey)
             changes.writes.append((REQUESTS, rkey, 0, [rkey, request.to_json(), None]))
         return rkey
 
@@ -330,7 +251,15 @@ class Records:
         old = changes.sessions
         last_used = data.signal.last_used
         sessions = data.signal.sessions
-        if old.keys() == sessions.keys():  # the usual commit: a record or two changed
+        before = self.sessions_source
+        if before is not None and old.keys() == sessions.keys():
+            # The usual commit: a record or two changed, found by walks that run in C.
+            new = dict(old)
+            names = list(sessions)
+            records = map(operator.is_not, map(before[0].get, names), sessions.values())
+            times = map(operator.ne, map(before[1].get, names), map(last_used.get, names))
+            names = list(itertools.compress(names, map(operator.or_, records, times)))
+        elif old.keys() == sessions.keys():
             new = dict(old)
             names = [
                 name
@@ -358,7 +287,7 @@ class Records:
             )
             new[name] = SessionEntry(record, used, archived, seq)
         changes.next_seq[SESSIONS] = next_seq
-        for name, entry in old.items():
+        for name, entry in old.items() if new.keys() != old.keys() else ():
             if name not in new:
                 changes.deletes.append((SESSIONS, name))
                 changes.deletes.extend((ARCHIVED, f"{name}\0{a}") for a in entry.archived)
@@ -368,7 +297,13 @@ class Records:
     def _diff_archived(
         name: str, entry: SessionEntry | None, record: SessionRecord, changes: Changes
     ) -> tuple[str, ...]:
-        known: dict[int, tuple[SessionState, str]] = {}
+        if (
+            entry is not None
+            and entry.record.previous is record.previous
+            and len(entry.archived) == len(record.previous)  # not a row left from disk
+        ):
+            return entry.archived  # the usual message: the current state changed, only it
+        known: dict[int, tuple[Archived, str]] = {}
         if entry is not None:
             known = {
                 id(s): (s, a) for s, a in zip(entry.record.previous, entry.archived, strict=True)
@@ -394,6 +329,8 @@ class Records:
 
 
 _UNSET = object()
+_OBJECT = operator.itemgetter(0)
+_SEQ = operator.itemgetter(1)
 
 
 def encoded_rows(changes: Changes) -> list[tuple[str, str, int, bytes]]:
