@@ -28,13 +28,16 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=100)
     parser.add_argument(
-        "--state", choices=list(SHAPES), help="with --system or --latency: the agent's store"
+        "--state",
+        choices=list(SHAPES),
+        help="with --system, --latency or --profile: the agent's store",
     )
     args = parser.parse_args()
     if args.state is not None:
-        if not (args.system or args.latency):
-            parser.error("--state goes with --system or --latency")
-        for line in system.run(state=args.state):
+        if not (args.system or args.latency or args.profile):
+            parser.error("--state goes with --system, --latency or --profile")
+        run = hass_profile.run if args.profile else system.run
+        for line in run(state=args.state):
             print(line, flush=True)
         return
     if args.profile or args.latency or args.store:

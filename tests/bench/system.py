@@ -94,7 +94,7 @@ async def _measure_latency(directory: Path, state: str | None = None) -> Figures
     async with running_system(directory, pacerelle_log_level="warning") as system:
         agent = await system.add_agent("Agent 1")
         await _one_message(system, agent)
-        seeded = None if state is None else await _seeded(system, agent, state)
+        seeded = None if state is None else await seed_agent(system, agent, state)
         await asyncio.sleep(SETTLE_SECONDS)
         load = os.getloadavg()[0]
         figures.latencies, figures.stages, figures.cpu_ms = await _measured_latencies(system, agent)
@@ -139,7 +139,7 @@ async def _measure(directory: Path) -> Figures:
     return figures
 
 
-async def _seeded(system: System, agent: Agent, state: str) -> Held:
+async def seed_agent(system: System, agent: Agent, state: str) -> Held:
     """The agent's store grown to `state` while Home Assistant is stopped; back online."""
     await system.hass_process.stop()
     seeded = await asyncio.to_thread(seed, system.hass_process.config_dir, agent.agent_id, state)

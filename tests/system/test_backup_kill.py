@@ -9,9 +9,12 @@ outside: after the tar file appeared (the pre-backup call has returned) and afte
 sent since have reached the agent (the relay's `delivered` records). The tar left on disk
 is shorter than the random file alone, so the kill came before it was complete, that is
 before the post-backup call. Those messages had no event before the kill (their commits
-were held). After the restart: no repair issue, the identity the relay knows unchanged,
-every message fired exactly once (the event log), nothing left unacknowledged, and a new
-backup completes with a store that loads with that identity and the last message.
+were held); depending on where the pause came, the message being handed over then had its
+event fired and its acceptance held (accepted at the restart by its mark, with no second
+event: store_handed_over.py) or not. After the restart: no repair issue, the identity the
+relay knows unchanged, every message fired exactly once (the event log), nothing left
+unacknowledged, and a new backup completes with a store that loads with that identity and
+the last message.
 """
 
 import asyncio
