@@ -55,6 +55,7 @@ TARGET_PER_AGENT_MIB = 10.0
 OUTBOX = 100
 
 
+SENT_TO_FIRED = "sent to fired"
 PIPELINE_LOGGER = "custom_components.pacerelle.client.inbox_pipeline"
 STAGE_LINE = re.compile(r"Stage times \(ms\) of a batch of 1: (.*)$", re.MULTILINE)
 
@@ -230,6 +231,7 @@ async def _split(system: System, marks: list[Marks]) -> dict[str, list[float]]:
         for item in await system.emulator.admin("GET", "/events?kind=delivered")
     }
     split: dict[str, list[float]] = {"emulator": [], "hass": [], "to subscriber": []}
+    split[SENT_TO_FIRED] = [(mark.fired - mark.sent) * 1000 for mark in marks]
     for mark in marks:
         if mark.message_id not in pushed:
             continue  # beyond the emulator's event memory
@@ -347,6 +349,7 @@ def _latency_report(figures: Figures) -> list[str]:
         f"event latency, {len(latencies_ms)} messages one at a time: p50 {p50:.1f} ms, "
         f"p95 {p95:.1f} ms, p99 {p99:.1f} ms, max {max(latencies_ms):.1f} ms "
         f"(target p95 < {target:g} ms)",
+        *_fired_line(figures.stages),
         "  CPU per message: "
         + ", ".join(f"{name} {ms:.1f} ms" for name, ms in figures.cpu_ms.items())
         + f" (1-minute load average {figures.load[0]:.1f}, then {figures.load[1]:.1f})",
@@ -355,11 +358,25 @@ def _latency_report(figures: Figures) -> list[str]:
         "events, ack): "
         + (
             " ".join(
-                f"{name} {statistics.median(values):.2f}" for name, values in figures.stages.items()
+                f"{name} {statistics.median(values):.2f}"
+                for name, values in figures.stages.items()
+                if name != SENT_TO_FIRED
             )
             or "none logged"
         ),
     ]
+
+
+def _fired_line(stages: dict[str, list[float]]) -> list[str]:
+    """Percentiles of the send to `time_fired` (no WebSocket subscriber in it) and of its
+    part in hass (the frame pushed by the relay to the event fired)."""
+    parts = [
+        f"{label} p50 {_percentile(stages[name], 0.50):.1f}, "
+        f"p95 {_percentile(stages[name], 0.95):.1f}, p99 {_percentile(stages[name], 0.99):.1f}"
+        for label, name in (("sent to event fired:", SENT_TO_FIRED), ("of which hass:", "hass"))
+        if stages.get(name)
+    ]
+    return ["  " + "; ".join(parts) + " ms"] if parts else []
 
 
 def _report(figures: Figures) -> list[str]:
