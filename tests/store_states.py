@@ -69,9 +69,10 @@ def request(number: int, text: int, conversation: str = "cnv_0") -> Request:
 
 
 def grown(base: AgentData, model: SessionRecord, shape: Shape) -> AgentData:
-    """`base` grown by `shape`, keeping all it holds (its identity, its sessions, requests,
-    keys): a running agent's data stays whole, only joined by invented peers and requests
-    (ids `usr_N`, `cnv_N`, `msg_N`, `grp_N`)."""
+    """`base` grown by `shape`, keeping what it holds (its identity, sessions, requests,
+    keys), joined by invented peers and requests (ids `usr_N`, `cnv_N`, `msg_N`, `grp_N`).
+    Where the ids meet, the base's requests, keys and checkpoints win and its sessions do
+    not (model_session's own session, at `usr_0` in `cnv_0`, gets archived states)."""
     assert model.current is not None
     signal = base.signal
     for n in range(shape.sessions):

@@ -41,10 +41,11 @@ def seed(config_dir: Path, agent_id: str, state: str) -> Held:
     del base  # only its session's record is the model of the invented ones
     seeded = within_bounds(grown(data, model, SHAPES[state]))
     identity = data.signal.prekeys.bundle_json()["identity_key"]
-    if seeded.signal.prekeys is not data.signal.prekeys or not data.signal.sessions.keys() <= (
-        seeded.signal.sessions.keys()
-    ):
-        raise RuntimeError("seeding would change the agent's identity or drop its sessions")
+    kept = all(
+        seeded.signal.sessions.get(name) is record for name, record in data.signal.sessions.items()
+    )
+    if seeded.signal.prekeys is not data.signal.prekeys or not kept:
+        raise RuntimeError("seeding would change the agent's identity or one of its sessions")
     store = RecordStore(folder, agent_id)
     try:
         store.load(migrate)
