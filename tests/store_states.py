@@ -9,12 +9,12 @@ the runtime's own dataclasses, so the store sees what it sees in use.
 import secrets
 from dataclasses import dataclass, replace
 
-from custom_components.pacerelle.client.agent_data import AgentData, Conversations
+from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.checkpoints import ACTIVE, Checkpoint, Checkpoints
 from custom_components.pacerelle.client.group_epochs import GroupEpoch
 from custom_components.pacerelle.client.groups import GroupKey
 from custom_components.pacerelle.client.history import HandledRequest, History, Reply
-from custom_components.pacerelle.client.inbox import Inbox, Request
+from custom_components.pacerelle.client.inbox import Request
 from custom_components.pacerelle.client.send_queue import QueuedSend, SendQueue
 from custom_components.pacerelle.client.signal.engine import decrypt
 from custom_components.pacerelle.client.signal.session import PeerAddress, SessionRecord
@@ -69,7 +69,10 @@ def request(number: int, text: int, conversation: str = "cnv_0") -> Request:
 
 
 def grown(base: AgentData, model: SessionRecord, shape: Shape) -> AgentData:
-    """`base` grown to `shape`."""
+    """`base` grown by `shape`, keeping what it holds (its identity, sessions, requests,
+    keys), joined by invented peers and requests (ids `usr_N`, `cnv_N`, `msg_N`, `grp_N`).
+    Where the ids meet, the base's requests, keys and checkpoints win and its sessions do
+    not (model_session's own session, at `usr_0` in `cnv_0`, gets archived states)."""
     assert model.current is not None
     signal = base.signal
     for n in range(shape.sessions):
@@ -87,11 +90,13 @@ def grown(base: AgentData, model: SessionRecord, shape: Shape) -> AgentData:
         tuple(
             HandledRequest(pending.get(f"msg_{n}") or request(n, shape.text))
             for n in range(shape.pending - shape.history, shape.pending)
-        ),
+        )
+        + base.history.requests,
         tuple(
             Reply(f"rep_{n}", "cnv_0", "usr_0", None, "text", "y" * 200, None, None, 1.0 + n)
             for n in range(shape.history)
-        ),
+        )
+        + base.history.replies,
     )
     keys = {}
     for n in range(shape.group_keys):
@@ -101,26 +106,38 @@ def grown(base: AgentData, model: SessionRecord, shape: Shape) -> AgentData:
         keys[key.name] = key
     queued = SendQueue(
         tuple(QueuedSend(f"out_{n}", "cnv_0", "z" * 2000, 1.0, 1e12) for n in range(shape.queued))
+        + base.queued.sends
     )
     checkpoints = Checkpoints(
         {
             f"msg_{n}": Checkpoint(f"msg_{n}", "cnv_0", "summary", "next", None, ACTIVE, 1.0)
             for n in range(shape.checkpoints)
         }
+        | dict(base.checkpoints.items)
     )
     accepted = {f"msg_{n}": "d" * 64 for n in range(min(2000, shape.pending + shape.history))}
     groups = sorted({key.conversation_id for key in keys.values()})
     epochs = {group: GroupEpoch(1, frozenset({("usr_0", "1")})) for group in groups}
     seals = {name: (f"iv{n}a", f"iv{n}b") for n, name in enumerate(list(keys)[:8])}
-    inbox = Inbox(accepted=accepted, pending=pending, group_seals=seals)
+    inbox = replace(
+        base.inbox,
+        accepted={**accepted, **base.inbox.accepted},
+        pending={**pending, **base.inbox.pending},
+        group_seals={**seals, **base.inbox.group_seals},
+    )
     if shape.group_keys:
-        inbox = replace(inbox, legacy_seals=frozenset({"a" * 32, "b" * 32}))
+        inbox = replace(inbox, legacy_seals=inbox.legacy_seals | {"a" * 32, "b" * 32})
+    conversations = replace(
+        base.conversations,
+        group_keys={**keys, **base.conversations.group_keys},
+        group_epochs={**epochs, **base.conversations.group_epochs},
+    )
     return replace(
         base,
         signal=signal,
         inbox=inbox,
         history=history,
-        conversations=Conversations(group_keys=keys, group_epochs=epochs),
+        conversations=conversations,
         queued=queued,
         checkpoints=checkpoints,
     )

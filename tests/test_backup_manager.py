@@ -1,8 +1,6 @@
 """A backup made by Home Assistant's backup manager while the agent runs holds a store that
 loads with everything the agent had (backup.py, called by the manager before and after)."""
 
-import io
-import tarfile
 from pathlib import Path
 
 from homeassistant.components.backup import DATA_MANAGER
@@ -10,30 +8,11 @@ from homeassistant.components.backup.manager import BackupManagerState
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 
-from custom_components.pacerelle.client.state.record_store import RecordStore
 from custom_components.pacerelle.store import migrate
+from tests.backup_files import store_files_of
 from tests.emulator_fixtures import EmulatorHandle
 from tests.runtime_harness import wait_until
 from tests.services_harness import human_writes, start_agent
-
-
-def _store_files_of(backup: Path, agent_id: str, target: Path) -> RecordStore:
-    """The agent's database and key as the backup holds them."""
-    target.mkdir()
-    with tarfile.open(backup) as outer:
-        inner = outer.extractfile("homeassistant.tar.gz")
-        assert inner is not None
-        with tarfile.open(fileobj=io.BytesIO(inner.read()), mode="r:gz") as home:
-            names = home.getnames()
-            for suffix in (".db", ".key"):
-                [name] = [n for n in names if n.endswith(f"pacerelle/{agent_id}{suffix}")]
-                member = home.extractfile(name)
-                assert member is not None
-                (target / f"{agent_id}{suffix}").write_bytes(member.read())
-            assert not any(
-                n.endswith(f"{agent_id}.db-wal") and home.getmember(n).size for n in names
-            )
-    return RecordStore(target, agent_id)
 
 
 async def test_a_backup_of_the_running_agent_loads_with_its_messages(
@@ -57,7 +36,7 @@ async def test_a_backup_of_the_running_agent_loads_with_its_messages(
     await wait_until(lambda: manager.state is BackupManagerState.IDLE, within=60)
     [backup] = list(backups.glob("*.tar"))
     store = await hass.async_add_executor_job(
-        _store_files_of, backup, agent.installed.agent_id, tmp_path / "restored"
+        store_files_of, backup, agent.installed.agent_id, tmp_path / "restored"
     )
     _, data = await hass.async_add_executor_job(store.load, migrate)
     assert data is not None

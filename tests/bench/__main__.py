@@ -4,6 +4,9 @@ python -m tests.bench               system figures (real hass and emulator), the
 python -m tests.bench --crypto      only the Signal engine beside the reference peer
 python -m tests.bench --system      only the system figures
 python -m tests.bench --latency     only the event latency (one agent; a minute)
+python -m tests.bench --system --state busy
+                                    the event latency of an agent whose store holds the
+                                    busy state (tests/store_states.py; seeded.py)
 python -m tests.bench --profile     hass under cProfile during the latency loop (hass_profile.py)
 python -m tests.bench --store       the .enc store beside the per-record store (store.py)
 """
@@ -11,6 +14,7 @@ python -m tests.bench --store       the .enc store beside the per-record store (
 import argparse
 
 from tests.bench import crypto, hass_profile, store, system
+from tests.store_states import SHAPES
 
 
 def main() -> None:
@@ -23,7 +27,19 @@ def main() -> None:
     only.add_argument("--store", action="store_true", help="old and new store, per commit")
     parser.add_argument("--conversations", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=100)
+    parser.add_argument(
+        "--state",
+        choices=list(SHAPES),
+        help="with --system, --latency or --profile: the agent's store",
+    )
     args = parser.parse_args()
+    if args.state is not None:
+        if not (args.system or args.latency or args.profile):
+            parser.error("--state goes with --system, --latency or --profile")
+        run = hass_profile.run if args.profile else system.run
+        for line in run(state=args.state):
+            print(line, flush=True)
+        return
     if args.profile or args.latency or args.store:
         if args.store:
             lines = store.run()

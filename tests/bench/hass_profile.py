@@ -2,7 +2,8 @@
 
 A real hass and the emulator (tests/system's harness), hass run by profiled_hass.py; one
 agent, a warm-up, then `PROFILE_SAMPLES` messages one at a time as in system.py's latency,
-profiled alone (not hass's start).
+profiled alone (not hass's start). With a state (`--profile --state busy`), the agent's
+store is grown to it first (system.py's `seed_agent`).
 cProfile (Python 3.12 and later) sees every thread, the executor's included, so the call
 counts are exact; the times (wall, with the profiler's overhead) of threads interleave and
 are only indicative. Printed: the functions by their own time, per message.
@@ -19,7 +20,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from tests.bench.system import EVENT_TIMEOUT, LATENCY_WARMUP, SETTLE_SECONDS
+from tests.bench.system import EVENT_TIMEOUT, LATENCY_WARMUP, SETTLE_SECONDS, seed_agent
 from tests.system.harness import running_system
 from tests.system.processes import HomeAssistantProcess
 
@@ -54,23 +55,27 @@ def _profiled_start(profile_path: Path) -> Start:
 KEEP_VARIABLE = "PACERELLE_PROFILE_KEEP"
 
 
-def run(samples: int = PROFILE_SAMPLES) -> list[str]:
+def run(samples: int = PROFILE_SAMPLES, state: str | None = None) -> list[str]:
     """The report; the raw profile is copied to $PACERELLE_PROFILE_KEEP when it is set
     (for pstats: callers, sort orders)."""
     with tempfile.TemporaryDirectory(prefix="pacerelle-profile-") as directory:
         path = Path(directory) / "hass.prof"
-        asyncio.run(_measure(Path(directory), path, samples))
+        asyncio.run(_measure(Path(directory), path, samples, state))
         if keep := os.environ.get(KEEP_VARIABLE):
             shutil.copyfile(path, keep)
         return _report(path, samples)
 
 
-async def _measure(directory: Path, path: Path, samples: int) -> None:
+async def _measure(directory: Path, path: Path, samples: int, state: str | None) -> None:
     original = HomeAssistantProcess.start
     HomeAssistantProcess.start = _profiled_start(path)  # type: ignore[method-assign,assignment]
     try:
         async with running_system(directory, pacerelle_log_level="warning") as system:
             agent = await system.add_agent("Agent 1")
+            if state is not None:
+                await system.emulator.send(agent.conversation_id, text="the first")
+                await system.wait_events(1, EVENT_TIMEOUT)
+                await seed_agent(system, agent, state)
             await asyncio.sleep(SETTLE_SECONDS)
             async with system.hass.socket() as socket:
                 events = await socket.subscribe("pacerelle_message")

@@ -101,13 +101,18 @@ class System:
 
 @asynccontextmanager
 async def running_system(
-    directory: Path, *, runtime_token_ttl: float | None = None, pacerelle_log_level: str = "info"
+    directory: Path,
+    *,
+    runtime_token_ttl: float | None = None,
+    pacerelle_log_level: str = "info",
+    integrations: tuple[str, ...] = (),
 ) -> AsyncIterator[System]:
     emulator_process = EmulatorProcess(directory, runtime_token_ttl=runtime_token_ttl)
     hass_process = HomeAssistantProcess(
         directory / "config",
         server_url=emulator_process.base_url,
         pacerelle_log_level=pacerelle_log_level,
+        integrations=integrations,
     )
     try:
         await emulator_process.start()

@@ -187,14 +187,16 @@ class HomeAssistantSocket:
 
     async def subscribe(self, event_type: str) -> asyncio.Queue[dict[str, Any]]:
         """Events of that type from now on, each `{event_type, data, time_fired, ...}`."""
+        return await self.subscribe_to("subscribe_events", event_type=event_type)
+
+    async def subscribe_to(self, command_type: str, **fields: Any) -> asyncio.Queue[dict[str, Any]]:
+        """What a subscription command (`backup/subscribe_events`, say) sends from now on."""
         command_id = next(self._ids)
         queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._events[command_id] = queue
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._results[command_id] = future
-        await self.ws.send_json(
-            {"id": command_id, "type": "subscribe_events", "event_type": event_type}
-        )
+        await self.ws.send_json({"id": command_id, "type": command_type, **fields})
         await future
         return queue
 

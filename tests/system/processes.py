@@ -40,7 +40,7 @@ onboarding:
 repairs:
 websocket_api:
 pacerelle_event_log:
-logger:
+{integrations}logger:
   default: warning
   logs:
     custom_components.pacerelle: {pacerelle_log_level}
@@ -158,8 +158,14 @@ class HomeAssistantProcess(Process):
     """`python -m homeassistant` in its own config dir, with the integration linked in."""
 
     def __init__(
-        self, config_dir: Path, *, server_url: str, pacerelle_log_level: str = "info"
+        self,
+        config_dir: Path,
+        *,
+        server_url: str,
+        pacerelle_log_level: str = "info",
+        integrations: tuple[str, ...] = (),
     ) -> None:
+        """`integrations`: more to set up (`backup`, say), each with an empty configuration."""
         super().__init__("hass", config_dir / "hass.log")
         self.config_dir = config_dir
         # What scripts/develop does: the config flow offers this server URL by default.
@@ -178,7 +184,11 @@ class HomeAssistantProcess(Process):
         configuration = config_dir / "configuration.yaml"
         if not configuration.exists():
             configuration.write_text(
-                CONFIGURATION.format(port=self.port, pacerelle_log_level=pacerelle_log_level)
+                CONFIGURATION.format(
+                    port=self.port,
+                    pacerelle_log_level=pacerelle_log_level,
+                    integrations="".join(f"{name}:\n" for name in integrations),
+                )
             )
 
     @property
