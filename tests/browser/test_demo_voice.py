@@ -30,7 +30,9 @@ from tests.runtime_harness import wait_until
 
 pytestmark = pytest.mark.browser
 
-NOTE: Final = SPOKEN / "turn_on_the_kitchen_light.wav"  # 3.1 s: 0.5 s of silence, 1.6 s of speech, 1 s
+NOTE: Final = (
+    SPOKEN / "turn_on_the_kitchen_light.wav"
+)  # 3.1 s: 0.5 s of silence, 1.6 s of speech, 1 s
 # The microphone plays the file once (%noloop) from the moment the page opens it; the
 # recording stops in the trailing silence.
 FAKE_MICROPHONE_FLAGS: Final = [
