@@ -36,6 +36,8 @@ async def test_a_failed_acceptance_save_after_the_event_fires_nothing_again(
 ) -> None:
     agent = await start_agent(hass, emulator)
     first = await human_writes(emulator, agent, text="before")
+    # Its acceptance is saved after its event: acknowledged means saved.
+    await emulator.wait_agent(agent.installed.agent_id, lambda status: not status["queued"])
     commit = RecordStore.commit
     failed: list[str] = []
 
@@ -48,6 +50,7 @@ async def test_a_failed_acceptance_save_after_the_event_fires_nothing_again(
 
     monkeypatch.setattr(RecordStore, "commit", full_disk)
     command = await human_writes(emulator, agent, text="open the garage")
+    await wait_until(lambda: bool(failed))  # the acceptance comes after the event
     assert failed == [command["message_id"]]
     queued = await emulator.admin("GET", f"/agents/{agent.installed.agent_id}")
     assert queued["queued"] == [command["message_id"]]  # unacknowledged: redelivered
