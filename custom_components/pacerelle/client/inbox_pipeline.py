@@ -121,7 +121,7 @@ class InboxPipeline:
             data = self._received(data, opened, now, stored, to_ack)
             if finished:
                 # Handed over before a kill, the acceptance not saved: saved now, no event.
-                data = _accepted(data, finished)
+                data = _accepted(data, _marked(finished))
                 to_ack.extend(message for message, _ in finished)
             requests = [request for _, request in stored]
             if data is not core.data:
@@ -330,16 +330,24 @@ def _key_name(message: InboundMessage) -> str | None:
         return None
 
 
-def _accepted(data: AgentData, stored: Sequence[tuple[InboundMessage, Request]]) -> AgentData:
+type Marked = Sequence[tuple[str, Request]]
+"""Requests with their hand-over marks (handed_over.py), each computed once."""
+
+
+def _marked(stored: Sequence[tuple[InboundMessage, Request]]) -> list[tuple[str, Request]]:
+    return [(hand_over_mark(message), request) for message, request in stored]
+
+
+def _accepted(data: AgentData, marked: Marked) -> AgentData:
     """`data` with the received requests accepted (pending), in the history and marked as
     handed over (handed_over.py; the host keeps each mark as it is handed over)."""
     history = data.history
-    for _, request in stored:
+    for _, request in marked:
         history = history.with_request(request)
-    inbox = data.inbox.accept(request.message_id for _, request in stored)
-    marked = [(hand_over_mark(message), request.judged.trusted) for message, request in stored]
+    inbox = data.inbox.accept(request.message_id for _, request in marked)
     marks = data.handed_over.with_marks(
-        (mark for mark, _ in marked), trusted=(mark for mark, trusted in marked if trusted)
+        (mark for mark, _ in marked),
+        trusted=(mark for mark, request in marked if request.judged.trusted),
     )
     return replace(data, inbox=inbox, history=history, handed_over=marks)
 
@@ -347,11 +355,12 @@ def _accepted(data: AgentData, stored: Sequence[tuple[InboundMessage, Request]])
 async def _hand_over(core: AgentCore, stored: Sequence[tuple[InboundMessage, Request]]) -> None:
     """Hand the requests over in arrival order, each its mark then its event, then save them
     as accepted and make all survive a power cut, before any ACK_READ (module docstring)."""
+    marked = _marked(stored)
 
     def hand_over() -> None:
         # Synchronous: nothing runs between a mark and its event.
-        for message, request in stored:
-            core.hooks.mark(hand_over_mark(message), request.judged.trusted)
+        for mark, request in marked:
+            core.hooks.mark(mark, request.judged.trusted)
             core.hooks.deliver(request)
         # The status (pending count, last message: Home Assistant writes nine entity states,
         # a millisecond or two) is told at the loop's next pass, after what the events woke
@@ -359,7 +368,7 @@ async def _hand_over(core: AgentCore, stored: Sequence[tuple[InboundMessage, Req
         asyncio.get_running_loop().call_soon(core.hooks.status_changed)
 
     if stored:
-        await core.commit_handed_over(_accepted(core.data, stored), hand_over)
+        await core.commit_handed_over(_accepted(core.data, marked), hand_over)
 
 
 def _replayed(message: InboundMessage) -> None:
