@@ -12,18 +12,18 @@ from typing import Any
 import aiohttp
 
 from custom_components.pacerelle.client.agent import Agent
-from custom_components.pacerelle.client.agent_connect import request_runtime_token
 from custom_components.pacerelle.client.agent_core import (
     AgentConfig,
     AgentHooks,
     ConnectionState,
 )
 from custom_components.pacerelle.client.agent_data import AgentData
-from custom_components.pacerelle.client.inbox import Request
+from custom_components.pacerelle.client.inbox.requests import Request
+from custom_components.pacerelle.client.relay.agent_connect import request_runtime_token
+from custom_components.pacerelle.client.relay.tokens import IssuedToken, RuntimeTokens
 from custom_components.pacerelle.client.signal.state import AgentSignalState
-from custom_components.pacerelle.client.tokens import IssuedToken, RuntimeTokens
-from custom_components.pacerelle.client.trust import TrustBook, session_identities
-from custom_components.pacerelle.client.trust_door import TrustDoor
+from custom_components.pacerelle.client.trust.book import TrustBook, session_identities
+from custom_components.pacerelle.client.trust.door import TrustDoor
 from tests.emulator_fixtures import EmulatorHandle, Installed
 
 

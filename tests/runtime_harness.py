@@ -20,7 +20,7 @@ from custom_components.pacerelle.const import (
     ENTRY_VERSION,
 )
 from custom_components.pacerelle.runtime import PacerelleRuntime
-from custom_components.pacerelle.store import AgentStore
+from custom_components.pacerelle.store.agent_store import AgentStore
 from tests.emulator_fixtures import EmulatorHandle, Installed
 
 

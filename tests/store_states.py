@@ -10,12 +10,16 @@ import secrets
 from dataclasses import dataclass, replace
 
 from custom_components.pacerelle.client.agent_data import AgentData
-from custom_components.pacerelle.client.checkpoints import ACTIVE, Checkpoint, Checkpoints
-from custom_components.pacerelle.client.group_epochs import GroupEpoch
-from custom_components.pacerelle.client.groups import GroupKey
-from custom_components.pacerelle.client.history import HandledRequest, History, Reply
-from custom_components.pacerelle.client.inbox import Request
-from custom_components.pacerelle.client.send_queue import QueuedSend, SendQueue
+from custom_components.pacerelle.client.conversations.checkpoints import (
+    ACTIVE,
+    Checkpoint,
+    Checkpoints,
+)
+from custom_components.pacerelle.client.conversations.group_epochs import GroupEpoch
+from custom_components.pacerelle.client.conversations.groups import GroupKey
+from custom_components.pacerelle.client.conversations.history import HandledRequest, History, Reply
+from custom_components.pacerelle.client.inbox.requests import Request
+from custom_components.pacerelle.client.outbox.queue import QueuedSend, SendQueue
 from custom_components.pacerelle.client.signal.engine import decrypt
 from custom_components.pacerelle.client.signal.session import PeerAddress, SessionRecord
 from tests.reference_peer import ReferencePeer

@@ -9,9 +9,9 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from custom_components.pacerelle.client.api import MAX_BLOB_BYTES, AgentApi
 from custom_components.pacerelle.client.errors import PacerelleApiError, PacerelleAuthError
-from custom_components.pacerelle.client.tokens import RuntimeTokens
+from custom_components.pacerelle.client.relay.api import MAX_BLOB_BYTES, AgentApi
+from custom_components.pacerelle.client.relay.tokens import RuntimeTokens
 
 
 @dataclass(frozen=True)

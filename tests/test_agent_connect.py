@@ -10,7 +10,13 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from custom_components.pacerelle.client.agent_connect import (
+from custom_components.pacerelle.client.errors import (
+    PacerelleApiError,
+    PacerelleAuthError,
+    PacerelleConnectionError,
+    PacerelleResponseError,
+)
+from custom_components.pacerelle.client.relay.agent_connect import (
     AuthorizationRequest,
     Pkce,
     begin,
@@ -19,12 +25,6 @@ from custom_components.pacerelle.client.agent_connect import (
     normalize_server_url,
     register_client,
     request_runtime_token,
-)
-from custom_components.pacerelle.client.errors import (
-    PacerelleApiError,
-    PacerelleAuthError,
-    PacerelleConnectionError,
-    PacerelleResponseError,
 )
 from tests.emulator_fixtures import REDIRECT_URI, EmulatorHandle
 

@@ -7,8 +7,8 @@ import logging
 import pytest
 
 from custom_components.pacerelle.client.agent_core import ConnectionState
-from custom_components.pacerelle.client.history import MAX_NOTE_CHARS
-from custom_components.pacerelle.client.sender import SendError
+from custom_components.pacerelle.client.conversations.history import MAX_NOTE_CHARS
+from custom_components.pacerelle.client.outbox.sender import SendError
 from tests.client_agent_harness import Recorder, connected_agent, make_agent, wait_for
 from tests.emulator import EmulatorConfig
 from tests.emulator_fixtures import EmulatorHandle, running_emulator

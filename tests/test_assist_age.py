@@ -6,7 +6,7 @@ import pytest
 from homeassistant.components.conversation import HOME_ASSISTANT_AGENT
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle.assist import MAX_REQUEST_AGE, request_age
+from custom_components.pacerelle.assist.bridge import MAX_REQUEST_AGE, request_age
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from custom_components.pacerelle.runtime import PacerelleRuntime

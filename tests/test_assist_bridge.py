@@ -16,10 +16,10 @@ from homeassistant.helpers.chat_session import DATA_CHAT_SESSION
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.pacerelle import assist
-from custom_components.pacerelle.assist import ha_conversation_id
-from custom_components.pacerelle.client import groups
+from custom_components.pacerelle.assist import bridge as assist
+from custom_components.pacerelle.assist.bridge import ha_conversation_id
 from custom_components.pacerelle.client.agent_core import ConnectionState
+from custom_components.pacerelle.client.conversations import groups
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.emulator_fixtures import EmulatorHandle, Installed

@@ -1,4 +1,4 @@
-"""The Assist bridge and keyword automations in one conversation (assist_share.py): the
+"""The Assist bridge and keyword automations in one conversation (assist/sharing.py): the
 README's "status" automation answers "status" alone, Assist answers what nothing else did."""
 
 import logging
@@ -21,7 +21,7 @@ from tests.test_readme_examples import example
 async def test_a_keyword_automation_answers_alone_and_assist_answers_the_rest(
     hass: HomeAssistant, emulator: EmulatorHandle, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.DEBUG, logger="custom_components.pacerelle.assist")
+    caplog.set_level(logging.DEBUG, logger="custom_components.pacerelle.assist.bridge")
     installed, entry = await running_agent(
         hass, emulator, options={CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT}
     )

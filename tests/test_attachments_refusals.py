@@ -6,8 +6,12 @@ import pytest
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 
-from custom_components.pacerelle.attachments import async_allowed_folder, async_save, target_of
-from custom_components.pacerelle.incoming_files import IncomingPath
+from custom_components.pacerelle.files.attachments import (
+    async_allowed_folder,
+    async_save,
+    target_of,
+)
+from custom_components.pacerelle.files.incoming import IncomingPath
 
 
 @pytest.mark.parametrize("folder", ["media/pacerelle", "", "/media/bad\0name"])

@@ -14,9 +14,9 @@ from homeassistant.core import HomeAssistant
 from custom_components.pacerelle.client.agent_data import Conversations, device_key
 from custom_components.pacerelle.client.crypto_jobs import peer_of
 from custom_components.pacerelle.client.errors import PacerelleResponseError
-from custom_components.pacerelle.client.gateway_frames import RefusedMessage, parse_frame
-from custom_components.pacerelle.client.sender import SendError
-from custom_components.pacerelle.client.server_answers import device_id
+from custom_components.pacerelle.client.outbox.sender import SendError
+from custom_components.pacerelle.client.relay.answers import device_id
+from custom_components.pacerelle.client.relay.frames import RefusedMessage, parse_frame
 from tests.client_agent_harness import Recorder, connected_agent, wait_for
 from tests.emulator_fixtures import EmulatorHandle
 from tests.services_harness import refused, spoken_agent, start_agent

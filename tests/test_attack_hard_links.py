@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle.file_access import (
+from custom_components.pacerelle.files.access import (
     NOT_ALLOWED,
     FileRefusedError,
     read_regular_file,

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from custom_components.pacerelle.client.gateway_frames import (
+from custom_components.pacerelle.client.relay.frames import (
     MAX_FRAME_CHARS,
     MAX_OVERSIZED_VALUES,
     FrameError,

@@ -17,7 +17,7 @@ import pytest
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
 
-from custom_components.pacerelle.attachments import MAX_UPLOAD_BYTES
+from custom_components.pacerelle.files.attachments import MAX_UPLOAD_BYTES
 from tests.emulator_fixtures import EmulatorHandle
 from tests.services_harness import Agent, call, received, refused, spoken_agent
 

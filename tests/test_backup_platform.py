@@ -13,7 +13,7 @@ from homeassistant.core import HomeAssistant
 from custom_components.pacerelle import backup
 from custom_components.pacerelle.client.state.record_store import RecordStore
 from custom_components.pacerelle.const import DOMAIN
-from custom_components.pacerelle.store import migrate
+from custom_components.pacerelle.store.agent_store import migrate
 from tests.emulator_fixtures import EmulatorHandle
 from tests.runtime_harness import wait_until
 from tests.services_harness import event_of, human_writes, start_agent

@@ -2,7 +2,7 @@
 
 import pytest
 
-from custom_components.pacerelle.client.checkpoints import (
+from custom_components.pacerelle.client.conversations.checkpoints import (
     ACTIVE,
     COMPLETED,
     MAX_CHECKPOINT_TEXT_CHARS,

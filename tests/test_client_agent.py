@@ -5,7 +5,7 @@ import pytest
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.errors import PacerelleConnectionError
-from custom_components.pacerelle.client.sender import SendError
+from custom_components.pacerelle.client.outbox.sender import SendError
 from tests.client_agent_harness import Recorder, connected_agent, make_agent, wait_for
 from tests.emulator_fixtures import EmulatorHandle
 

@@ -8,8 +8,8 @@ import time
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from custom_components.pacerelle.client import groups
 from custom_components.pacerelle.client.agent_data import AgentData
+from custom_components.pacerelle.client.conversations import groups
 from custom_components.pacerelle.client.signal.prekeys import (
     ONE_TIME_PREKEY_LOW_WATER,
     ONE_TIME_PREKEY_TARGET,

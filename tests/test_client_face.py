@@ -54,19 +54,19 @@ def test_the_check_sees_an_inner_import() -> None:
     """The walk itself: an inner import of each form is found (the test could fail)."""
     source = (
         "from .client.sender import Sender\n"
-        "from custom_components.pacerelle.client.trust import TrustBook\n"
-        "import custom_components.pacerelle.client.inbox\n"
+        "from custom_components.pacerelle.client.trust.book import TrustBook\n"
+        "import custom_components.pacerelle.client.inbox.requests\n"
         "from .client import Agent\n"
         "from ..client.inbox import Request\n"
     )
     assert _inner_imports(source) == [
         ".client.sender",
-        "custom_components.pacerelle.client.trust",
-        "custom_components.pacerelle.client.inbox",
+        "custom_components.pacerelle.client.trust.book",
+        "custom_components.pacerelle.client.inbox.requests",
     ]
     assert _inner_imports(source, depth=1) == [
-        "custom_components.pacerelle.client.trust",
-        "custom_components.pacerelle.client.inbox",
+        "custom_components.pacerelle.client.trust.book",
+        "custom_components.pacerelle.client.inbox.requests",
         "..client.inbox",
     ]
 

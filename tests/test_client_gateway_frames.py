@@ -6,10 +6,13 @@ from typing import Any
 
 import pytest
 
-from custom_components.pacerelle.client import groups, history_v1
 from custom_components.pacerelle.client.agent_data import AgentData, Conversations
+from custom_components.pacerelle.client.conversations import groups, history_v1
+from custom_components.pacerelle.client.conversations.payloads import Content, parse_content
 from custom_components.pacerelle.client.crypto_jobs import seal
-from custom_components.pacerelle.client.gateway_frames import (
+from custom_components.pacerelle.client.inbox.requests import MAX_PENDING, Inbox, Receipt, Request
+from custom_components.pacerelle.client.outbox.confirmations import CONFIRM_WINDOW, Outbox, Written
+from custom_components.pacerelle.client.relay.frames import (
     MAX_ATTACHMENTS,
     MAX_FRAME_CHARS,
     FrameError,
@@ -21,15 +24,12 @@ from custom_components.pacerelle.client.gateway_frames import (
     build_message,
     parse_frame,
 )
-from custom_components.pacerelle.client.inbox import MAX_PENDING, Inbox, Receipt, Request
-from custom_components.pacerelle.client.outbox import CONFIRM_WINDOW, Outbox, Written
-from custom_components.pacerelle.client.payloads import Content, parse_content
+from custom_components.pacerelle.client.relay.tokens import RuntimeTokens, credential_from
 from custom_components.pacerelle.client.signal.errors import SignalError, SignalErrorKind
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.store_bounds import within_bounds
-from custom_components.pacerelle.client.tokens import RuntimeTokens, credential_from
-from custom_components.pacerelle.client.trust import DeviceTrust, TrustBook, TrustState
-from custom_components.pacerelle.client.trust_door import SealRule
+from custom_components.pacerelle.client.trust.book import DeviceTrust, TrustBook, TrustState
+from custom_components.pacerelle.client.trust.door import SealRule
 
 MESSAGE: dict[str, Any] = {
     "type": "MSG",

@@ -13,7 +13,7 @@ from custom_components.pacerelle.client.errors import (
     PacerelleConnectionError,
     PacerelleResponseError,
 )
-from custom_components.pacerelle.client.http import MAX_JSON_RESPONSE, request_json
+from custom_components.pacerelle.client.relay.http import MAX_JSON_RESPONSE, request_json
 
 
 async def echo(request: web.Request) -> web.Response:

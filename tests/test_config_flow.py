@@ -17,7 +17,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.pacerelle.client_registry import STORAGE_KEY
 from custom_components.pacerelle.const import DOMAIN
-from custom_components.pacerelle.store import AgentStore
+from custom_components.pacerelle.store.agent_store import AgentStore
 from tests.config_flow_driver import REDIRECT_URI, FlowDriver, query_of, user_input
 from tests.emulator import EmulatorConfig
 from tests.emulator_fixtures import EmulatorHandle, running_emulator

@@ -13,7 +13,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers.config_entry_oauth2_flow import AUTH_CALLBACK_PATH
 
 from custom_components.pacerelle.const import DOMAIN
-from custom_components.pacerelle.store import AgentStore
+from custom_components.pacerelle.store.agent_store import AgentStore
 from tests.config_flow_driver import FlowDriver, query_of
 from tests.emulator_fixtures import running_emulator
 

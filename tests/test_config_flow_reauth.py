@@ -7,7 +7,7 @@ from homeassistant.config_entries import SOURCE_REAUTH, ConfigEntry, ConfigEntry
 from homeassistant.core import HomeAssistant
 
 from custom_components.pacerelle.const import DOMAIN
-from custom_components.pacerelle.store import AgentStore
+from custom_components.pacerelle.store.agent_store import AgentStore
 from tests.config_flow_driver import FlowDriver
 
 pytest_plugins = ["tests.config_flow_fixtures"]

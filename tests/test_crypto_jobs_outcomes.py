@@ -8,18 +8,19 @@ from typing import Any
 
 import pytest
 
-from custom_components.pacerelle.client import crypto_jobs, groups
+from custom_components.pacerelle.client import crypto_jobs
 from custom_components.pacerelle.client.agent_data import AgentData, Conversations
+from custom_components.pacerelle.client.conversations import groups
+from custom_components.pacerelle.client.conversations.history_v1 import HistoryKey
 from custom_components.pacerelle.client.crypto_jobs import (
     MissingGroupKeyError,
     open_batch,
     seal,
 )
-from custom_components.pacerelle.client.gateway_frames import InboundMessage, group_recipient
-from custom_components.pacerelle.client.history_v1 import HistoryKey
+from custom_components.pacerelle.client.relay.frames import InboundMessage, group_recipient
 from custom_components.pacerelle.client.signal.state import AgentSignalState
-from custom_components.pacerelle.client.trust import TrustBook
-from custom_components.pacerelle.client.trust_door import SealRule
+from custom_components.pacerelle.client.trust.book import TrustBook
+from custom_components.pacerelle.client.trust.door import SealRule
 from tests.reference_peer import ReferencePeer, reference_peer_available
 from tests.signal.interop import AGENT_NAME, Agent
 

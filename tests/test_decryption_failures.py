@@ -18,7 +18,7 @@ from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers import issue_registry as ir
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
 
-from custom_components.pacerelle.client.decrypt_failures import (
+from custom_components.pacerelle.client.inbox.decrypt_failures import (
     MAX_DEVICES,
     STALLED_RUN,
     DecryptFailures,
@@ -29,9 +29,9 @@ from custom_components.pacerelle.client.signal.errors import SignalErrorKind
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.diagnostics import async_get_config_entry_diagnostics
 from custom_components.pacerelle.events import EVENT_DECRYPTION_FAILED
-from custom_components.pacerelle.runtime_issues import decryption_stalled_id
-from custom_components.pacerelle.store import AgentStore
-from custom_components.pacerelle.store_generation import GENERATION_KEY, WITNESS_KEY
+from custom_components.pacerelle.issues.runtime import decryption_stalled_id
+from custom_components.pacerelle.store.agent_store import AgentStore
+from custom_components.pacerelle.store.generation import GENERATION_KEY, WITNESS_KEY
 from tests.emulator_fixtures import EmulatorHandle, Installed
 from tests.runtime_harness import add_entry, connected_entry, wait_until
 
@@ -126,7 +126,7 @@ async def test_restored_older_state_is_reported_and_a_new_session_heals_it(
     restored_id = f"store_restored_{entry.entry_id}"
     assert issues.async_get_issue(DOMAIN, restored_id) is None
     async with connected_entry(hass, entry) as runtime:
-        # Prevention: seen at start-up, before any message failed (store_generation.py).
+        # Prevention: seen at start-up, before any message failed (store/generation.py).
         restored = issues.async_get_issue(DOMAIN, restored_id)
         assert restored is not None
         assert restored.translation_key == "store_restored"

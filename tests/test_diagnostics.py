@@ -16,7 +16,7 @@ from syrupy.assertion import SnapshotAssertion
 
 from custom_components.pacerelle.diagnostics import Pseudonyms
 from custom_components.pacerelle.options import CONF_LLM_CONVERSATIONS
-from custom_components.pacerelle.store import AgentStore
+from custom_components.pacerelle.store.agent_store import AgentStore
 from tests.emulator_fixtures import EmulatorHandle
 from tests.entity_harness import Setup, ha_snapshot, replacing, setup_agent, wait_state
 from tests.runtime_harness import wait_until

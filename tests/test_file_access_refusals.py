@@ -10,8 +10,8 @@ from collections.abc import Callable
 
 import pytest
 
-from custom_components.pacerelle import file_access
-from custom_components.pacerelle.file_access import (
+from custom_components.pacerelle.files import access as file_access
+from custom_components.pacerelle.files.access import (
     NOT_ALLOWED,
     OUTSIDE,
     TOO_LARGE,
@@ -20,7 +20,7 @@ from custom_components.pacerelle.file_access import (
     read_regular_file,
     write_new_file,
 )
-from custom_components.pacerelle.incoming_files import IncomingPath
+from custom_components.pacerelle.files.incoming import IncomingPath
 
 
 def _under(folder: str) -> Callable[[str], bool]:

@@ -15,19 +15,19 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from custom_components.pacerelle.client import gateway
 from custom_components.pacerelle.client.errors import (
     PacerelleApiError,
     PacerelleAuthError,
     PacerelleConnectionError,
 )
-from custom_components.pacerelle.client.gateway import (
+from custom_components.pacerelle.client.relay import gateway
+from custom_components.pacerelle.client.relay.frames import RelayError
+from custom_components.pacerelle.client.relay.gateway import (
     CLOSE_TOKEN_EXPIRED,
     MAX_FRAME_BYTES,
     GatewayConnection,
     gateway_url,
 )
-from custom_components.pacerelle.client.gateway_frames import RelayError
 
 TOKEN = "secret-runtime-token"
 type Script = Callable[[web.WebSocketResponse], Awaitable[None]]

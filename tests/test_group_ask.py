@@ -18,8 +18,8 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 
-from custom_components.pacerelle.client.groups import GroupKey
-from custom_components.pacerelle.client.widget_answers import (
+from custom_components.pacerelle.client.conversations.groups import GroupKey
+from custom_components.pacerelle.client.conversations.widget_answers import (
     Addressee,
     MemberAnswers,
     group_members,

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle.client.groups import GroupKey, seal_message
+from custom_components.pacerelle.client.conversations.groups import GroupKey, seal_message
 from tests.emulator_fixtures import EmulatorHandle
 from tests.runtime_harness import wait_until
 from tests.services_harness import Agent, start_agent, trust

@@ -1,4 +1,4 @@
-"""Group keys stay bounded whatever a relay delivers (client/group_key_bounds.py).
+"""Group keys stay bounded whatever a relay delivers (client/conversations/group_key_bounds.py).
 
 Real crypto throughout: every key arrives as a Signal envelope sealed by a reference peer
 (libsignal) over a session of its own, as the relay's `/agent/group-keys` lists them, and
@@ -16,11 +16,10 @@ from typing import Any
 
 import pytest
 
-from custom_components.pacerelle.client import groups
 from custom_components.pacerelle.client.agent_data import AgentData
+from custom_components.pacerelle.client.conversations import groups
 from custom_components.pacerelle.client.crypto_jobs import open_batch, seal
-from custom_components.pacerelle.client.gateway_frames import InboundMessage, group_recipient
-from custom_components.pacerelle.client.inbox import stored_size
+from custom_components.pacerelle.client.inbox.requests import stored_size
 from custom_components.pacerelle.client.limits import (
     MAX_GROUP_KEY_BYTES,
     MAX_GROUP_KEY_EPOCHS,
@@ -28,10 +27,16 @@ from custom_components.pacerelle.client.limits import (
     MAX_KEYS_PER_GROUP,
     MAX_NEW_GROUP_KEY_SESSIONS,
 )
+from custom_components.pacerelle.client.relay.frames import InboundMessage, group_recipient
 from custom_components.pacerelle.client.store_bounds import within_bounds
 from custom_components.pacerelle.client.stored_sizes import StoredSizes
-from custom_components.pacerelle.client.trust import DeviceTrust, TrustBook, TrustState, device_name
-from custom_components.pacerelle.client.trust_door import SealRule
+from custom_components.pacerelle.client.trust.book import (
+    DeviceTrust,
+    TrustBook,
+    TrustState,
+    device_name,
+)
+from custom_components.pacerelle.client.trust.door import SealRule
 from tests.client_agent_harness import Recorder, connected_agent, wait_for
 from tests.emulator_fixtures import EmulatorHandle
 from tests.reference_peer import ReferencePeer, reference_peer_available
@@ -171,7 +176,7 @@ def test_a_relay_delivering_5000_key_envelopes_over_invented_sessions() -> None:
     assert _opens(data, _group_message("u-alice", alice_key, "after")) == "after"
     assert _opens(data, _group_message("u-bob", bob_key, "after")) == "after"
     # The agent seals with a member's key, never with the relay's epoch 100: the door's
-    # rule (client/trust_door.py) on a book that trusts the two members' devices.
+    # rule (client/trust/door.py) on a book that trusts the two members' devices.
     members = [keys[alice_key.name], keys[bob_key.name]]
     book = TrustBook(
         {
@@ -337,7 +342,7 @@ async def test_the_running_agent_bounds_what_the_relay_lists_and_keeps_the_trust
             await _inject(emulator, installed.agent_id, f"u-ghost-{index // 4}", key)
         await _group_frame(emulator, "u-ghost-21", ghost_keys[-1])
         # Fetched for that message; saved bounded. The message itself waits: its epoch is
-        # one no member moved the group to (client/group_epochs.py).
+        # one no member moved the group to (client/conversations/group_epochs.py).
         await wait_for(lambda: _saved_keys(recorder) == MAX_KEYS_PER_GROUP)
         saved = AgentData.from_document(recorder.documents[-1])
         assert saved is not None

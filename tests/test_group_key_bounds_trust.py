@@ -4,7 +4,7 @@ The relay (the emulator, made hostile by the test) lists, next to the family gro
 keys, envelopes over 70 devices it made up; the agent fetches them all for a group message
 sealed with one of them. The trusted owner's key is kept though least recently used, the
 agent seals with it, and the store holds at most MAX_KEYS_PER_GROUP keys of the group
-(client/group_key_bounds.py).
+(client/conversations/group_key_bounds.py).
 """
 
 import base64
@@ -13,7 +13,7 @@ import os
 
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle.client.groups import GroupKey, seal_message
+from custom_components.pacerelle.client.conversations.groups import GroupKey, seal_message
 from custom_components.pacerelle.client.limits import MAX_KEYS_PER_GROUP
 from tests.emulator_fixtures import EmulatorHandle
 from tests.runtime_harness import wait_until
@@ -91,7 +91,8 @@ async def test_invented_keys_never_push_out_the_trusted_members_key(
 
     # The relay's first invented member writes: the agent fetches all 70 envelopes. The
     # message does not open: its epoch is one no member moved the group to
-    # (client/group_epochs.py). The owner's key is now the least recently used of the group.
+    # (client/conversations/group_epochs.py). The owner's key is now the least recently
+    # used of the group.
     invented = relay_lists_invented_keys(emulator, agent, group_id)
     before = len(agent.events)
     await relay_sends(emulator, "usr_ghost_0", invented[0])

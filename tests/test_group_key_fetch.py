@@ -1,6 +1,6 @@
 """The group keys an incoming message needs are fetched before the agent's lock
-(client/group_key_fetch.py): a relay that holds its answer back holds up no send, and what
-it lists for another group, or learned meanwhile, changes nothing.
+(client/conversations/group_key_fetch.py): a relay that holds its answer back holds up no
+send, and what it lists for another group, or learned meanwhile, changes nothing.
 
 A relay listing far too many envelopes in one answer is refused whole, none opened:
 tests/test_group_key_bounds.py::test_a_relay_listing_thousands_of_envelopes_in_one_answer_is_refused_unopened.
@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle.client import group_key_fetch, groups
 from custom_components.pacerelle.client.agent_data import AgentData
-from custom_components.pacerelle.client.gateway_frames import InboundMessage, group_recipient
+from custom_components.pacerelle.client.conversations import group_key_fetch, groups
 from custom_components.pacerelle.client.limits import MAX_KEYED_GROUPS
+from custom_components.pacerelle.client.relay.frames import InboundMessage, group_recipient
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from tests.emulator_fixtures import EmulatorHandle
 from tests.hostile_relay_harness import Hostility

@@ -6,8 +6,8 @@ import base64
 from dataclasses import replace
 
 from custom_components.pacerelle.client.agent_data import AgentData, Conversations
-from custom_components.pacerelle.client.groups import GroupKey
-from custom_components.pacerelle.client.inbox import GroupSeal
+from custom_components.pacerelle.client.conversations.groups import GroupKey
+from custom_components.pacerelle.client.inbox.requests import GroupSeal
 from custom_components.pacerelle.client.limits import (
     MAX_GROUP_KEY_EPOCHS,
     MAX_GROUP_SEALS,

@@ -1,7 +1,7 @@
 """A request handed over whose acceptance was never saved is not handed over again.
 
 The pipeline saves a request as received, keeps its mark and fires its event, then saves
-it as accepted (client/inbox_pipeline.py). When that last save fails (the disk is full,
+it as accepted (client/inbox/pipeline.py). When that last save fails (the disk is full,
 or Home Assistant is killed right then), the store on disk still says received. The relay,
 never acknowledged, redelivers after the restart: the mark on disk says the event fired,
 so the stored copy is accepted without a second event (into the history, acknowledged).

@@ -1,7 +1,7 @@
 """The hand-over marks: bounded, what the relay cannot change, kept outside the agent's folder.
 
-client/handed_over.py decides what a mark is and how many are kept; store.py keeps them in
-their own file beside the folder (store_handed_over.py), so a restore of the folder alone
+client/inbox/handed_over.py decides what a mark is and how many are kept; store.py keeps them in
+their own file beside the folder (store/handed_over.py), so a restore of the folder alone
 does not take them back, and a file that is damaged is read as no marks (never a refusal).
 """
 
@@ -15,19 +15,19 @@ from pathlib import Path
 import pytest
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle.client import groups
 from custom_components.pacerelle.client.agent_data import AgentData
-from custom_components.pacerelle.client.gateway_frames import InboundMessage
-from custom_components.pacerelle.client.handed_over import (
+from custom_components.pacerelle.client.conversations import groups
+from custom_components.pacerelle.client.inbox.handed_over import (
     MARK_LENGTH,
     HandedOver,
     hand_over_mark,
 )
 from custom_components.pacerelle.client.limits import MAX_HANDED_OVER
+from custom_components.pacerelle.client.relay.frames import InboundMessage
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.const import DOMAIN
-from custom_components.pacerelle.store import AgentStore
-from custom_components.pacerelle.store_handed_over import MAX_FILE_BYTES
+from custom_components.pacerelle.store.agent_store import AgentStore
+from custom_components.pacerelle.store.handed_over import MAX_FILE_BYTES
 
 AGENT = "agent-1"
 

@@ -2,12 +2,12 @@
 
 import asyncio
 
-from custom_components.pacerelle.client.gateway_frames import InboundMessage
-from custom_components.pacerelle.client.inbound_queue import (
+from custom_components.pacerelle.client.inbox.queue import (
     FRAME_OVERHEAD,
     InboundQueue,
     frame_weight,
 )
+from custom_components.pacerelle.client.relay.frames import InboundMessage
 
 
 def _message(number: int, payload_bytes: int = 10) -> InboundMessage:

@@ -8,9 +8,9 @@ from collections.abc import Awaitable
 
 import pytest
 
-from custom_components.pacerelle.client import groups
-from custom_components.pacerelle.client.gateway_frames import InboundMessage, group_recipient
-from custom_components.pacerelle.client.inbox import Request
+from custom_components.pacerelle.client.conversations import groups
+from custom_components.pacerelle.client.inbox.requests import Request
+from custom_components.pacerelle.client.relay.frames import InboundMessage, group_recipient
 from tests.client_agent_harness import Recorder, connected_agent, make_agent
 from tests.emulator_fixtures import EmulatorHandle
 

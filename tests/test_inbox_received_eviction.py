@@ -14,7 +14,7 @@ import pytest
 from custom_components.pacerelle.client import store_bounds
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.client.agent_data import AgentData
-from custom_components.pacerelle.client.inbox import Inbox, Request
+from custom_components.pacerelle.client.inbox.requests import Inbox, Request
 from tests.client_agent_harness import Recorder, make_agent, wait_for
 from tests.emulator_fixtures import EmulatorHandle
 

@@ -2,7 +2,7 @@
 
 The agent runs against the emulator over TCP; its person's device encrypts with Signal.
 The write before the event holds the decrypted copy (a kill then never decrypts it twice);
-the event follows its mark (client/inbox_pipeline.py); the write after it accepts, so a
+the event follows its mark (client/inbox/pipeline.py); the write after it accepts, so a
 kill before the event never leaves the message accepted without one.
 """
 
@@ -14,8 +14,8 @@ from typing import Any
 from homeassistant.core import HomeAssistant
 
 from custom_components.pacerelle.client.agent import Agent
-from custom_components.pacerelle.client.gateway_frames import InboundMessage
-from custom_components.pacerelle.client.inbox import Request
+from custom_components.pacerelle.client.inbox.requests import Request
+from custom_components.pacerelle.client.relay.frames import InboundMessage
 from custom_components.pacerelle.events import MessageEvents
 from tests.client_agent_harness import Recorder, connected_agent, wait_for
 from tests.emulator_fixtures import EmulatorHandle, Installed

@@ -13,13 +13,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from custom_components.pacerelle.file_access import (
+from custom_components.pacerelle.files.access import (
     NOT_ALLOWED,
     FileRefusedError,
     read_regular_file,
     write_new_file,
 )
-from custom_components.pacerelle.incoming_files import (
+from custom_components.pacerelle.files.incoming import (
     MAX_FILE_NAME_BYTES,
     UnsafePathError,
     incoming_file_path,

@@ -12,7 +12,7 @@ from homeassistant.helpers import llm
 from homeassistant.setup import async_setup_component
 
 from custom_components.pacerelle.const import DOMAIN
-from custom_components.pacerelle.llm_api import API_PROMPT
+from custom_components.pacerelle.llm.api import API_PROMPT
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.emulator_fixtures import EmulatorHandle
 from tests.llm_harness import LLM_CONTEXT, call, held, human_says, running_agent

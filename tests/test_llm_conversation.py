@@ -16,8 +16,8 @@ from homeassistant.helpers import chat_session, llm
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.pacerelle.assist import ha_conversation_id
-from custom_components.pacerelle.llm_api import API_PROMPT
+from custom_components.pacerelle.assist.bridge import ha_conversation_id
+from custom_components.pacerelle.llm.api import API_PROMPT
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.emulator_fixtures import EmulatorHandle

@@ -4,8 +4,8 @@ import base64
 
 import pytest
 
-from custom_components.pacerelle.client.inbox import Request
-from custom_components.pacerelle.llm_cursor import (
+from custom_components.pacerelle.client.inbox.requests import Request
+from custom_components.pacerelle.llm.cursor import (
     Cursor,
     CursorError,
     after,

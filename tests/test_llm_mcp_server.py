@@ -15,7 +15,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.pacerelle.llm_api import API_PROMPT
+from custom_components.pacerelle.llm.api import API_PROMPT
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.emulator_fixtures import EmulatorHandle
 from tests.llm_harness import human_says, running_agent

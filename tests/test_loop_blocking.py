@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle.attachments import MAX_UPLOAD_BYTES, async_read_file
-from custom_components.pacerelle.file_access import read_regular_file
+from custom_components.pacerelle.files.access import read_regular_file
+from custom_components.pacerelle.files.attachments import MAX_UPLOAD_BYTES, async_read_file
 from tests.loop_blocking import BlockingCatches
 
 
@@ -24,7 +24,7 @@ async def test_a_blocking_call_of_pacerelle_in_the_loop_fails(
     with pytest.raises(RuntimeError, match="Caught blocking call to open"):
         read_regular_file(str(path), lambda _path: True, MAX_UPLOAD_BYTES)
     assert [name for name, _ in catches.found] == ["Config.is_allowed_path", "os.open"]
-    assert all("file_access.py" in where for _, where in catches.found)
+    assert all("files/access.py" in where for _, where in catches.found)
     catches.found.clear()  # caught on purpose: the fixture must not fail this test
 
     # The same work in the executor, as the integration does it, is not a blocking call.

@@ -2,7 +2,7 @@
 window on an open connection, failed on the relay's ERROR, uncertain when the connection
 ends otherwise inside the window, nothing uncertain after a clean close."""
 
-from custom_components.pacerelle.client.outbox import CONFIRM_WINDOW, Outbox, Written
+from custom_components.pacerelle.client.outbox.confirmations import CONFIRM_WINDOW, Outbox, Written
 
 
 def _outbox(*sends: Written) -> Outbox:

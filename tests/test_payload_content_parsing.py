@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from custom_components.pacerelle.client.payloads import (
+from custom_components.pacerelle.client.conversations.payloads import (
     CHAT_MESSAGE,
     MAX_SECRET_TEXT,
     WIDGET_RESPONSE,

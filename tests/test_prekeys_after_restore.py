@@ -6,7 +6,7 @@ knew; the relay hands the older ones out (people who fetched the bundle); the co
 back. A new phone's first message is sealed to the newest key in the relay's pool: it must
 decrypt, so the restored agent has published a key of its own under that id.
 
-Two restores: the agent's folder alone (seen at start-up, store_generation.py), and all of
+Two restores: the agent's folder alone (seen at start-up, store/generation.py), and all of
 Home Assistant's storage with the witness (seen only when the first message names a key
 the agent does not hold: that one is lost, the next phone's is not).
 """
@@ -24,7 +24,7 @@ from homeassistant.core import HomeAssistant
 from custom_components.pacerelle.client.agent_restore import RESTORE_REKEYED_PREKEYS
 from custom_components.pacerelle.client.signal import prekeys as prekeys_module
 from custom_components.pacerelle.const import DOMAIN
-from custom_components.pacerelle.store_generation import WITNESS_KEY
+from custom_components.pacerelle.store.generation import WITNESS_KEY
 from tests.emulator.human_side import _take_bundle
 from tests.emulator_fixtures import EmulatorHandle, Installed
 from tests.runtime_harness import add_entry, connected_entry, wait_until

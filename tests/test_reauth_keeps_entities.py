@@ -17,7 +17,7 @@ from pytest_homeassistant_custom_component.common import async_capture_events
 
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.const import DOMAIN
-from custom_components.pacerelle.store import AgentStore
+from custom_components.pacerelle.store.agent_store import AgentStore
 from tests.config_flow_driver import FlowDriver
 from tests.runtime_harness import wait_until
 

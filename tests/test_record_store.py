@@ -7,18 +7,18 @@ from pathlib import Path
 import pytest
 
 from custom_components.pacerelle.client.agent_data import SECTIONS, AgentData, Conversations
+from custom_components.pacerelle.client.conversations.history import HandledRequest, History, Reply
 from custom_components.pacerelle.client.encrypted_file import (
     EncryptedFile,
     StoreError,
     StoreProblem,
 )
-from custom_components.pacerelle.client.history import HandledRequest, History, Reply
-from custom_components.pacerelle.client.inbox import Inbox
+from custom_components.pacerelle.client.inbox.requests import Inbox
 from custom_components.pacerelle.client.signal.session import SessionRecord
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.state.assembly import document_of
 from custom_components.pacerelle.client.state.record_store import RecordStore
-from custom_components.pacerelle.store import migrate
+from custom_components.pacerelle.store.agent_store import migrate
 from tests.reference_peer import reference_peer_available
 from tests.store_states import Shape, grown, model_session, request
 

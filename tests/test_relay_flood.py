@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from custom_components.pacerelle.client.agent_core import ConnectionState
-from custom_components.pacerelle.client.inbound_queue import MAX_QUEUED_BYTES, MAX_QUEUED_FRAMES
+from custom_components.pacerelle.client.inbox.queue import MAX_QUEUED_BYTES, MAX_QUEUED_FRAMES
 from tests.client_agent_harness import Recorder, make_agent, wait_for
 from tests.emulator_fixtures import EmulatorHandle
 from tests.hostile_relay_harness import Flood, Hostility

@@ -1,12 +1,12 @@
 """Deleting an agent's entry deletes its encrypted store (identity, keys, token) and the
-marks of what it handed over, kept beside its folder (store_handed_over.py)."""
+marks of what it handed over, kept beside its folder (store/handed_over.py)."""
 
 from pathlib import Path
 
 from homeassistant.core import HomeAssistant
 
 from custom_components.pacerelle.const import DOMAIN
-from custom_components.pacerelle.store import AgentStore
+from custom_components.pacerelle.store.agent_store import AgentStore
 from tests.emulator_fixtures import EmulatorHandle
 from tests.entity_harness import setup_agent
 

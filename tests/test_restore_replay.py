@@ -3,9 +3,9 @@
 Through Home Assistant with Assist and a kitchen light, the running emulator as the relay
 and its reference peer as the owner's phone: the agent's folder is copied (the backup), the
 owner asks for the light and Assist turns it on, the copy is put back (the agent sees it at
-start-up, store_generation.py). The restored state still holds the keys that open that
+start-up, store/generation.py). The restored state still holds the keys that open that
 command; a relay that kept the frame redelivers it, under its id and under a new one: no
-event, no Assist, the light stays off (client/handed_over.py). A new message still fires.
+event, no Assist, the light stays off (client/inbox/handed_over.py). A new message still fires.
 """
 
 import json
@@ -26,7 +26,7 @@ from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.client.limits import MAX_HANDED_OVER
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
-from custom_components.pacerelle.store_handed_over import file_bytes, parsed_marks
+from custom_components.pacerelle.store.handed_over import file_bytes, parsed_marks
 from tests.emulator_fixtures import EmulatorHandle
 from tests.runtime_harness import wait_until
 from tests.services_harness import Agent, human_writes, start_agent
@@ -121,7 +121,7 @@ async def test_a_restored_agent_does_not_run_a_group_command_again(
     hass: HomeAssistant, emulator: EmulatorHandle, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A group message opens as long as its sender's key is held, and the seals that refuse
-    its replays (client/inbox.py) are in the folder the restore took back."""
+    its replays (client/inbox/requests.py) are in the folder the restore took back."""
     agent = await start_agent(hass, emulator, options=GROUP_OPTIONS)
     group_id, members = await family_group(emulator, agent)
     everyone = len(members) * len(DEVICES)

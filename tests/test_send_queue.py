@@ -1,4 +1,4 @@
-"""Sends while offline are queued, then delivered in order, once each (client/send_queue.py).
+"""Sends while offline are queued, then delivered in order, once each (client/outbox/queue.py).
 
 Through Home Assistant's actions and the running emulator: its gateway refuses upgrades
 (`gateway_status`) and drops the agent's connection, so the agent really is offline.
@@ -14,9 +14,9 @@ from pytest_homeassistant_custom_component.common import async_capture_events
 
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.client.limits import MAX_SEND_TEXT_CHARS
-from custom_components.pacerelle.client.send_queue import MAX_QUEUED_BYTES, MAX_QUEUED_SENDS
+from custom_components.pacerelle.client.outbox.queue import MAX_QUEUED_BYTES, MAX_QUEUED_SENDS
 from custom_components.pacerelle.events import EVENT_MESSAGE_STATUS
-from custom_components.pacerelle.llm_tools_send import LLM_EXPIRE_AFTER
+from custom_components.pacerelle.llm.send_tools import LLM_EXPIRE_AFTER
 from tests.emulator_fixtures import EmulatorHandle
 from tests.llm_harness import call as llm_call
 from tests.llm_harness import human_says

@@ -10,7 +10,7 @@ from typing import Any
 from custom_components.pacerelle.client.agent import Agent
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.client.agent_data import AgentData
-from custom_components.pacerelle.client.history import UNCERTAIN
+from custom_components.pacerelle.client.conversations.history import UNCERTAIN
 from tests.client_agent_harness import Recorder, connected_agent, make_agent, wait_for
 from tests.emulator_fixtures import EmulatorHandle, Installed
 

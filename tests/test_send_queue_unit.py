@@ -3,7 +3,7 @@
 import pytest
 
 from custom_components.pacerelle.client.agent_data import AgentData
-from custom_components.pacerelle.client.send_queue import (
+from custom_components.pacerelle.client.outbox.queue import (
     MAX_QUEUED_BYTES,
     MAX_QUEUED_SENDS,
     QueuedSend,

@@ -1,9 +1,9 @@
 """The stored forms of what the trust door added (a request's judgement, a queued send's
 recipient) load from stores without them. Each refusal's translations: tests/test_errors.py."""
 
-from custom_components.pacerelle.client.inbox import Request
-from custom_components.pacerelle.client.send_queue import QueuedSend
-from custom_components.pacerelle.client.trust import TrustState
+from custom_components.pacerelle.client.inbox.requests import Request
+from custom_components.pacerelle.client.outbox.queue import QueuedSend
+from custom_components.pacerelle.client.trust.book import TrustState
 
 
 def test_a_request_stored_before_judgements_loads_unverified() -> None:

@@ -7,8 +7,8 @@ import pytest
 
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.client.errors import PacerelleConnectionError
-from custom_components.pacerelle.client.gateway_frames import group_recipient
-from custom_components.pacerelle.client.inbox import Request
+from custom_components.pacerelle.client.inbox.requests import Request
+from custom_components.pacerelle.client.relay.frames import group_recipient
 from tests.client_agent_harness import Recorder, make_agent, wait_for
 from tests.emulator_fixtures import EmulatorHandle
 

@@ -7,10 +7,10 @@ import os
 
 import pytest
 
-from custom_components.pacerelle.client.gateway_frames import group_recipient
-from custom_components.pacerelle.client.history import FAILED
+from custom_components.pacerelle.client.conversations.history import FAILED
 from custom_components.pacerelle.client.limits import MAX_SEND_TEXT_CHARS
-from custom_components.pacerelle.client.sender import SendError, public_descriptor
+from custom_components.pacerelle.client.outbox.sender import SendError, public_descriptor
+from custom_components.pacerelle.client.relay.frames import group_recipient
 from tests.client_agent_harness import Recorder, connected_agent, wait_for
 from tests.emulator_fixtures import EmulatorHandle
 

@@ -21,7 +21,7 @@ from homeassistant.core import HomeAssistant
 from pytest_homeassistant_custom_component.common import async_capture_events
 
 from custom_components.pacerelle.client.agent import Agent
-from custom_components.pacerelle.client.inbox import Request
+from custom_components.pacerelle.client.inbox.requests import Request
 from custom_components.pacerelle.events import EVENT_MESSAGE, MessageEvents
 from tests.client_agent_harness import Recorder, connected_agent, wait_for
 from tests.emulator_fixtures import EmulatorHandle

@@ -27,7 +27,12 @@ from custom_components.pacerelle.client.signal.session import (
     address_of,
     legacy_addresses,
 )
-from custom_components.pacerelle.store import STORE_DIRECTORY, STORE_VERSION, AgentStore, migrate
+from custom_components.pacerelle.store.agent_store import (
+    STORE_DIRECTORY,
+    STORE_VERSION,
+    AgentStore,
+    migrate,
+)
 from tests.reference_peer import ReferencePeer, reference_peer_available
 from tests.signal.interop import AGENT_NAME, Agent
 
@@ -49,7 +54,7 @@ def test_names_are_injective(first: PeerAddress, second: PeerAddress) -> None:
 
 @given(device_addresses)
 def test_a_name_is_read_back_as_its_address(address: PeerAddress) -> None:
-    """The one reading of a record name (the trust book's seed uses it, client/trust.py)."""
+    """The one reading of a record name (the trust book's seed uses it, client/trust/book.py)."""
     assert address_of(address.storage_name) == address
 
 

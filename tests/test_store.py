@@ -10,7 +10,12 @@ from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.encrypted_file import StoreError, StoreProblem
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.state import versions
-from custom_components.pacerelle.store import STORE_VERSION, AgentStore, migrate, record_store
+from custom_components.pacerelle.store.agent_store import (
+    STORE_VERSION,
+    AgentStore,
+    migrate,
+    record_store,
+)
 
 INSTALLATION = {"token": "inst-secret", "agent_id": "agent-1"}
 

@@ -7,10 +7,14 @@ from pathlib import Path
 import pytest
 
 from custom_components.pacerelle.client.agent_data import AgentData
-from custom_components.pacerelle.client.gateway_frames import InboundMessage
-from custom_components.pacerelle.client.history import HISTORY_LIMIT, Reply
-from custom_components.pacerelle.client.inbox import Request, RequestTooLargeError, stored_size
-from custom_components.pacerelle.client.inbox_pipeline import MAX_BATCH
+from custom_components.pacerelle.client.conversations.history import HISTORY_LIMIT, Reply
+from custom_components.pacerelle.client.conversations.payloads import Content
+from custom_components.pacerelle.client.inbox.pipeline import MAX_BATCH
+from custom_components.pacerelle.client.inbox.requests import (
+    Request,
+    RequestTooLargeError,
+    stored_size,
+)
 from custom_components.pacerelle.client.limits import (
     MAX_DEVICES_PER_PEER,
     MAX_HISTORY_BYTES,
@@ -19,11 +23,11 @@ from custom_components.pacerelle.client.limits import (
     MAX_REQUEST_BYTES,
     MAX_SESSION_RECORDS,
 )
-from custom_components.pacerelle.client.payloads import Content
+from custom_components.pacerelle.client.relay.frames import InboundMessage
 from custom_components.pacerelle.client.signal.session import PeerAddress, SessionRecord
 from custom_components.pacerelle.client.signal.state import AgentSignalState, is_established
 from custom_components.pacerelle.client.store_bounds import within_bounds
-from custom_components.pacerelle.store import migrate
+from custom_components.pacerelle.store.agent_store import migrate
 
 FIXTURE = Path(__file__).parent / "data" / "store_v1.json"
 

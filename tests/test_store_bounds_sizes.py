@@ -11,10 +11,10 @@ import pytest
 
 from custom_components.pacerelle.client import store_bounds, stored_sizes
 from custom_components.pacerelle.client.agent_data import AgentData
-from custom_components.pacerelle.client.gateway_frames import InboundMessage
-from custom_components.pacerelle.client.history import History
-from custom_components.pacerelle.client.inbox import Inbox, Request
-from custom_components.pacerelle.client.payloads import Content
+from custom_components.pacerelle.client.conversations.history import History
+from custom_components.pacerelle.client.conversations.payloads import Content
+from custom_components.pacerelle.client.inbox.requests import Inbox, Request
+from custom_components.pacerelle.client.relay.frames import InboundMessage
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.store_bounds import within_bounds
 from custom_components.pacerelle.client.stored_sizes import StoredSizes

@@ -8,8 +8,8 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers.storage import Store
 
 from custom_components.pacerelle.const import DOMAIN
-from custom_components.pacerelle.store import AgentStore
-from custom_components.pacerelle.store_generation import (
+from custom_components.pacerelle.store.agent_store import AgentStore
+from custom_components.pacerelle.store.generation import (
     GENERATION_KEY,
     WITNESS_KEY,
     WITNESS_VERSION,

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle.store import AgentStore
+from custom_components.pacerelle.store.agent_store import AgentStore
 
 ROUNDS = 40
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle.store import STORE_DIRECTORY
+from custom_components.pacerelle.store.agent_store import STORE_DIRECTORY
 from tests.emulator_fixtures import EmulatorHandle
 from tests.runtime_harness import add_entry, connected_entry
 

@@ -7,11 +7,11 @@ import logging
 import pytest
 
 from custom_components.pacerelle.client.agent_data import AgentData
-from custom_components.pacerelle.client.gateway_frames import InboundMessage
-from custom_components.pacerelle.client.history import History, Reply
-from custom_components.pacerelle.client.inbox import Inbox, Request
+from custom_components.pacerelle.client.conversations.history import History, Reply
+from custom_components.pacerelle.client.conversations.payloads import Content
+from custom_components.pacerelle.client.inbox.requests import Inbox, Request
 from custom_components.pacerelle.client.limits import MAX_DEVICES_PER_PEER
-from custom_components.pacerelle.client.payloads import Content
+from custom_components.pacerelle.client.relay.frames import InboundMessage
 from custom_components.pacerelle.client.signal.engine import decrypt
 from custom_components.pacerelle.client.signal.session import PeerAddress
 from custom_components.pacerelle.client.signal.state import AgentSignalState

@@ -20,7 +20,7 @@ from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import async_capture_events
 
 from custom_components.pacerelle.client.errors import SendError, SendRefusal
-from custom_components.pacerelle.client.trust import TrustState
+from custom_components.pacerelle.client.trust.book import TrustState
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.events import EVENT_MESSAGE
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
@@ -74,7 +74,7 @@ async def test_a_relay_forged_owner_device_is_not_believed_until_trusted(
         conversation, device_id="2", widget_response={"ref": question["id"], "value": True}
     )
     await wait_until(lambda: len(events) == 3)
-    # That device is told its answer does not count yet, with its code (services_ask.py).
+    # That device is told its answer does not count yet, with its code (actions/ask.py).
     not_yet = (await inbox_of(emulator, conversation, 4))[3]
     assert not_yet["text"].startswith("Your answer does not count yet")
     assert runtime.trust.book.get(owner, "2").code in not_yet["text"]

@@ -1,6 +1,6 @@
 """The trust door attacked through the emulator (issue 25): the relay swaps keys, invents
 devices and opens sessions of its own; the agent must seal for none of them, and no request
-of a blocked key may act (client/trust_door.py)."""
+of a blocked key may act (client/trust/door.py)."""
 
 import asyncio
 import base64
@@ -16,7 +16,7 @@ from homeassistant.helpers import llm
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
 
-from custom_components.pacerelle.client.trust import TrustState
+from custom_components.pacerelle.client.trust.book import TrustState
 from custom_components.pacerelle.events import EVENT_MESSAGE_STATUS
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT, CONF_LLM_CONVERSATIONS
 from tests.emulator.state import GroupRecord

@@ -1,5 +1,5 @@
 """The trust door's two decisions, for any sequence of what the relay and the user do
-(client/trust_door.py): nothing is sealed for a key the user did not trust (or that he
+(client/trust/door.py): nothing is sealed for a key the user did not trust (or that he
 blocked, under any device id), and no request of such a key is judged trusted to act.
 
 Pure and fast: the door and its SealRule, no relay. The relay announces devices and keys
@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from custom_components.pacerelle.client.errors import SendError
-from custom_components.pacerelle.client.inbox import Request
-from custom_components.pacerelle.client.trust import TrustState
-from custom_components.pacerelle.client.trust_door import TrustDoor
+from custom_components.pacerelle.client.inbox.requests import Request
+from custom_components.pacerelle.client.trust.book import TrustState
+from custom_components.pacerelle.client.trust.door import TrustDoor
 
 OWNER, GUEST = "u-owner", "u-guest"
 PEOPLE = st.sampled_from((OWNER, GUEST))

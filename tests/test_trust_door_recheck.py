@@ -1,4 +1,4 @@
-"""The flush's decision (client/trust_door.py `recheck`): a queued send goes out only if the
+"""The flush's decision (client/trust/door.py `recheck`): a queued send goes out only if the
 key it was sealed for is still allowed, on the book as it is at the flush.
 
 Pure: the rule, a queued send and the held group keys, no relay (the flush through the
@@ -6,11 +6,11 @@ emulator is tests/test_trust_door_attacks.py)."""
 
 import json
 
+from custom_components.pacerelle.client.conversations.groups import GroupKey
 from custom_components.pacerelle.client.errors import SendRefusal
-from custom_components.pacerelle.client.groups import GroupKey
-from custom_components.pacerelle.client.send_queue import QueuedSend
-from custom_components.pacerelle.client.trust import DeviceTrust, TrustBook, TrustState
-from custom_components.pacerelle.client.trust_door import SealRule, recheck
+from custom_components.pacerelle.client.outbox.queue import QueuedSend
+from custom_components.pacerelle.client.trust.book import DeviceTrust, TrustBook, TrustState
+from custom_components.pacerelle.client.trust.door import SealRule, recheck
 
 OWNER, ANA = "u-owner", "u-ana"
 PHONE, OTHER = b"\x05" + bytes(32), b"\x05" + bytes([1]) * 32

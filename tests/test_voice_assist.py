@@ -13,8 +13,7 @@ from homeassistant.components.conversation import HOME_ASSISTANT_AGENT
 from homeassistant.core import HomeAssistant
 from pytest_homeassistant_custom_component.common import async_capture_events
 
-from custom_components.pacerelle import voice as voice_module
-from custom_components.pacerelle.client.trust import TrustState
+from custom_components.pacerelle.client.trust.book import TrustState
 from custom_components.pacerelle.events import EVENT_MESSAGE
 from custom_components.pacerelle.options import (
     CONF_ASSIST_AGENT,
@@ -24,7 +23,8 @@ from custom_components.pacerelle.options import (
     CONF_VOICE_TRANSCRIPTS,
 )
 from custom_components.pacerelle.runtime import PacerelleRuntime
-from custom_components.pacerelle.voice_audio import MAX_VOICE_SECONDS
+from custom_components.pacerelle.voice import transcripts as voice_module
+from custom_components.pacerelle.voice.audio import MAX_VOICE_SECONDS
 from tests.emulator_fixtures import EmulatorHandle
 from tests.llm_harness import held, running_agent
 from tests.runtime_harness import wait_until
@@ -335,7 +335,7 @@ async def test_a_blocked_device_note_is_dropped_unheard(
     await runtime.trust.async_decide(owner, "2", TrustState.BLOCKED, key=key)
     note, _ = wav_note(0.5)
     dropped = await send_voice_note(emulator, conversation, note, "audio/wav", 500, device_id="2")
-    # Refused when opened (client/trust_door.py): never pending, never in the history.
+    # Refused when opened (client/trust/door.py): never pending, never in the history.
     await wait_until(lambda: dropped in runtime.agent.data.inbox.rejected)
     assert runtime.agent.find_request(dropped) is None
     assert len(events) == 1

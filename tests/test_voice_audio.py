@@ -11,8 +11,8 @@ import pytest
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 
-from custom_components.pacerelle import voice_audio
-from custom_components.pacerelle.voice_audio import (
+from custom_components.pacerelle.voice import audio as voice_audio
+from custom_components.pacerelle.voice.audio import (
     MAX_VOICE_BYTES,
     MAX_VOICE_PCM_BYTES,
     MAX_VOICE_SECONDS,

@@ -20,9 +20,9 @@ from homeassistant.const import EVENT_HOMEASSISTANT_STOP
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 
-from custom_components.pacerelle import voice_audio
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT, CONF_VOICE_PIPELINE
-from custom_components.pacerelle.voice_audio import (
+from custom_components.pacerelle.voice import audio as voice_audio
+from custom_components.pacerelle.voice.audio import (
     MAX_CONCURRENT_CONVERSIONS,
     MAX_FFMPEG_OUTPUT_BYTES,
     MAX_FFMPEG_STDERR_BYTES,
@@ -32,7 +32,7 @@ from custom_components.pacerelle.voice_audio import (
     async_ffmpeg_to_pcm,
     async_voice_to_pcm,
 )
-from custom_components.pacerelle.voice_formats import VoiceFormat
+from custom_components.pacerelle.voice.formats import VoiceFormat
 from tests.emulator_fixtures import EmulatorHandle
 from tests.llm_harness import running_agent
 from tests.voice_assist_harness import async_voice_assistant

@@ -12,20 +12,20 @@ from homeassistant.components.assist_pipeline import Pipeline
 from homeassistant.const import MATCH_ALL
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle.assist import conversation_language
-from custom_components.pacerelle.client.inbox import Request
-from custom_components.pacerelle.client.trust import DeviceTrust, TrustState
+from custom_components.pacerelle.assist.bridge import conversation_language
+from custom_components.pacerelle.client.inbox.requests import Request
+from custom_components.pacerelle.client.trust.book import DeviceTrust, TrustState
 from custom_components.pacerelle.events import MessageEvents
-from custom_components.pacerelle.voice import (
+from custom_components.pacerelle.voice.audio import (
+    MAX_VOICE_BYTES,
+    MAX_VOICE_SECONDS,
+    VoiceAudioError,
+)
+from custom_components.pacerelle.voice.transcripts import (
     VoiceNotes,
     VoiceOutcome,
     VoicePolicy,
     check_declared_bounds,
-)
-from custom_components.pacerelle.voice_audio import (
-    MAX_VOICE_BYTES,
-    MAX_VOICE_SECONDS,
-    VoiceAudioError,
 )
 from tests.runtime_harness import wait_until
 from tests.voice_assist_harness import VoiceAssistant, async_voice_assistant, wav_note

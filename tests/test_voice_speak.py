@@ -1,4 +1,4 @@
-"""The spoken answer of a voice assistant (voice_answer.py) and the format sniffer's edges,
+"""The spoken answer of a voice assistant (voice/answer.py) and the format sniffer's edges,
 with the real TTS manager and a voice engine of the test's own."""
 
 import dataclasses
@@ -6,9 +6,9 @@ import dataclasses
 import pytest
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle import voice_answer
-from custom_components.pacerelle.voice_answer import SpokenAnswerError, async_speak
-from custom_components.pacerelle.voice_formats import ADTS, MP3, sniff_voice_format
+from custom_components.pacerelle.voice import answer as voice_answer
+from custom_components.pacerelle.voice.answer import SpokenAnswerError, async_speak
+from custom_components.pacerelle.voice.formats import ADTS, MP3, sniff_voice_format
 from tests.voice_assist_harness import SPOKEN_PREFIX, async_voice_assistant
 
 

@@ -14,7 +14,7 @@ from pytest_homeassistant_custom_component.components.recorder.common import (
 
 from custom_components.pacerelle import events
 from custom_components.pacerelle.events import EVENT_MESSAGE, EVENT_WIDGET_RESPONSE
-from custom_components.pacerelle.voice_privacy import CONTENT_EVENTS, CONTENT_FREE_EVENTS
+from custom_components.pacerelle.voice.privacy import CONTENT_EVENTS, CONTENT_FREE_EVENTS
 from tests.emulator_fixtures import EmulatorHandle
 from tests.runtime_harness import wait_until
 from tests.services_harness import call, spoken_agent
@@ -59,7 +59,7 @@ async def test_a_password_typed_into_a_form_is_not_in_the_recorder_database(
 
 
 def test_every_event_type_is_decided_content_or_not() -> None:
-    """A new event type must be put in one set or the other (voice_privacy.py)."""
+    """A new event type must be put in one set or the other (voice/privacy.py)."""
     fired = {
         value
         for name, value in vars(events).items()

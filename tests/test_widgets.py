@@ -4,8 +4,11 @@ from typing import Any
 
 import pytest
 
-from custom_components.pacerelle.client.widget_answers import answer_problem, parse_response
-from custom_components.pacerelle.client.widgets import (
+from custom_components.pacerelle.client.conversations.widget_answers import (
+    answer_problem,
+    parse_response,
+)
+from custom_components.pacerelle.client.conversations.widgets import (
     KINDS,
     MAX_OPTIONS,
     MAX_TITLE_CHARS,

@@ -14,7 +14,7 @@ import pytest
 from homeassistant.core import HomeAssistant
 from homeassistant.util.system_info import is_official_image
 
-from custom_components.pacerelle.voice_audio import (
+from custom_components.pacerelle.voice.audio import (
     VOICE_ERROR_REASONS,
     VOICE_SAMPLE_RATE,
     VoiceAudioError,

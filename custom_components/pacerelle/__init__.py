@@ -7,15 +7,15 @@ from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.helpers.typing import ConfigType
 
-from .assist import async_setup_assist_bridge
+from .assist.bridge import async_setup_assist_bridge
 from .client import native_crypto_unavailable
 from .const import CONF_AGENT_ID, DOMAIN
 from .device import async_register_device
-from .llm_api import async_register_llm_api
+from .llm.api import async_register_llm_api
 from .migration import async_migrate_entry
 from .runtime import PacerelleConfigEntry, async_setup_runtime
 from .services import async_setup_services
-from .store import AgentStore
+from .store.agent_store import AgentStore
 from .trust import async_remove_trust
 
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)

@@ -5,12 +5,12 @@ Before the backup, every open store's write-ahead log is folded into its databas
 `.db` file in the backup is complete on its own and no commit lands half in the WAL,
 half not. Messages that arrive meanwhile wait for their commit, so they are acknowledged
 to the relay only after it: the relay redelivers nothing is lost. The restore detection
-(store_generation.py) is unchanged: the generation is in the store, the witness beside it.
+(store/generation.py) is unchanged: the generation is in the store, the witness beside it.
 """
 
 from homeassistant.core import HomeAssistant
 
-from .store import async_pause_all, async_resume_all
+from .store.agent_store import async_pause_all, async_resume_all
 
 
 async def async_pre_backup(hass: HomeAssistant) -> None:

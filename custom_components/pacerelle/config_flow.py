@@ -79,7 +79,7 @@ from .oauth_callback import CallbackState, redirect_uri
 from .options_flow import PacerelleOptionsFlow
 from .runtime import PacerelleConfigEntry
 from .server_url import InsecureServerUrlError, checked_server_url
-from .store import AgentStore
+from .store.agent_store import AgentStore
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 The device page's way to the trust decision (the repair flow and the actions
 `pacerelle.trust_device`/`block_device` are the others): each runs the action of the same
 name for the agent of this device, with the same fields: trusting needs the verification
-code compared (shown in the repair), blocking takes it optionally (services_trust.py).
+code compared (shown in the repair), blocking takes it optionally (actions/trust.py).
 """
 
 from typing import Any, Final
@@ -14,9 +14,9 @@ from homeassistant.core import Context, HomeAssistant
 from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.typing import ConfigType, TemplateVarsType
 
+from .actions.trust import ATTR_PERSON_ID, ATTR_SENDER_DEVICE_ID, ATTR_VERIFICATION_CODE
 from .const import DOMAIN
 from .device_trigger import agent_entry_ids
-from .services_trust import ATTR_PERSON_ID, ATTR_SENDER_DEVICE_ID, ATTR_VERIFICATION_CODE
 
 TRUST_DEVICE: Final = "trust_device"
 ACTION_TYPES: Final = (TRUST_DEVICE, "block_device")

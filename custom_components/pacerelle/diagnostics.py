@@ -126,7 +126,7 @@ async def async_get_config_entry_diagnostics(
             }
             for s in data.uncertain
         ],
-        # Sends kept while offline (client/send_queue.py): counts and times, never a frame.
+        # Sends kept while offline (client/outbox/queue.py): counts and times, never a frame.
         "send_queue": {
             "count": len(data.queued),
             "bytes": data.queued.total_bytes,
@@ -137,7 +137,7 @@ async def async_get_config_entry_diagnostics(
         "checkpoints": len(data.checkpoints.items),
         # What was refused or evicted to keep the store loadable (client/store_bounds.py).
         "evictions": data.evictions.to_json(),
-        # Direct messages that did not decrypt since start, per device (decrypt_issues.py).
+        # Direct messages that did not decrypt since start, per device (issues/decrypt.py).
         "decryption_failures": [
             {
                 **counts,
@@ -147,7 +147,7 @@ async def async_get_config_entry_diagnostics(
             }
             for counts in runtime.decryption_failures.to_json()
         ],
-        # Messages refused for good on arrival and acknowledged (client/gateway_refusals.py).
+        # Messages refused for good on arrival and acknowledged (client/relay/refusals.py).
         "refused_messages": {
             **runtime.agent.refusals.to_json(),
             "last_at": _time(runtime.agent.refusals.last_at),

@@ -214,7 +214,7 @@ def tool_errors(hass: HomeAssistant, entry: ConfigEntry | None) -> Iterator[None
 def setup_error(err: PacerelleError) -> HomeAssistantError:
     """What a failed first token request makes of set-up: a refused token starts
     reauthentication (Home Assistant does, for ConfigEntryAuthFailed); a malformed or
-    hostile answer (client/server_answers.py) and an outage are retried."""
+    hostile answer (client/relay/answers.py) and an outage are retried."""
     if isinstance(err, PacerelleAuthError):
         return ConfigEntryAuthFailed(translation_domain=DOMAIN, translation_key="revoked")
     key = "bad_server_answer" if isinstance(err, PacerelleResponseError) else "cannot_connect"

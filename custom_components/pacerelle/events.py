@@ -19,7 +19,7 @@
   else null
 - `received_at`: ISO 8601 time it arrived
 - `trusted`: true only when the identity key that wrote it (and the device it was judged
-  as) was trusted when the message was opened (client/trust_door.py): the one judgement
+  as) was trusted when the message was opened (client/trust/door.py): the one judgement
   every consumer reads
 - `trust_state`: `trusted`, `unverified`, `changed` (its identity key changed since it was
   trusted) or `blocked` (never fired: a blocked key's messages are refused when opened)
@@ -28,22 +28,22 @@
 - `transcript`: what a voice note (the first `audio/*` attachment) says, as the chosen
   Assist pipeline's speech-to-text heard it; null when there is none (no voice pipeline,
   not a voice note, a device not trusted, not wanted by the options, or a failure). See
-  voice.py. This event type is kept out of the recorder's database (voice_privacy.py):
+  voice.py. This event type is kept out of the recorder's database (voice/privacy.py):
   what people write or say stays out of the history, as on the event entity.
 
 `pacerelle_widget_response`, also fired for each answer to one of our widgets:
 `entry_id`, `agent_id`, `conversation_id`, `message_id` (of the answer), `sender_id`,
 `sender_device_id`, `widget_id` (the widget answered), `value` (null when cancelled),
 `cancelled`, `received_at`, `trusted`, `trust_state`. Kept out of the recorder's database
-too (voice_privacy.py): `value` is what the person typed, a password field's included.
+too (voice/privacy.py): `value` is what the person typed, a password field's included.
 
 `pacerelle_decryption_failed`, for each direct message the agent could not decrypt (see
-decrypt_issues.py): `entry_id`, `agent_id`, `conversation_id`, `sender_id`,
+issues/decrypt.py): `entry_id`, `agent_id`, `conversation_id`, `sender_id`,
 `sender_device_id`, `reason` (the Signal engine's error kind, e.g. `invalid_mac`) and `at`
 (ISO 8601). Never the ciphertext nor anything of the message's content.
 
 `pacerelle_message_status`, for each message the agent sends, as its delivery status
-changes (see client/send_flush.py): `entry_id`, `agent_id`, `message_id` (as returned by
+changes (see client/outbox/flush.py): `entry_id`, `agent_id`, `message_id` (as returned by
 the action), `conversation_id` and `status`: `queued` (offline: kept until the connection
 is back), `sent` (written to the relay), `uncertain` (the connection dropped right after:
 the relay may or may not have it; never sent twice), `expired` (still queued at its
@@ -70,9 +70,9 @@ from typing import Any, Final
 
 from homeassistant.core import HomeAssistant, callback
 
-from .attachments import Download, async_save_incoming
 from .client import DeviceTrust, PacerelleConnectionError, Request, parse_response
-from .voice import VoiceNotes
+from .files.attachments import Download, async_save_incoming
+from .voice.transcripts import VoiceNotes
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -225,7 +225,7 @@ class MessageEvents:
     @staticmethod
     def may_prepare(request: Request) -> bool:
         """Whether `prepare` could have work: only files are prepared (saved, a voice note
-        transcribed). False lets a batch of texts be saved in one write (inbox_pipeline.py)."""
+        transcribed). False lets a batch of texts be saved in one write (inbox/pipeline.py)."""
         return bool(request.attachments)
 
     async def _prepare(self, request: Request, note: Mapping[str, Any] | None, save: bool) -> None:
@@ -266,7 +266,7 @@ class MessageEvents:
     @callback
     def deliver(self, request: Request) -> None:
         """Fire the request's events, with where its files were saved and the one trust
-        judgement the request carries (made when it was opened, client/trust_door.py: a
+        judgement the request carries (made when it was opened, client/trust/door.py: a
         blocked key's request never gets here)."""
         saved = self._saved.pop(request.message_id, None)
         trust = request.judged

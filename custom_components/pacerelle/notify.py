@@ -12,9 +12,9 @@ from homeassistant.components.notify.const import NotifyEntityFeature
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
+from .actions.common import client_errors
 from .entity import REACHABLE_STATES, PacerelleEntity
 from .runtime import PacerelleConfigEntry
-from .services_common import client_errors
 
 # One message at a time per agent: the sender serialises anyway, and order matters.
 PARALLEL_UPDATES = 1

@@ -5,7 +5,7 @@ ConfigEntryError, never a new identity), requests the first runtime token (refus
 installation was revoked -> ConfigEntryAuthFailed; unreachable -> ConfigEntryNotReady; both
 from errors.py) and starts the HA-free Agent. Every accepted request fires
 `pacerelle_message` with the trust judgement the client made when it opened it
-(client/trust_door.py; a blocked key's request is refused there).
+(client/trust/door.py; a blocked key's request is refused there).
 """
 
 import logging
@@ -50,7 +50,6 @@ from .const import (
     DEFAULT_SERVER_URL,
     DOMAIN,
 )
-from .decrypt_issues import DecryptionWatch
 from .errors import async_start_reauth, setup_error
 from .events import (
     EVENT_MESSAGE,
@@ -59,14 +58,15 @@ from .events import (
     event_data,
     message_status_data,
 )
+from .issues.decrypt import DecryptionWatch
+from .issues.runtime import clear_store_issue, raise_store_issue
 from .options import AgentOptions
 from .repairs import async_watch_trust
-from .runtime_issues import clear_store_issue, raise_store_issue
-from .store import AgentStore
-from .store_generation import async_advance, async_advance_at_stop
+from .store.agent_store import AgentStore
+from .store.generation import async_advance, async_advance_at_stop
 from .trust import TrustManager
-from .voice import VoiceNotes, VoicePolicy
-from .voice_privacy import async_keep_messages_unrecorded
+from .voice.privacy import async_keep_messages_unrecorded
+from .voice.transcripts import VoiceNotes, VoicePolicy
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -91,7 +91,7 @@ class PacerelleRuntime:
     agent: Agent
     entry_id: str
     trust: TrustManager | None = None
-    # Messages that did not decrypt, per person and device (decrypt_issues.py).
+    # Messages that did not decrypt, per person and device (issues/decrypt.py).
     decryption_failures: DecryptFailures = field(default_factory=DecryptFailures)
     # Voice notes' transcripts and problems, for the Assist bridge (voice.py).
     voice: VoiceNotes | None = None
@@ -266,7 +266,7 @@ async def _async_load(
         # anything about it is published.
         data = AgentData(await hass.async_add_executor_job(AgentSignalState.new))
         await store.async_commit(document, data)
-    # A store behind its witness was put back from an older copy (store_generation.py).
+    # A store behind its witness was put back from an older copy (store/generation.py).
     document, restored = await async_advance(
         hass,
         store,

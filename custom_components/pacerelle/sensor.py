@@ -7,8 +7,8 @@ become unavailable once it is revoked or stopped, when no agent is behind them a
 "Unconfirmed sends" is disabled by default: it is almost always 0, and the same figure is
 in pacerelle.get_status and the diagnostics. "Undecryptable messages" counts the direct
 messages the agent could not decrypt since it started (per device in the diagnostics; see
-decrypt_issues.py). "Queued sends" counts the messages kept while offline, waiting for the
-connection (client/send_queue.py): above 0 only during an outage.
+issues/decrypt.py). "Queued sends" counts the messages kept while offline, waiting for the
+connection (client/outbox/queue.py): above 0 only during an outage.
 """
 
 from collections.abc import Callable

@@ -1,7 +1,7 @@
 """The integration's actions, registered once for all agents (in `async_setup`).
 
 Each action names its agent by config entry or device (or uses the only one); see
-services_send.py, services_ask.py and services_manage.py for what each does.
+actions/send.py, actions/ask.py and actions/manage.py for what each does.
 """
 
 from collections.abc import Callable, Coroutine
@@ -10,9 +10,8 @@ from typing import Any, Final
 from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse, SupportsResponse
 from homeassistant.helpers.typing import VolSchemaType
 
-from .const import DOMAIN
-from .services_ask import ASK_SCHEMA, async_ask
-from .services_manage import (
+from .actions.ask import ASK_SCHEMA, async_ask
+from .actions.manage import (
     DOWNLOAD_SCHEMA,
     GET_HISTORY_SCHEMA,
     GET_STATUS_SCHEMA,
@@ -22,7 +21,7 @@ from .services_manage import (
     async_get_status,
     async_mark_processed,
 )
-from .services_send import (
+from .actions.send import (
     CLEAR_QUEUE_SCHEMA,
     SEND_MESSAGE_SCHEMA,
     SEND_WIDGET_SCHEMA,
@@ -32,12 +31,13 @@ from .services_send import (
     async_send_widget,
     async_update_widget,
 )
-from .services_trust import (
+from .actions.trust import (
     BLOCK_SCHEMA,
     TRUST_SCHEMA,
     async_block_device,
     async_trust_device,
 )
+from .const import DOMAIN
 
 SERVICE_SEND_MESSAGE: Final = "send_message"
 SERVICE_SEND_WIDGET: Final = "send_widget"

@@ -1,6 +1,6 @@
 """Trust on the Home Assistant side: where the client's trust book is kept, and shown.
 
-The decisions themselves are the client's (client/trust_door.py, one door: every request
+The decisions themselves are the client's (client/trust/door.py, one door: every request
 judged once when opened, every seal checked against the key it is for). This adapter
 loads the book for the door, saves it whenever the door changes it, and tells its
 listeners (repairs.py) of every change of state, before the message that revealed it acts.
@@ -8,7 +8,7 @@ listeners (repairs.py) of every change of state, before the message that reveale
 Group messages: a member seals them with their group sender key, which reached the agent
 over a Signal session with one device of that member. That session is all the agent can
 check, so a group message is judged as that device presenting that session's identity key
-(recorded with the key at delivery, client/groups.py), whichever device the relay says
+(recorded with the key at delivery, client/conversations/groups.py), whichever device the relay says
 wrote it: a member's second device is trusted once the key of the device that delivered
 the member's sender key is, and blocking that device drops all the member's group
 messages. Its sender is the key's owner: a message whose frame names another member is

@@ -17,7 +17,7 @@ from pathlib import Path
 from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.state.record_store import RecordStore
 from custom_components.pacerelle.client.store_bounds import within_bounds
-from custom_components.pacerelle.store import STORE_DIRECTORY, migrate
+from custom_components.pacerelle.store.agent_store import STORE_DIRECTORY, migrate
 from tests.store_states import SHAPES, grown, model_session
 
 

@@ -7,7 +7,7 @@ request and its history entry), a send (the session advanced, a reply) and mark_
 and the save, as AgentCore.commit runs them; CPU time of this process (all threads) and
 bytes handed to write(2) (/proc/self/io wchar: the files, WAL included), medians of 3.
 Start-up: reading and parsing the store into AgentData; RSS after it. Last, the hand-over
-marks file beside the store (store_handed_over.py), both windows full: what one more
+marks file beside the store (store/handed_over.py), both windows full: what one more
 hand-over costs on the loop (a mark stored into the mapping) and at the sync (its msync).
 """
 
@@ -22,16 +22,16 @@ from types import MappingProxyType
 from typing import Any
 
 from custom_components.pacerelle.client.agent_data import AgentData
+from custom_components.pacerelle.client.conversations.history import Reply
 from custom_components.pacerelle.client.encrypted_file import EncryptedFile
-from custom_components.pacerelle.client.handed_over import HandedOver
-from custom_components.pacerelle.client.history import Reply
+from custom_components.pacerelle.client.inbox.handed_over import HandedOver
 from custom_components.pacerelle.client.limits import MAX_HANDED_OVER
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.state.record_store import RecordStore
 from custom_components.pacerelle.client.store_bounds import within_bounds
 from custom_components.pacerelle.client.stored_sizes import StoredSizes
-from custom_components.pacerelle.store import migrate
-from custom_components.pacerelle.store_handed_over import HandedOverFile
+from custom_components.pacerelle.store.agent_store import migrate
+from custom_components.pacerelle.store.handed_over import HandedOverFile
 from tests.store_states import SHAPES, grown, model_session, request
 
 ROUNDS = 3

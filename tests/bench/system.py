@@ -4,14 +4,14 @@
   `pacerelle_message` event reaching a WebSocket subscriber of Home Assistant, one message
   at a time. With it, the CPU time each process spent per message (/proc: all threads,
   hass's executor included; steadier than wall time on a shared machine), and the median
-  of each stage of the inbox pipeline as it logs them at debug (client/stage_clock.py):
+  of each stage of the inbox pipeline as it logs them at debug (client/inbox/stage_clock.py):
   lock, decrypt, save (of which build: bounds and document), events, ack.
 - burst: 1,000 messages sent by the human device as fast as the emulator takes them (8
   requests in flight), first send to the 1,000th event; then 1,000 queued while the agent
   is kept offline (gateway fault), from the first of their events to the last: the
   integration's own pace (the backoff before its reconnection is shown apart).
 - outbox: 100 sends made through `pacerelle.send_message` while the agent is kept offline
-  (queued, client/send_queue.py), then the gateway let in: from the agent's reconnection
+  (queued, client/outbox/queue.py), then the gateway let in: from the agent's reconnection
   (the emulator sees it connected, polled every 20 ms) to the 100th in the person's inbox.
 - reconnect: the relay drops the connection (a clean close, then a dead TCP link without
   a close frame), then the emulator is killed and restarted; until the agent is online
@@ -56,7 +56,7 @@ OUTBOX = 100
 
 
 SENT_TO_FIRED = "sent to fired"
-PIPELINE_LOGGER = "custom_components.pacerelle.client.inbox_pipeline"
+PIPELINE_LOGGER = "custom_components.pacerelle.client.inbox.pipeline"
 STAGE_LINE = re.compile(r"Stage times \(ms\) of a batch of 1: (.*)$", re.MULTILINE)
 
 

@@ -15,12 +15,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from custom_components.pacerelle.voice_audio import (
+from custom_components.pacerelle.voice.audio import (
     VOICE_BYTES_PER_SECOND,
     _pcm_from_voice_wav,
     async_ffmpeg_to_pcm,
 )
-from custom_components.pacerelle.voice_formats import MP4, OGG, WAV, WEBM, VoiceFormat
+from custom_components.pacerelle.voice.formats import MP4, OGG, WAV, WEBM, VoiceFormat
 from tests.voice_audio_harness import FORMATS, make_note_file
 
 NOTE_SECONDS = 30

@@ -11,7 +11,7 @@ is shorter than the random file alone, so the kill came before it was complete, 
 before the post-backup call. Those messages had no event before the kill (their commits
 were held); depending on where the pause came, the message being handed over then had its
 event fired and its acceptance held (accepted at the restart by its mark, with no second
-event: store_handed_over.py) or not. After the restart: no repair issue, the identity the
+event: store/handed_over.py) or not. After the restart: no repair issue, the identity the
 relay knows unchanged, every message fired exactly once (the event log), nothing left
 unacknowledged, and a new backup completes with a store that loads with that identity and
 the last message.
@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 from custom_components.pacerelle.client.agent_data import AgentData
-from custom_components.pacerelle.store import migrate
+from custom_components.pacerelle.store.agent_store import migrate
 from tests.backup_files import store_files_of
 from tests.system.harness import Agent, System, running_system
 from tests.system.home_assistant_api import HomeAssistantSocket, wait_for

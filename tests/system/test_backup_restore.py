@@ -21,7 +21,7 @@ from tests.system.home_assistant_api import HomeAssistantSocket
 pytestmark = pytest.mark.system
 
 EVENT_TIMEOUT = 20.0
-STALLED_RUN = 3  # client/decrypt_failures.py
+STALLED_RUN = 3  # client/inbox/decrypt_failures.py
 
 
 async def _exchange(system: System, agent: Agent, text: str) -> None:

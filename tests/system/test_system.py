@@ -9,7 +9,7 @@ What Home Assistant fired is read from a file the test-only `pacerelle_event_log
 integration appends to synchronously from the event bus (see tests/system/event_log): it
 survives SIGKILL, so "each message fired exactly once" is checked across a crash.
 
-The inbox pipeline (client/inbox_pipeline.py) saves a batch as accepted before its events
+The inbox pipeline (client/inbox/pipeline.py) saves a batch as accepted before its events
 fire, with nothing awaited in between: the kill, timed right after a batch's events, must
 leave neither a lost nor a doubled message.
 """

@@ -1,63 +1,16 @@
 """HA-free client library for Pacerelle: protocol, gateway and end-to-end encryption."""
 
 from .agent import Agent, AgentStatus
-from .agent_connect import (
-    MAX_AGENT_DESCRIPTION,
-    MAX_AGENT_NAME,
-    AuthorizationRequest,
-    Installation,
-    begin,
-    exchange_code,
-    normalize_server_url,
-    register_client,
-    request_runtime_token,
-)
 from .agent_core import AgentConfig, AgentHooks, ConnectionState
 from .agent_data import SECTIONS, AgentData, AgentDataError
 from .agent_restore import rekeyed_after_restore
-from .checkpoints import ACTIVE, COMPLETED, MAX_CHECKPOINT_TEXT_CHARS, MAX_LABEL_CHARS
-from .crypto_jobs import MissingGroupKeyError, UntrustedGroupKeysError
-from .decrypt_failures import DecryptFailures, DecryptionOutcome, DeviceKey
-from .encrypted_file import DocumentTooLargeError, EncryptedFile, StoreError, StoreProblem
-from .errors import (
-    PacerelleApiError,
-    PacerelleAuthError,
-    PacerelleConnectionError,
-    PacerelleError,
-    PacerelleResponseError,
-    SendError,
-    SendRefusal,
-)
-from .gateway_frames import FrameError, group_recipient, is_group_recipient
-from .groups import GroupError
-from .history import HISTORY_LIMIT, MAX_NOTE_CHARS, History, Reply
-from .history_v1 import HistoryKeyError
-from .inbox import Request, RequestTooLargeError
-from .limits import MAX_HANDED_OVER, MAX_SEND_TEXT_CHARS
-from .payloads import CHAT_MESSAGE, WIDGET_RESPONSE
-from .send_queue import (
-    DEFAULT_EXPIRE_AFTER,
-    MAX_EXPIRE_AFTER,
-    MAX_QUEUED_BYTES,
-    MAX_QUEUED_SENDS,
-    QueueFullError,
-)
-from .signal.native import native_crypto_unavailable
-from .signal.state import AgentSignalState
-from .state.record_store import RecordStore
-from .state.versions import STORE_VERSION, migrate, versioned
-from .tokens import InstallationRevokedError, IssuedToken, RuntimeTokens
-from .trust import (
-    DeviceTrust,
-    KeyChangedError,
-    TrustBook,
-    TrustState,
-    same_code,
-    session_identities,
-)
-from .trust_door import TrustDoor, TrustListener
-from .widget_answers import Addressee, MemberAnswers, answer_problem, parse_response
-from .widgets import (
+from .conversations.checkpoints import ACTIVE, COMPLETED, MAX_CHECKPOINT_TEXT_CHARS, MAX_LABEL_CHARS
+from .conversations.groups import GroupError
+from .conversations.history import HISTORY_LIMIT, MAX_NOTE_CHARS, History, Reply
+from .conversations.history_v1 import HistoryKeyError
+from .conversations.payloads import CHAT_MESSAGE, WIDGET_RESPONSE
+from .conversations.widget_answers import Addressee, MemberAnswers, answer_problem, parse_response
+from .conversations.widgets import (
     CHOICE,
     CONFIRM,
     DATETIME,
@@ -73,6 +26,53 @@ from .widgets import (
     check_patch,
     check_widget,
 )
+from .crypto_jobs import MissingGroupKeyError, UntrustedGroupKeysError
+from .encrypted_file import DocumentTooLargeError, EncryptedFile, StoreError, StoreProblem
+from .errors import (
+    PacerelleApiError,
+    PacerelleAuthError,
+    PacerelleConnectionError,
+    PacerelleError,
+    PacerelleResponseError,
+    SendError,
+    SendRefusal,
+)
+from .inbox.decrypt_failures import DecryptFailures, DecryptionOutcome, DeviceKey
+from .inbox.requests import Request, RequestTooLargeError
+from .limits import MAX_HANDED_OVER, MAX_SEND_TEXT_CHARS
+from .outbox.queue import (
+    DEFAULT_EXPIRE_AFTER,
+    MAX_EXPIRE_AFTER,
+    MAX_QUEUED_BYTES,
+    MAX_QUEUED_SENDS,
+    QueueFullError,
+)
+from .relay.agent_connect import (
+    MAX_AGENT_DESCRIPTION,
+    MAX_AGENT_NAME,
+    AuthorizationRequest,
+    Installation,
+    begin,
+    exchange_code,
+    normalize_server_url,
+    register_client,
+    request_runtime_token,
+)
+from .relay.frames import FrameError, group_recipient, is_group_recipient
+from .relay.tokens import InstallationRevokedError, IssuedToken, RuntimeTokens
+from .signal.native import native_crypto_unavailable
+from .signal.state import AgentSignalState
+from .state.record_store import RecordStore
+from .state.versions import STORE_VERSION, migrate, versioned
+from .trust.book import (
+    DeviceTrust,
+    KeyChangedError,
+    TrustBook,
+    TrustState,
+    same_code,
+    session_identities,
+)
+from .trust.door import TrustDoor, TrustListener
 
 __all__ = [
     "ACTIVE",

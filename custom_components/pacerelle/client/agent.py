@@ -6,7 +6,7 @@ disconnected (the installation was revoked: the runtime token is refused). A fre
 token is requested before each connection; when it is due for renewal (80 % of its life)
 the agent fetches a new one, closes the connection cleanly and opens the next one at once,
 holding sends meanwhile (the relay keeps the queue: nothing is lost). Sends made while
-offline are queued (send_queue.py) and written as soon as a connection is up, first.
+offline are queued (outbox/queue.py) and written as soon as a connection is up, first.
 """
 
 import asyncio
@@ -26,27 +26,27 @@ import aiohttp
 from .agent_core import AgentConfig, AgentCore, AgentHooks, ConnectionState
 from .agent_data import AgentData
 from .agent_restore import MAX_HELD_FOR_REKEY, rekeyed_after_restore
-from .api import AgentApi
-from .checkpoints import Checkpoint, check_fields
-from .decrypt_failures import DecryptionOutcome
+from .conversations.checkpoints import Checkpoint, check_fields
+from .conversations.history import MAX_NOTE_CHARS, History, Reply
+from .conversations.payloads import chat_payload
 from .encrypted_file import StoreError
 from .errors import PacerelleError, PacerelleResponseError, SendRefusal
-from .gateway import CLOSE_TOKEN_EXPIRED, GatewayConnection
-from .gateway_frames import IdentityChanged, InboundMessage, RefusedMessage, RelayError, build_ack
-from .gateway_refusals import GatewayRefusals
-from .history import MAX_NOTE_CHARS, History, Reply
-from .inbound_queue import InboundQueue
-from .inbox import Request
-from .inbox_pipeline import InboxPipeline
-from .payloads import chat_payload
-from .prekey_publisher import PrekeyPublisher
-from .send_queue import DEFAULT_EXPIRE_AFTER
-from .sender import Sender, SendError, public_descriptor, secret_descriptor
-from .server_answers import device_id
+from .inbox.decrypt_failures import DecryptionOutcome
+from .inbox.pipeline import InboxPipeline
+from .inbox.queue import InboundQueue
+from .inbox.requests import Request
+from .outbox.queue import DEFAULT_EXPIRE_AFTER
+from .outbox.sender import Sender, SendError, public_descriptor, secret_descriptor
+from .relay.answers import device_id
+from .relay.api import AgentApi
+from .relay.frames import IdentityChanged, InboundMessage, RefusedMessage, RelayError, build_ack
+from .relay.gateway import CLOSE_TOKEN_EXPIRED, GatewayConnection
+from .relay.prekeys import PrekeyPublisher
+from .relay.refusals import GatewayRefusals
+from .relay.tokens import InstallationRevokedError, RuntimeCredential, RuntimeTokens
 from .signal.errors import SignalErrorKind
 from .signal.identity import verification_code
-from .tokens import InstallationRevokedError, RuntimeCredential, RuntimeTokens
-from .trust_door import TrustDoor
+from .trust.door import TrustDoor
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -211,7 +211,7 @@ class Agent:
 
     @property
     def trust(self) -> TrustDoor:
-        """The one door for trust (trust_door.py)."""
+        """The one door for trust (trust/door.py)."""
         return self._core.trust
 
     def find_request(self, message_id: str) -> Request | None:
@@ -487,7 +487,7 @@ class Agent:
                 # A backlog arrives all at once; parsing it must not hold the loop.
                 await asyncio.sleep(0)
             if isinstance(frame, InboundMessage):
-                # Waits while the queue is full: backpressure on the relay (inbound_queue.py).
+                # Waits while the queue is full: backpressure on the relay (inbox/queue.py).
                 await self._inbox.queue.put(frame)
             elif isinstance(frame, RefusedMessage):
                 await self._refuse(frame)
@@ -498,7 +498,7 @@ class Agent:
                 await self._sender.relay_refused(frame.message_id, frame.error)
 
     async def _refuse(self, message: RefusedMessage) -> None:
-        """Count and log a message refused for good, and acknowledge it (gateway_refusals.py)."""
+        """Count and log a message refused for good, and acknowledge it (relay/refusals.py)."""
         self.refusals.record(message)
         with contextlib.suppress(PacerelleError):  # not connected: acknowledged when it comes again
             await self._core.write(build_ack(message))

@@ -15,15 +15,15 @@ from functools import partial
 from typing import Any, Protocol
 
 from .agent_data import AgentData
-from .decrypt_failures import DecryptionOutcome
+from .conversations.group_key_bounds import KeyValue
 from .encrypted_file import DocumentTooLargeError
 from .errors import PacerelleConnectionError
-from .gateway import GatewayConnection
-from .group_key_bounds import KeyValue
-from .inbox import Request
+from .inbox.decrypt_failures import DecryptionOutcome
+from .inbox.requests import Request
+from .relay.gateway import GatewayConnection
 from .store_bounds import shrink, within_bounds
 from .stored_sizes import StoredSizes
-from .trust_door import TrustDoor
+from .trust.door import TrustDoor
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -108,11 +108,11 @@ class AgentHooks:
     `deliver` then hands it over (fires the event) synchronously, right after that save.
     `may_prepare` says, before anything is saved, whether `prepare` could have work for a
     request: when it is False for a whole batch, prepare is not called and the batch is
-    handed over under the same hold of the lock as its decryption (inbox_pipeline.py). It
+    handed over under the same hold of the lock as its decryption (inbox/pipeline.py). It
     must not guess low: a request it wrongly rules out is handed over unprepared.
     `mark` keeps a request's hand-over mark (handed_over.py: the mark, whether the request
     is trusted) right before its event: synchronously, on the loop, without a system call,
-    and durable against a killed process at once (the host's journal: store_handed_over.py),
+    and durable against a killed process at once (the host's journal: store/handed_over.py),
     so that after a kill the agent knows which events fired. Without it, the marks are kept
     only with the data `save` writes.
     """
@@ -128,7 +128,7 @@ class AgentHooks:
     revoked: Callable[[], None] = field(default=_nothing)
     # Each direct message's decryption outcome, once the state after it is saved.
     decryption: Callable[[DecryptionOutcome], None] = field(default=_nothing)
-    # (message id, conversation id, status) of each send as it changes (send_flush.py).
+    # (message id, conversation id, status) of each send as it changes (outbox/flush.py).
     send_status: Callable[[str, str, str], None] = field(default=_nothing)
     # A save that survives a killed process but not yet a power cut, and what makes the
     # last one survive that too (AgentCore.commit's `sync`). Without them, `save` alone.
@@ -161,7 +161,7 @@ class AgentCore:
         self._sizes = StoredSizes()  # used under `lock` only
         self.last_commit = CommitTiming(0.0, 0.0)
         self._unsynced = False  # the last commit's rename not yet made power-cut durable
-        # The one door for trust (trust_door.py): the group keys it would seal with are
+        # The one door for trust (trust/door.py): the group keys it would seal with are
         # the last evicted (group_key_bounds.py).
         self.trust = trust if trust is not None else TrustDoor(config.owner_id)
 
@@ -177,7 +177,7 @@ class AgentCore:
         the document still too large to load, so a save never fails for its size alone.
         With `sync` False (and the host's `save_unsynced`), the save survives a killed
         process but a power cut only after `sync()`: the caller acts in between, as soon
-        as the document is in place (inbox_pipeline.py: the events). With the host's
+        as the document is in place (inbox/pipeline.py: the events). With the host's
         `commit` (the per-record store, client/state/), the bounds and the commit run in
         one executor job, only what changed is written, and every commit is already
         durable against a power cut (`sync` has nothing left to do).
@@ -191,7 +191,7 @@ class AgentCore:
         `lock` held. The requests were handed over once `hand_over` returns, so the agent
         holds them as accepted even if the save fails: a redelivery is then only
         acknowledged, the next commit writes them, and after a restart their marks say the
-        same (inbox_pipeline.py)."""
+        same (inbox/pipeline.py)."""
         self._data = data
         hand_over()
         await self._save(data, sync=False)

@@ -2,7 +2,7 @@
 
 The document's top-level keys written here: "signal" (identity, prekeys, sessions),
 "inbox", "history", "checkpoints", "conversations" (history-v1 keys, group keys, last
-device per peer), "uncertain_sends", "queued_sends" (send_queue.py), "published_prekeys",
+device per peer), "uncertain_sends", "queued_sends" (outbox/queue.py), "published_prekeys",
 "evictions" (what store_bounds.py evicted, counted) and "handed_over" (the marks of the
 last hand-overs, which the host keeps outside what a restore puts back: handed_over.py).
 Other keys ("installation", "version") belong to the integration and pass through
@@ -15,16 +15,16 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .checkpoints import Checkpoints
+from .conversations.checkpoints import Checkpoints
+from .conversations.group_epochs import GroupEpoch, advance, member_ids, opens, sealing_candidates
+from .conversations.groups import GroupKey
+from .conversations.history import History
+from .conversations.history_v1 import HistoryKey
 from .errors import PacerelleError
 from .evictions import Evictions
-from .group_epochs import GroupEpoch, advance, member_ids, opens, sealing_candidates
-from .groups import GroupKey
-from .handed_over import HandedOver
-from .history import History
-from .history_v1 import HistoryKey
-from .inbox import Inbox
-from .send_queue import SendQueue
+from .inbox.handed_over import HandedOver
+from .inbox.requests import Inbox
+from .outbox.queue import SendQueue
 from .signal.errors import SignalError
 from .signal.state import AgentSignalState
 
@@ -197,7 +197,7 @@ class AgentData:
     # relay may have handed one out whose first message has not arrived yet.
     published_prekeys: frozenset[int] = frozenset()
     evictions: Evictions = field(default_factory=Evictions)
-    # Sends made while offline, sealed, waiting for the gateway (send_queue.py).
+    # Sends made while offline, sealed, waiting for the gateway (outbox/queue.py).
     queued: SendQueue = field(default_factory=SendQueue)
     # Marks of what was handed over, kept by the host outside the restorable store.
     handed_over: HandedOver = field(default_factory=HandedOver)

@@ -10,16 +10,16 @@ The relay's API has no call to list or delete them, but an upload under an id it
 replaces that key (the emulator's rule; PROTOCOL.md is silent, and keys are stored by id).
 So after a restore the agent makes fresh keys for the next RESTORE_REKEYED_PREKEYS ids of
 its counter (the ids the lost state used, in its order) and publishes them at the next
-connection, with the bundle (prekey_publisher.py; api.py uploads them in chunks): every key
+connection, with the bundle (relay/prekeys.py; api.py uploads them in chunks): every key
 the lost state published among those ids is replaced by one whose private half the agent
 holds. A lost state that published more than that (about three refills of 31, some 90 new
 sessions after the backup) leaves keys beyond, each of which fails one new device's first
 message. Keys of the lost state already handed out cannot be taken back: that person's
 first message fails and their device has to start over, as for every session the restore
-lost (decrypt_issues.py).
+lost (issues/decrypt.py).
 
 Two signs of a restore lead here: at start-up, a store behind its witness (only an agent
-folder put back on its own: store_generation.py); while running, a first message that
+folder put back on its own: store/generation.py); while running, a first message that
 names a prekey the agent does not hold (`unknown_prekey`), which is what a full restore of
 Home Assistant (witness rolled back too) shows first. That message is lost, but the next
 new devices get keys the agent holds. Once per run, and not while MAX_HELD_FOR_REKEY keys

@@ -11,20 +11,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from . import groups, history_v1, server_answers
 from .agent_data import AgentData
+from .conversations import groups, history_v1
+from .conversations.group_key_bounds import SenderEpochs
+from .conversations.payloads import parse_content
 from .errors import PacerelleError, SendError, SendRefusal
-from .gateway_frames import InboundMessage, is_group_recipient
-from .group_key_bounds import SenderEpochs
-from .inbox import Request, RequestTooLargeError, stored_size
+from .inbox.requests import Request, RequestTooLargeError, stored_size
 from .limits import MAX_GROUP_KEY_BYTES, MAX_NEW_GROUP_KEY_SESSIONS
-from .payloads import parse_content
+from .relay import answers as server_answers
+from .relay.frames import InboundMessage, is_group_recipient
 from .signal import engine
 from .signal.errors import SignalError, SignalErrorKind
 from .signal.session import PeerAddress
 from .signal.state import AgentSignalState
 from .signal.wire import PreKeySignalMessage, parse_frame
-from .trust_door import SealRule
+from .trust.door import SealRule
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -101,7 +102,7 @@ def _open_one(
 ) -> tuple[AgentData, Opened]:
     changed = new_session = False
     group_key: str | None = None
-    # Who wrote it, as the trust door judges it (trust_door.py).
+    # Who wrote it, as the trust door judges it (trust/door.py).
     identity: bytes | None = None
     judged_device = message.sender_device_id
     if not message.encrypted:
@@ -263,7 +264,7 @@ class Sealed:
     data: AgentData
     payload: bytes
     history_record: dict[str, Any] | None
-    # What it was sealed for (the flush re-decides it, send_flush.py): the session's remote
+    # What it was sealed for (the flush re-decides it, outbox/flush.py): the session's remote
     # identity key of a direct message, the group key's name of a group one.
     identity: bytes | None = None
     group_key: str | None = None
@@ -289,7 +290,7 @@ def seal(
     after learning `group_envelopes` (the group's keys fetched just before, as the SDK
     does): members rotate their keys when someone leaves, and a key the agent learns only
     from the next incoming message would leave the one who left able to read what the
-    agent says meanwhile. Only keys that `rule` accepts are used (trust_door.py: those of
+    agent says meanwhile. Only keys that `rule` accepts are used (trust/door.py: those of
     trusted sessions, and the asker's own for a reply): the relay can deliver a key of its
     own, over a session it made up, with the highest epoch, and would read what the agent
     seals with it. A direct message is sealed only if `rule` accepts the session's remote

@@ -144,7 +144,7 @@ class EncryptedFile:
 
         Without `sync_directory`, the new document survives a killed process (the rename is
         done) but not yet a power cut: call `sync_directory` for that, before anything that
-        relies on it reaches the outside (inbox_pipeline.py: events first, ACK_READ after).
+        relies on it reaches the outside (inbox/pipeline.py: events first, ACK_READ after).
         """
         self._write(self._read_key(), document, sync_directory=sync_directory)
 

@@ -38,7 +38,7 @@ class SendRefusal(StrEnum):
     BAD_ATTACHMENT = "bad_attachment"
     INVALID_DEVICE_ID = "invalid_device_id"
     QUEUE_FULL = "queue_full"
-    # The trust door (trust_door.py):
+    # The trust door (trust/door.py):
     NO_TRUSTED_DEVICE = "no_trusted_device"  # nobody trusted to send it to
     BLOCKED_DEVICE = "blocked_device"  # the device or its key is blocked
     UNTRUSTED_DEVICE = "untrusted_device"  # the device named has no trusted key here

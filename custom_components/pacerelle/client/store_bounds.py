@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 from .agent_data import AgentData
-from .group_key_bounds import KeyValue, bound_group_keys
-from .history import HandledRequest, History, Reply
-from .inbox import Request, stored_size
+from .conversations.group_key_bounds import KeyValue, bound_group_keys
+from .conversations.history import HandledRequest, History, Reply
+from .inbox.requests import Request, stored_size
 from .limits import (
     MAX_DEVICES_PER_PEER,
     MAX_GROUP_KEY_EPOCHS,

@@ -13,7 +13,7 @@ import operator
 from collections.abc import Callable, Collection, Hashable, Mapping
 from typing import Any
 
-from .inbox import stored_size
+from .inbox.requests import stored_size
 
 type Known = tuple[object, int]  # the object measured (held: its id stays its own), size
 _SIZE = operator.itemgetter(1)

@@ -1,6 +1,6 @@
 """Test-only integration: appends every `pacerelle_message` event to a file, synchronously.
 
-`pacerelle_message_status` events (the outbox, client/send_flush.py) go to a file of their
+`pacerelle_message_status` events (the outbox, client/outbox/flush.py) go to a file of their
 own, the same way.
 
 Linked into the system tests' config dir as custom_components/pacerelle_event_log. The

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..agent_data import AgentData
-from ..inbox import Request
+from ..inbox.requests import Request
 
 type Row = tuple[str, str, int, Any]  # table, logical key, sequence number, JSON value
 type Entry = tuple[object, int, str | None]  # the object, its sequence, its request key

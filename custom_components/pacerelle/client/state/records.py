@@ -25,7 +25,7 @@ from typing import Any, cast
 import orjson
 
 from ..agent_data import AgentData
-from ..inbox import Request
+from ..inbox.requests import Request
 from ..signal.session import Archived, SessionRecord, archived_state
 from ..signal.session_json import record_to_json, state_to_json
 from .kinds import ARCHIVED, KINDS, REQUESTS, SESSIONS, Entry, Kind, Row, mapping_items

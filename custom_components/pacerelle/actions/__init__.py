@@ -1,0 +1,1 @@
+"""The integration's actions (services.py registers them): sending, asking, managing, trust."""

@@ -1,0 +1,329 @@
+"""`pacerelle.ask`: send a question widget, wait for the person, return the answer.
+
+The widget expires when the wait ends, so the app stops offering it. The action always
+returns one of three answers, told apart by `status`: `answered` (with `value`),
+`cancelled` (the person dismissed it) or `timeout` (nobody answered in time). An answer
+that does not fit the question (a confirm answered "maybe") is logged and ignored, and so
+is an answer from anyone but the person asked, or from another conversation (see
+`Addressee`): someone else in a group, or a relay forging a sender, cannot answer for them.
+Nor does an answer from a device that is not trusted (trust.py), the person's own included.
+The person's answer is marked processed: it was consumed by the waiting script.
+Asked while the agent is offline, the question is queued (client/outbox/queue.py) with the
+ask's own `timeout` as its expiry: it goes out when the connection is back, or never.
+
+`response_mode` (groups only; put on the widget, so the apps show it too):
+- not given: as above, the person asked settles it, in a group as anywhere (in a group,
+  only while they are a member: see below).
+- `collective`: the first answer that counts from ANY current member settles it; the
+  response has the same fields as without a mode.
+- `individual`: every member answers for themself (each answer fires its events as
+  always). The action waits until every current member has answered or cancelled, or
+  the timeout, and returns the fields of the first answer that is no cancel (else of the
+  first cancel; `status` is `answered`, `cancelled` when only cancels came, `timeout` when
+  nothing came) plus `answers`: `{sender_id, sender_device_id, value, cancelled,
+  answer_message_id, answered_at}` per member, in arrival order. A member's FIRST answer
+  counts; their later ones are logged and ignored (and left pending).
+- In a group (any mode), `sender_device_id` is the device the answer's trust was judged
+  by: the one that delivered the member's group key (trust.py), as named in trust repairs
+  and accepted by `block_device`; the widget event keeps the device the relay names.
+- Members are the group as the agent knows it: the members of the group's current epoch
+  (client/conversations/group_epochs.py: never one a removed member made alone), itself excluded,
+  recomputed at each answer. An answer from anyone else (a member who left, a forged
+  sender) never counts, nor one from an untrusted device. When the agent knows no member
+  (only keys stored before their sender was recorded), anyone in the group's
+  conversation counts and `individual` waits for the timeout. A member leaves this list
+  when the agent holds the new epoch's keys (fetched before every group send, and with
+  the first message of that epoch); `individual` checks for completion at each answer, so
+  a member who leaves mid-wait ends it at the next answer or the timeout.
+- A mode for a question to one person (a direct conversation, or no group target) is
+  refused with a translated ServiceValidationError before anything is sent.
+Every answer that counted is marked processed.
+"""
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any, Final
+
+import probatio
+from homeassistant.core import ServiceCall, ServiceResponse, callback
+from homeassistant.exceptions import ServiceValidationError
+from homeassistant.helpers import config_validation as cv
+from homeassistant.helpers.translation import async_get_exception_message
+from homeassistant.util import dt as dt_util
+
+from ..assist.bridge import trust_placeholders
+from ..client import (
+    CHOICE,
+    CONFIRM,
+    DATETIME,
+    DATETIME_MODES,
+    FORM,
+    PERMISSION,
+    RESPONSE_MODES,
+    Addressee,
+    PacerelleError,
+    SendError,
+    WidgetError,
+    build_widget,
+    is_group_recipient,
+)
+from ..const import CONF_AGENT_ID, CONF_CONVERSATION_ID, CONF_OWNER_ID, DOMAIN
+from ..errors import action_error
+from ..events import ATTR_ENTRY_ID, ATTR_WIDGET_ID, EVENT_WIDGET_RESPONSE
+from ..runtime import PacerelleConfigEntry
+from .ask_answers import INDIVIDUAL, AnswerWait
+from .common import (
+    AGENT_FIELDS,
+    TARGET_FIELDS,
+    client_errors,
+    resolve_entry,
+    target_fields,
+)
+
+_LOGGER = logging.getLogger(__name__)
+
+ASK_KINDS: Final = (CONFIRM, CHOICE, FORM, DATETIME, PERMISSION)
+DEFAULT_TIMEOUT: Final = 300
+MAX_TIMEOUT: Final = 24 * 3600
+
+STATUS_ANSWERED: Final = "answered"
+STATUS_CANCELLED: Final = "cancelled"
+STATUS_TIMEOUT: Final = "timeout"
+
+ATTR_KIND: Final = "kind"
+ATTR_TIMEOUT: Final = "timeout"
+ATTR_RESPONSE_MODE: Final = "response_mode"
+
+# Action fields that go into the spec, by the spec's own name.
+_SPEC_FIELDS: Final = {
+    "title": "title",
+    "body": "body",
+    "danger": "danger",
+    "options": "options",
+    "multiple": "multi",
+    "scopes": "scopes",
+    "fields": "fields",
+    "submit_label": "submitLabel",
+    "mode": "mode",
+    "min": "min",
+    "max": "max",
+}
+
+ASK_SCHEMA: Final = probatio.Schema(
+    {
+        **AGENT_FIELDS,
+        probatio.Required(ATTR_KIND): probatio.In(ASK_KINDS),
+        probatio.Required("title"): cv.string,
+        probatio.Optional("body"): cv.string,
+        probatio.Optional("danger"): cv.boolean,
+        probatio.Optional("yes_label"): cv.string,
+        probatio.Optional("no_label"): cv.string,
+        probatio.Optional("options"): [probatio.Any(cv.string, dict)],
+        probatio.Optional("multiple"): cv.boolean,
+        probatio.Optional("scopes"): [cv.string],
+        probatio.Optional("fields"): [dict],
+        probatio.Optional("submit_label"): cv.string,
+        probatio.Optional("mode"): probatio.In(DATETIME_MODES),
+        probatio.Optional("min"): cv.string,
+        probatio.Optional("max"): cv.string,
+        probatio.Optional("spec"): dict,
+        probatio.Optional(ATTR_RESPONSE_MODE): probatio.In(RESPONSE_MODES),
+        probatio.Optional(ATTR_TIMEOUT, default=DEFAULT_TIMEOUT): probatio.All(
+            probatio.Coerce(float), probatio.Range(min=1, max=MAX_TIMEOUT)
+        ),
+        **TARGET_FIELDS,
+    }
+)
+
+
+def question_spec(data: dict[str, Any]) -> dict[str, Any]:
+    """The widget spec from the action's friendly fields (`spec` may add or override)."""
+    spec = {name: data[field] for field, name in _SPEC_FIELDS.items() if field in data}
+    if "options" in spec:
+        spec["options"] = [
+            {"id": item, "label": item} if isinstance(item, str) else item
+            for item in spec["options"]
+        ]
+    labels = {key: data[f"{key}_label"] for key in ("yes", "no") if f"{key}_label" in data}
+    if labels:
+        spec["labels"] = labels
+    if data[ATTR_KIND] == DATETIME:
+        spec.setdefault("mode", "datetime")
+    spec.update(data.get("spec") or {})
+    return spec
+
+
+async def async_ask(call: ServiceCall) -> ServiceResponse:
+    hass = call.hass
+    entry = resolve_entry(hass, call)
+    target = target_fields(call)
+    agent = entry.runtime_data.agent
+    mode: str | None = call.data.get(ATTR_RESPONSE_MODE)
+    if mode is not None and not _asks_a_group(entry, target):
+        raise ServiceValidationError(
+            translation_domain=DOMAIN,
+            translation_key="response_mode_not_group",
+            translation_placeholders={"response_mode": mode},
+        )
+    timeout: float = call.data[ATTR_TIMEOUT]
+    deadline = dt_util.utcnow() + timedelta(seconds=timeout)
+    try:
+        widget = build_widget(
+            call.data[ATTR_KIND],
+            question_spec(dict(call.data)),
+            expires=deadline.isoformat(timespec="seconds"),
+            response_mode=mode,
+        )
+    except WidgetError as err:
+        raise action_error(err) from err
+    widget_id = widget["id"]
+    agent_id = str(entry.data[CONF_AGENT_ID])
+    conversation: list[str] = []
+
+    def members() -> frozenset[str]:
+        conversations = agent.data.conversations
+        if not conversation:
+            return frozenset()
+        return conversations.group_members(conversation[0], agent_id)
+
+    trust = entry.runtime_data.trust
+
+    def trusted_now(data: Mapping[str, Any]) -> bool:
+        request = agent.find_request(str(data["message_id"]))
+        # The key that wrote the answer, judged on the decisions made since (the door).
+        return request is not None and agent.trust.judged_now(request).trusted
+
+    @callback
+    def untrusted(data: Mapping[str, Any]) -> None:
+        hass.async_create_background_task(
+            _tell_untrusted(entry, data), f"pacerelle untrusted answer {data['message_id']}"
+        )
+
+    wait = AnswerWait(
+        hass,
+        widget_id,
+        widget["kind"],
+        widget["spec"],
+        response_mode=mode,
+        members=members,
+        trusted_now=trusted_now,
+        untrusted=untrusted,
+    )
+    stop_trust = (
+        trust.add_listener(lambda _decided, _before: wait.trust_changed()) if trust else None
+    )
+
+    @callback
+    def ours(data: dict[str, Any]) -> bool:
+        return data.get(ATTR_ENTRY_ID) == entry.entry_id and data.get(ATTR_WIDGET_ID) == widget_id
+
+    # Listening before sending: a quick answer cannot slip between the two.
+    unsubscribe = hass.bus.async_listen(EVENT_WIDGET_RESPONSE, wait.answered, event_filter=ours)
+    try:
+        with client_errors(hass, entry, target["source_message_id"]):
+            # Offline, the question waits queued no longer than the answer is awaited.
+            reply = await agent.send_widget(widget, **target, expire_after=timeout)
+        source = target["source_message_id"]
+        asked = agent.find_request(source) if source is not None else None
+        conversation.append(reply.conversation_id)
+        wait.addressed(
+            Addressee.of(
+                reply.conversation_id,
+                reply.to,
+                asked.sender_id if asked is not None else None,
+                str(entry.data[CONF_OWNER_ID]),
+            )
+        )
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                await wait.settled
+    finally:
+        unsubscribe()
+        if stop_trust is not None:
+            stop_trust()
+    answers = [_judged_device(entry, data) for data in wait.answers]
+    for data in answers:
+        # Already marked (SendError) is no failure; a failed save is (store_failed, errors.py).
+        with client_errors(hass, entry), contextlib.suppress(SendError):
+            await agent.mark_processed(data["message_id"], f"Answer to pacerelle.ask {widget_id}")
+    question = {"widget_id": widget_id, "message_id": reply.message_id}
+    if mode == INDIVIDUAL:
+        return {**question, **_first_of(answers), "answers": [_answer(d) for d in answers]}
+    if not answers:
+        return {**question, **_no_answer(STATUS_TIMEOUT)}
+    return {**question, **_result(answers[0])}
+
+
+def _asks_a_group(entry: PacerelleConfigEntry, target: dict[str, Any]) -> bool:
+    """Whether the question goes to a group conversation (as the client's Sender resolves
+    it). An unknown source message counts as one: the send refuses it, translated."""
+    source = target["source_message_id"]
+    if source is not None:
+        request = entry.runtime_data.agent.find_request(source)
+        return request is None or request.is_group
+    conversation = target["conversation_id"] or str(entry.data[CONF_CONVERSATION_ID])
+    return is_group_recipient(target["to"], conversation)
+
+
+async def _tell_untrusted(entry: PacerelleConfigEntry, data: Mapping[str, Any]) -> None:
+    """Tell the sender (a reply to their answer) that it does not count yet, and why."""
+    text = async_get_exception_message(DOMAIN, "ask_untrusted", trust_placeholders(entry, data))
+    try:
+        await entry.runtime_data.agent.send_text(text, source_message_id=str(data["message_id"]))
+    except PacerelleError as err:
+        _LOGGER.warning(
+            "Could not tell %s why their answer does not count: %s", data["sender_id"], err
+        )
+
+
+def _judged_device(entry: PacerelleConfigEntry, data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The answer with the device its trust was judged by: in a group, the device that
+    delivered the member's key (trust.py), which trust repairs and `block_device` name;
+    the relay's label for the device is unauthenticated and never judged."""
+    request = entry.runtime_data.agent.find_request(str(data["message_id"]))
+    if request is None or not request.is_group:
+        return data
+    return {**data, "sender_device_id": request.judged.device_id}
+
+
+def _first_of(answers: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """`individual`: the first answer that is no cancel, else the first cancel, else none."""
+    chosen = next((d for d in answers if not d["cancelled"]), answers[0] if answers else None)
+    return _result(chosen) if chosen is not None else _no_answer(STATUS_TIMEOUT)
+
+
+def _result(data: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "status": STATUS_CANCELLED if data["cancelled"] else STATUS_ANSWERED,
+        "value": data["value"],
+        "answer_message_id": data["message_id"],
+        "sender_id": data["sender_id"],
+        "sender_device_id": data["sender_device_id"],
+        "answered_at": data["received_at"],
+    }
+
+
+def _answer(data: Mapping[str, Any]) -> dict[str, Any]:
+    """One member's entry of `answers`."""
+    return {
+        "sender_id": data["sender_id"],
+        "sender_device_id": data["sender_device_id"],
+        "value": data["value"],
+        "cancelled": data["cancelled"],
+        "answer_message_id": data["message_id"],
+        "answered_at": data["received_at"],
+    }
+
+
+def _no_answer(status: str) -> dict[str, Any]:
+    return {
+        "status": status,
+        "value": None,
+        "answer_message_id": None,
+        "sender_id": None,
+        "sender_device_id": None,
+        "answered_at": None,
+    }

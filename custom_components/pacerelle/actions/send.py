@@ -1,0 +1,247 @@
+"""Actions that write to the person: send_message, send_widget, update_widget, clear_queue.
+
+While the agent is offline a send is queued (client/outbox/queue.py) and the action returns
+at once with `status: queued`; `expire_after` says how long it may wait (0: fail at once
+with `not_connected`, as before the queue existed). `pacerelle_message_status` follows it.
+"""
+
+import json
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any, Final
+
+import probatio
+from homeassistant.core import ServiceCall, ServiceResponse
+from homeassistant.exceptions import ServiceValidationError
+from homeassistant.helpers import config_validation as cv
+
+from ..client import (
+    DEFAULT_EXPIRE_AFTER,
+    MAX_EXPIRE_AFTER,
+    WIDGET_STANDARD,
+    WIDGET_UPDATE,
+    History,
+    Reply,
+    WidgetError,
+    build_update,
+    check_patch,
+    check_widget,
+)
+from ..const import DOMAIN
+from ..errors import action_error
+from ..files.attachments import (
+    MAX_ATTACHMENTS,
+    OutgoingFile,
+    async_camera_snapshot,
+    async_read_file,
+)
+from .common import (
+    AGENT_FIELDS,
+    TARGET_FIELDS,
+    client_errors,
+    resolve_entry,
+    target_fields,
+)
+
+ATTR_TEXT: Final = "text"
+ATTR_REPLY_TO: Final = "reply_to_message_id"
+ATTR_ATTACHMENTS: Final = "attachments"
+ATTR_SNAPSHOTS: Final = "camera_snapshots"
+ATTR_WIDGET: Final = "widget"
+ATTR_WIDGET_ID: Final = "widget_id"
+ATTR_SPEC: Final = "spec"
+ATTR_EXPIRES_AT: Final = "expires_at"
+ATTR_EXPIRE_AFTER: Final = "expire_after"
+
+# How long a send may wait queued while offline (a duration; 0 = refuse when offline).
+EXPIRE_AFTER_FIELD: Final = {
+    probatio.Optional(
+        ATTR_EXPIRE_AFTER, default=timedelta(seconds=DEFAULT_EXPIRE_AFTER)
+    ): probatio.All(
+        cv.time_period,
+        probatio.Range(min=timedelta(0), max=timedelta(seconds=MAX_EXPIRE_AFTER)),
+    ),
+}
+
+SEND_MESSAGE_SCHEMA: Final = probatio.Schema(
+    {
+        **AGENT_FIELDS,
+        probatio.Optional(ATTR_TEXT, default=""): cv.string,
+        **TARGET_FIELDS,
+        probatio.Optional(ATTR_REPLY_TO): cv.string,
+        probatio.Optional(ATTR_ATTACHMENTS, default=list): probatio.All(
+            cv.ensure_list, [cv.string]
+        ),
+        probatio.Optional(ATTR_SNAPSHOTS, default=list): cv.entities_domain("camera"),
+        **EXPIRE_AFTER_FIELD,
+    }
+)
+SEND_WIDGET_SCHEMA: Final = probatio.Schema(
+    {
+        **AGENT_FIELDS,
+        probatio.Required(ATTR_WIDGET): probatio.Any(dict, cv.string),
+        **TARGET_FIELDS,
+        **EXPIRE_AFTER_FIELD,
+    }
+)
+UPDATE_WIDGET_SCHEMA: Final = probatio.Schema(
+    {
+        **AGENT_FIELDS,
+        probatio.Required(ATTR_WIDGET_ID): cv.string,
+        probatio.Optional(ATTR_SPEC): dict,
+        probatio.Optional(ATTR_EXPIRES_AT): cv.string,
+        **EXPIRE_AFTER_FIELD,
+    }
+)
+CLEAR_QUEUE_SCHEMA: Final = probatio.Schema(AGENT_FIELDS)
+
+
+def expire_after(call: ServiceCall) -> float:
+    """The call's `expire_after`, in seconds."""
+    period: timedelta = call.data[ATTR_EXPIRE_AFTER]
+    return period.total_seconds()
+
+
+def reply_response(reply: Reply, **extra: Any) -> dict[str, Any]:
+    """What a send action returns: where the message went and its id."""
+    return {
+        "message_id": reply.message_id,
+        "conversation_id": reply.conversation_id,
+        "to": reply.to,
+        "to_device_id": reply.to_device_id,
+        "status": reply.status,
+        **extra,
+    }
+
+
+async def _files(call: ServiceCall) -> list[OutgoingFile]:
+    paths: list[str] = call.data[ATTR_ATTACHMENTS]
+    cameras: list[str] = call.data[ATTR_SNAPSHOTS]
+    if len(paths) + len(cameras) > MAX_ATTACHMENTS:
+        raise ServiceValidationError(
+            translation_domain=DOMAIN,
+            translation_key="too_many_attachments",
+            translation_placeholders={"limit": str(MAX_ATTACHMENTS)},
+        )
+    files = [await async_read_file(call.hass, path) for path in paths]
+    files += [await async_camera_snapshot(call.hass, entity_id) for entity_id in cameras]
+    return files
+
+
+async def async_send_message(call: ServiceCall) -> ServiceResponse:
+    entry = resolve_entry(call.hass, call)
+    target = target_fields(call)
+    text: str = call.data[ATTR_TEXT]
+    files = await _files(call)
+    if not text.strip() and not files:
+        raise ServiceValidationError(translation_domain=DOMAIN, translation_key="text_required")
+    agent = entry.runtime_data.agent
+    with client_errors(call.hass, entry, target["source_message_id"]):
+        uploaded = [
+            await agent.upload_attachment(item.content, name=item.name, mime=item.mime)
+            for item in files
+        ]
+        reply = await agent.send_text(
+            text,
+            **target,
+            reply_to_message_id=call.data.get(ATTR_REPLY_TO),
+            attachments=uploaded,
+            expire_after=expire_after(call),
+        )
+    return reply_response(reply, attachments=[{"name": f.name, "mime": f.mime} for f in files])
+
+
+def parse_widget_field(value: Any) -> dict[str, Any]:
+    """The `widget` field (an object, or JSON text of one), checked per kind."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError as err:
+            raise ServiceValidationError(
+                translation_domain=DOMAIN,
+                translation_key="widget_not_json",
+                translation_placeholders={"error": str(err)},
+            ) from err
+    try:
+        return check_widget(value)
+    except WidgetError as err:
+        raise action_error(err) from err
+
+
+async def async_send_widget(call: ServiceCall) -> ServiceResponse:
+    entry = resolve_entry(call.hass, call)
+    target = target_fields(call)
+    widget = parse_widget_field(call.data[ATTR_WIDGET])
+    with client_errors(call.hass, entry, target["source_message_id"]):
+        reply = await entry.runtime_data.agent.send_widget(
+            widget, **target, expire_after=expire_after(call)
+        )
+    return reply_response(reply, widget_id=widget["id"])
+
+
+def find_widget(
+    history: History, widget_id: str
+) -> tuple[Reply | None, str | None, dict[str, Any]]:
+    """The newest send about a widget, its kind and current spec (None when out of history)."""
+    last: Reply | None = None
+    kind: str | None = None
+    spec: dict[str, Any] = {}
+    for reply in history.replies:
+        payload = _json_object(reply.text)
+        if payload is None:
+            continue
+        if payload.get("type") == WIDGET_STANDARD and payload.get("id") == widget_id:
+            last, kind, spec = reply, str(payload.get("kind")), dict(payload.get("spec") or {})
+        elif payload.get("type") == WIDGET_UPDATE and payload.get("ref") == widget_id:
+            last = reply
+            patch = payload.get("patch")
+            if isinstance(patch, Mapping) and isinstance(patch.get("spec"), Mapping):
+                spec.update(patch["spec"])
+    return last, kind, spec
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    if not text.startswith("{"):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+async def async_update_widget(call: ServiceCall) -> ServiceResponse:
+    """Patch a widget we sent, to the same person and device (progress, new expiry...)."""
+    entry = resolve_entry(call.hass, call)
+    agent = entry.runtime_data.agent
+    widget_id: str = call.data[ATTR_WIDGET_ID]
+    last, kind, spec = find_widget(agent.data.history, widget_id)
+    if last is None:
+        raise ServiceValidationError(
+            translation_domain=DOMAIN,
+            translation_key="unknown_widget",
+            translation_placeholders={"widget_id": widget_id},
+        )
+    patch = {name: call.data[name] for name in (ATTR_SPEC, ATTR_EXPIRES_AT) if name in call.data}
+    try:
+        checked = check_patch(kind, spec if kind is not None else None, patch)
+    except WidgetError as err:
+        raise action_error(err) from err
+    update = build_update(widget_id, checked)
+    with client_errors(call.hass, entry):
+        reply = await agent.send_widget(
+            update,
+            conversation_id=last.conversation_id,
+            to=last.to,
+            to_device_id=last.to_device_id,
+            expire_after=expire_after(call),
+        )
+    return reply_response(reply, widget_id=widget_id)
+
+
+async def async_clear_queue(call: ServiceCall) -> ServiceResponse:
+    """Drop every send still queued while offline (each reported `cleared`)."""
+    entry = resolve_entry(call.hass, call)
+    with client_errors(call.hass, entry):
+        cleared = await entry.runtime_data.agent.clear_queue()
+    return {"cleared": cleared}

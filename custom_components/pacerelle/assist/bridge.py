@@ -1,0 +1,385 @@
+"""The Assist bridge: the owner's messages answered by a Home Assistant conversation agent.
+
+Off unless the options name a conversation agent (Assist is `conversation.home_assistant`;
+an LLM agent works the same way). Only the installation's owner, writing directly to the
+agent, is answered: other senders and group messages are left pending for automations or
+LLM tools. With `assist_in_groups`, a group message from a trusted device of any member
+is answered too, the reply going to the group (trust as judged for groups in trust.py;
+the same age and trust refusals, told to the group), if the sender is a member now: one
+of the members of the group's current epoch (client/conversations/group_epochs.py, as for
+pacerelle.ask). A member who left keeps an old key that still
+opens (recent epochs are kept for messages in flight): what they seal with it fires its
+event but is not run, and nothing is told to the group. Until the agent holds the new
+epoch's keys (the relay delivers them with the first message of that epoch, and before
+every group send) it cannot know who left. Each Pacerelle conversation keeps
+one Home Assistant conversation id (a fixed id, so the agent keeps its context across
+messages and restarts). Answers go back encrypted, as a reply to the request, which is
+then marked processed; a failure answers with a short apology and is logged. An answer
+ready while the agent reconnects is queued by the agent's outbox (client/outbox/queue.py)
+for ANSWER_EXPIRE_AFTER: one mechanism for every send made offline, rather than a wait of
+the bridge's own. Requests are answered one at a time, in order.
+
+Keyword automations come first (assist/sharing.py): a request an automation answered or
+marked processed within a short grace after its event is left alone.
+
+Requests still pending from before a start are not answered: a command from hours ago
+("unlock the door") must not run on its own when Home Assistant comes back. For the same
+reason a request older than MAX_REQUEST_AGE is not run: it waited at the relay while Home
+Assistant was off or disconnected. Its age counts from the older of our receive time and
+the relay's `created_at` (a relay that lies can only make a request look older, never
+younger: a future time changes nothing). It stays pending for automations and tools, and
+the person is told it was too old to run. Without a relay time only our receive time
+counts (a limit of the protocol: the message itself carries no time).
+
+Only a trusted device of the owner drives Assist (trust.py): a message from an unverified
+or changed device is not run, and the person is told why, with the device's verification
+code to compare in Home Assistant.
+
+Voice notes (voice.py), when the options also choose a voice pipeline: the note's
+transcript is answered like a typed request, by the PIPELINE's conversation agent and
+language (the note behaves as if spoken to that voice assistant), under the same age and
+trust rules. With `voice_spoken_answer` and a pipeline with text-to-speech, the answer is
+also spoken (voice/answer.py) and sent as an encrypted audio attachment of the same reply;
+if that fails the text goes alone. A note that cannot be heard (format, length, size,
+nothing recognised, a timeout, a failure) is answered with a short reason and stays
+pending. Without a voice pipeline, a note with text is answered by its text, and one
+without is answered that voice notes are not set up.
+"""
+
+import asyncio
+import logging
+import time
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any, Final
+
+from homeassistant.components import conversation
+from homeassistant.components.assist_pipeline import Pipeline
+from homeassistant.config_entries import ConfigEntry
+from homeassistant.const import MATCH_ALL
+from homeassistant.core import Context, Event, HomeAssistant, callback
+from homeassistant.helpers.translation import async_get_exception_message
+
+from ..client import CHAT_MESSAGE, MAX_SEND_TEXT_CHARS, PacerelleError
+from ..const import CONF_AGENT_ID, CONF_OWNER_ID, DOMAIN
+from ..options import AgentOptions
+from ..runtime import EVENT_MESSAGE, PacerelleConfigEntry, PacerelleRuntime
+from ..voice.answer import SpokenAnswer, SpokenAnswerError, async_speak
+from ..voice.audio import MAX_VOICE_BYTES, MAX_VOICE_SECONDS
+from ..voice.transcripts import VOICE_PROBLEM_KEYS, VoiceOutcome, find_pipeline, voice_note
+from .sharing import async_grace, taken_by_automation
+
+_LOGGER = logging.getLogger(__name__)
+
+ANSWERED_KINDS: Final = frozenset({"text", CHAT_MESSAGE})
+# A stuck agent must not hold the owner's later messages forever (answers come in order).
+ANSWER_TIMEOUT: Final = 120.0
+# An agent (an LLM) may answer more than one message carries: the text is cut to fit, with
+# an ellipsis, rather than the send failing and the person hearing nothing.
+CUT_MARK: Final = "…"
+# Spoken only up to this: about 5 minutes of speech (voice/answer.py's size cap), and with
+# the audio attached the text travels JSON-escaped (up to 12 characters for one), which
+# must still fit one message.
+MAX_SPOKEN_ANSWER_CHARS: Final = 4000
+# Older requests are not run by Assist: "open the garage" from an hour ago is not a command.
+MAX_REQUEST_AGE: Final = 300.0
+# How long an answer may wait queued for a reconnection: as long as a request may wait to
+# be run at all; later, it would answer a question nobody is looking at any more.
+ANSWER_EXPIRE_AFTER: Final = MAX_REQUEST_AGE
+CONVERSATION_ID_PREFIX: Final = "pacerelle-"
+VOICE_FAILED_KEY: Final = "voice_failed"
+VOICE_OFF_KEY: Final = "voice_off"
+
+
+class NoAnswerError(Exception):
+    """The conversation agent answered with no text."""
+
+
+def ha_conversation_id(pacerelle_conversation_id: str) -> str:
+    """The Home Assistant conversation of a Pacerelle conversation (never a ULID, so kept)."""
+    return f"{CONVERSATION_ID_PREFIX}{pacerelle_conversation_id}"
+
+
+class AssistBridge:
+    """Answers one agent's owner through one conversation agent."""
+
+    def __init__(
+        self,
+        hass: HomeAssistant,
+        entry: ConfigEntry[PacerelleRuntime],
+        conversation_agent_id: str,
+        *,
+        voice_pipeline: str | None = None,
+        spoken_answer: bool = False,
+        in_groups: bool = False,
+    ) -> None:
+        self._hass = hass
+        self._entry = entry
+        self._owner_id = str(entry.data[CONF_OWNER_ID])
+        self._conversation_agent_id = conversation_agent_id
+        self._voice_pipeline = voice_pipeline
+        self._spoken_answer = spoken_answer
+        self._in_groups = in_groups
+        self._queue: asyncio.Queue[tuple[float, Mapping[str, Any]]] = asyncio.Queue()
+        self._conversations: dict[str, str] = {}
+
+    @callback
+    def async_start(self) -> None:
+        """Listen for requests and answer them until the entry unloads."""
+        entry = self._entry
+        entry.async_on_unload(self._hass.bus.async_listen(EVENT_MESSAGE, self._on_message))
+        entry.async_create_background_task(
+            self._hass, self._work(), f"pacerelle assist bridge {entry.entry_id}"
+        )
+
+    @callback
+    def _on_message(self, event: Event[Mapping[str, Any]]) -> None:
+        data = event.data
+        if data["entry_id"] != self._entry.entry_id:
+            return
+        # In a group (option `assist_in_groups`) any member asks; trust decides in _answer.
+        answered = self._in_groups if data["group"] else data["sender_id"] == self._owner_id
+        if not answered:
+            _LOGGER.debug("Assist bridge ignores %s from %s", data["message_id"], data["sender_id"])
+            return
+        if data["kind"] not in ANSWERED_KINDS:
+            return
+        if not (str(data["text"]).strip() or self._is_voice(data)):
+            return
+        self._queue.put_nowait((time.monotonic(), data))
+
+    async def _work(self) -> None:
+        while True:
+            since, request = await self._queue.get()
+            try:
+                await async_grace(since)
+                await self._answer(request)
+            except Exception:
+                # One bad request must not end the bridge.
+                _LOGGER.exception("Assist bridge failed on request %s", request["message_id"])
+
+    async def _answer(self, request: Mapping[str, Any]) -> None:
+        message_id = str(request["message_id"])
+        voice = self._entry.runtime_data.voice
+        # Taken whatever happens next: a transcript is not kept in memory once handled.
+        outcome = voice.take(message_id) if voice is not None else None
+        if taken_by_automation(self._entry.runtime_data.agent, message_id):
+            _LOGGER.debug("Assist bridge leaves %s to the automation that handled it", message_id)
+            return
+        if request["group"] and not self._member_now(request):
+            # Nothing is said: they no longer read the group (the reply would go to it).
+            _LOGGER.warning(
+                "Assist bridge did not run request %s: %s is no member of group %s now",
+                message_id,
+                request["sender_id"],
+                request["conversation_id"],
+            )
+            return
+        if not request.get("trusted"):
+            _LOGGER.warning(
+                "Assist bridge did not run request %s: device %s is %s, not trusted",
+                message_id,
+                request["sender_device_id"],
+                request.get("trust_state"),
+            )
+            await self._tell(message_id, "assist_untrusted", self._trust_placeholders(request))
+            return
+        age = request_age(request)
+        if age > MAX_REQUEST_AGE:
+            _LOGGER.warning(
+                "Assist bridge did not run request %s: %.0f s old (limit %.0f s)",
+                message_id,
+                age,
+                MAX_REQUEST_AGE,
+            )
+            await self._tell(message_id, "assist_too_old", {"minutes": str(int(age // 60))})
+            return
+        text, agent_id, language = str(request["text"]), self._conversation_agent_id, None
+        pipeline: Pipeline | None = None
+        if self._is_voice(request):
+            pipeline = self._pipeline() if self._voice_pipeline is not None else None
+            transcript = request.get("transcript")
+            if pipeline is None or not transcript:
+                await self._tell_voice_problem(message_id, pipeline, outcome)
+                return
+            text, agent_id = str(transcript), pipeline.conversation_engine
+            language = conversation_language(pipeline)
+        try:
+            answer = await self._ask(request, text, agent_id, language)
+        except Exception:
+            _LOGGER.exception(
+                "Conversation agent %s could not answer Pacerelle request %s",
+                agent_id,
+                message_id,
+            )
+            answer = async_get_exception_message(DOMAIN, "assist_failed")
+            pipeline = None  # an apology is not worth a voice
+        answer = fitted(answer)
+        spoken = await self._speak(message_id, pipeline, answer)
+        agent = self._entry.runtime_data.agent
+        try:
+            attachments = []
+            if spoken is not None:
+                try:
+                    attachments.append(
+                        await agent.upload_attachment(
+                            spoken.data, name=spoken.name, mime=spoken.mime
+                        )
+                    )
+                except PacerelleError as err:
+                    _LOGGER.warning("Spoken answer to %s not uploaded: %s", message_id, err)
+            # Offline, the answer is queued (durably) and goes out once connected.
+            await agent.send_text(
+                answer,
+                source_message_id=message_id,
+                expire_after=ANSWER_EXPIRE_AFTER,
+                attachments=attachments,
+            )
+            await agent.mark_processed(message_id, note=f"Answered by {agent_id} (Assist bridge)")
+        except PacerelleError as err:
+            # Left pending: an automation, a tool or the owner can still see it.
+            _LOGGER.warning("Assist bridge could not answer request %s: %s", message_id, err)
+
+    def _member_now(self, request: Mapping[str, Any]) -> bool:
+        """Whether the sender is a member of the group as the agent knows it now (its
+        current epoch's, client/conversations/group_epochs.py; anyone when it knows none), as for
+        pacerelle.ask's response_mode: a member who left still holds an old key that
+        opens, and their device may still be trusted."""
+        agent = self._entry.runtime_data.agent
+        members = agent.data.conversations.group_members(
+            str(request["conversation_id"]), str(self._entry.data[CONF_AGENT_ID])
+        )
+        return not members or request["sender_id"] in members
+
+    def _is_voice(self, request: Mapping[str, Any]) -> bool:
+        """A voice note the bridge must hear: a voice pipeline is chosen, or none is and
+        the note has no text to answer instead (the person is told, never silence)."""
+        if voice_note(request.get("attachments") or []) is None:
+            return False
+        return self._voice_pipeline is not None or not str(request["text"]).strip()
+
+    def _pipeline(self) -> Pipeline | None:
+        assert self._voice_pipeline is not None
+        return find_pipeline(self._hass, self._voice_pipeline)
+
+    async def _tell_voice_problem(
+        self, message_id: str, pipeline: Pipeline | None, outcome: VoiceOutcome | None
+    ) -> None:
+        """Why a voice note was not run (never silence); it stays pending."""
+        if outcome is None:
+            outcome = VoiceOutcome()
+        key = VOICE_PROBLEM_KEYS.get(outcome.problem or "", VOICE_FAILED_KEY)
+        if self._voice_pipeline is None:
+            key = VOICE_OFF_KEY
+        _LOGGER.warning(
+            "Assist bridge did not run voice note %s: %s",
+            message_id,
+            outcome.problem or ("no pipeline" if pipeline is None else "no transcript"),
+        )
+        placeholders = {
+            "seconds": str(MAX_VOICE_SECONDS),
+            "megabytes": str(MAX_VOICE_BYTES // (1024 * 1024)),
+            "pipeline": pipeline.name if pipeline is not None else str(self._voice_pipeline),
+        }
+        await self._tell(message_id, key, placeholders)
+
+    async def _speak(
+        self, message_id: str, pipeline: Pipeline | None, answer: str
+    ) -> SpokenAnswer | None:
+        """The answer spoken by the voice pipeline's TTS, when asked for; None otherwise."""
+        if not self._spoken_answer or pipeline is None or not pipeline.tts_engine:
+            return None
+        if len(answer) > MAX_SPOKEN_ANSWER_CHARS:
+            _LOGGER.warning(
+                "Answer to %s too long to speak (%d characters)", message_id, len(answer)
+            )
+            return None
+        try:
+            return await async_speak(self._hass, pipeline, answer)
+        except Exception as err:
+            # A TTS engine may raise anything: its failure must not cost the text answer.
+            # Its message may quote the answer (Home Assistant's "No TTS from ... for
+            # '<answer>'"): only ours (no text in them) or the type at warning, all at debug.
+            shown = str(err) if isinstance(err, SpokenAnswerError) else type(err).__name__
+            _LOGGER.warning("Spoken answer to %s failed, text only: %s", message_id, shown)
+            _LOGGER.debug("Spoken answer to %s failed", message_id, exc_info=True)
+        return None
+
+    def _trust_placeholders(self, request: Mapping[str, Any]) -> dict[str, str]:
+        return trust_placeholders(self._entry, request)
+
+    async def _tell(self, message_id: str, key: str, placeholders: dict[str, str]) -> None:
+        """Say why a request was not run; the request stays pending for automations."""
+        text = async_get_exception_message(DOMAIN, key, placeholders)
+        try:
+            await self._entry.runtime_data.agent.send_text(text, source_message_id=message_id)
+        except PacerelleError as err:
+            _LOGGER.warning("Assist bridge could not answer request %s: %s", message_id, err)
+
+    async def _ask(
+        self, request: Mapping[str, Any], text: str, agent_id: str, language: str | None
+    ) -> str:
+        conversation_id = str(request["conversation_id"])
+        async with asyncio.timeout(ANSWER_TIMEOUT):
+            result = await conversation.async_converse(
+                self._hass,
+                text,
+                self._conversations.get(conversation_id, ha_conversation_id(conversation_id)),
+                Context(),
+                language=language,
+                agent_id=agent_id,
+            )
+        if result.conversation_id:
+            self._conversations[conversation_id] = result.conversation_id
+        speech = result.response.speech.get("plain", {}).get("speech")
+        if not isinstance(speech, str) or not speech.strip():
+            raise NoAnswerError(f"{agent_id} gave no spoken answer")
+        return speech
+
+
+def fitted(answer: str) -> str:
+    """The answer, cut with CUT_MARK if it is longer than one message may carry."""
+    if len(answer) <= MAX_SEND_TEXT_CHARS:
+        return answer
+    return answer[: MAX_SEND_TEXT_CHARS - len(CUT_MARK)] + CUT_MARK
+
+
+def conversation_language(pipeline: Pipeline) -> str:
+    """The language a pipeline speaks to its agent: an LLM agent's `*` (every language)
+    becomes the pipeline's spoken language, as the pipeline's own intent stage does."""
+    if pipeline.conversation_language != MATCH_ALL:
+        return pipeline.conversation_language
+    return pipeline.stt_language or pipeline.tts_language or pipeline.language
+
+
+def request_age(request: Mapping[str, Any], now: float | None = None) -> float:
+    """Seconds since the oldest time the request may date from (event data)."""
+    moments = [request["received_at"], request.get("relayed_at")]
+    earliest = min(datetime.fromisoformat(str(m)).timestamp() for m in moments if m is not None)
+    return (time.time() if now is None else now) - earliest
+
+
+@callback
+def async_setup_assist_bridge(hass: HomeAssistant, entry: ConfigEntry[PacerelleRuntime]) -> None:
+    """Start the entry's bridge if its options choose a conversation agent."""
+    options = AgentOptions.from_options(entry.options)
+    if options.assist_agent:
+        AssistBridge(
+            hass,
+            entry,
+            options.assist_agent,
+            voice_pipeline=options.voice_pipeline,
+            spoken_answer=options.voice_spoken_answer,
+            in_groups=options.assist_in_groups,
+        ).async_start()
+
+
+def trust_placeholders(entry: PacerelleConfigEntry, request: Mapping[str, Any]) -> dict[str, str]:
+    """`state` and `code` of the request's own judgement (client/trust/door.py), for the
+    answers that tell a device it is not trusted yet: the code of the very key that wrote it
+    (in a group, the key of the session that delivered the member's key)."""
+    stored = entry.runtime_data.agent.find_request(str(request["message_id"]))
+    return {
+        "state": str(request.get("trust_state")),
+        "code": stored.judged.code if stored is not None else "",
+    }

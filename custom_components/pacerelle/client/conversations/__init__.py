@@ -1,0 +1,1 @@
+"""What a conversation holds: groups and their keys, history, widgets, checkpoints, payloads."""

@@ -1,0 +1,148 @@
+"""Who a group's members are now, as the agent decides it: the group's current epoch.
+
+Membership is the relay's word (it routes to whom it calls members and hands out their
+keys), but epochs and keys come from the members' apps: every change of members starts an
+epoch, and every member of then makes a key for it. A removed member still holds a trusted
+session with the agent and can seal a key of his own, for any epoch, over it. The rule, so
+that nothing a removed member sends alone makes him a member again:
+
+1. Per group the agent stores its current epoch; it only ever moves forward.
+2. It moves from epoch E to a newer E' only on a key for E' delivered by a founder of E
+   (a session whose key for E came with the change that started E: in the fetch that
+   moved the group to E, or before from a founder of the epoch before): the nearest such
+   epoch first, step by step (several changes learned in one fetch are followed). A key
+   from anyone else (a removed member, a device the relay adds to a member later), for
+   any epoch, never moves the group on.
+3. The members of E are the senders of the keys held for E, except those removed: whoever
+   was a member before E (or removed earlier) and is no founder of E is removed from E: a
+   key he sends later for E does not count. A newcomer's key counts whenever it comes. The
+   cost: a remaining member whose new key reaches the relay after the agent moved on
+   counts again from the next change of members (Pacerelle's apps upload every member's
+   key at the change, as the emulator does).
+4. A key of an epoch newer than the current one opens nothing (its messages wait,
+   inbox/pipeline.py); one of an older epoch still opens (a message in flight across a
+   change), but only what a member of now asks is acted on (Assist, `ask`).
+5. The agent seals with a key of the current epoch from one of its members (that the trust
+   policy allows): only the members of that epoch read it.
+
+Founders are sessions (person and device), so a device the relay makes up for a member
+cannot move the group; a group whose founders all deliver their next keys from other
+devices stays at its epoch (messages sealed for later epochs wait, unopened).
+The first keys of a group (or a store from before this rule) start at the lowest epoch
+they hold and walk up by rule 2. A group whose keys all went (group_key_bounds.py) forgets
+its epoch with them and starts again so.
+"""
+
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .groups import GroupKey
+
+type Sender = tuple[str | None, str | None]  # person, device (as group_key_bounds.sender_of)
+
+
+def _sender(key: GroupKey) -> Sender:
+    return key.sender_id, key.sender_device_id
+
+
+@dataclass(frozen=True, slots=True)
+class GroupEpoch:
+    """A group's current epoch, the senders whose key for it came with the change (who
+    may move the group on: rule 2) and the people removed from it (rule 3)."""
+
+    epoch: int
+    founders: frozenset[Sender] = frozenset()
+    removed: frozenset[str] = frozenset()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "epoch": self.epoch,
+            "founders": sorted([list(item) for item in self.founders], key=str),
+            "removed": sorted(self.removed),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> GroupEpoch:
+        epoch = data["epoch"]
+        if type(epoch) is not int or epoch < 1:
+            raise ValueError("a group epoch is a positive integer")
+        founders = frozenset(
+            (_optional(item[0]), _optional(item[1])) for item in data.get("founders") or ()
+        )
+        return cls(epoch, founders, frozenset(str(item) for item in data.get("removed") or ()))
+
+
+def _optional(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _of(keys: Iterable[GroupKey], conversation_id: str) -> list[GroupKey]:
+    return [key for key in keys if key.conversation_id == conversation_id]
+
+
+def members_of(epoch: GroupEpoch, keys: Iterable[GroupKey]) -> frozenset[str | None]:
+    """Rule 3: the senders of the group's keys of the current epoch, the removed excepted
+    (None: keys stored before their sender was recorded)."""
+    return frozenset(
+        key.sender_id
+        for key in keys
+        if key.epoch == epoch.epoch and key.sender_id not in epoch.removed
+    )
+
+
+def advance(
+    current: GroupEpoch | None,
+    keys: Iterable[GroupKey],
+    conversation_id: str,
+    learned: Collection[str] = (),
+) -> GroupEpoch | None:
+    """The group's epoch once `learned` (names of keys just learned, all held in `keys`)
+    came: rules 1-3. None when the agent holds no key of the group."""
+    held = _of(keys, conversation_id)
+    if not held:
+        return None
+    if current is None:  # first keys, or a store from before: all count as learned now
+        learned = {key.name for key in held}
+        lowest = min(key.epoch for key in held)
+        current = GroupEpoch(lowest, frozenset(_sender(k) for k in held if k.epoch == lowest))
+    while True:
+        vouched = [
+            k.epoch for k in held if k.epoch > current.epoch and _sender(k) in current.founders
+        ]
+        if not vouched:
+            break
+        nearest = min(vouched)
+        founders = frozenset(
+            _sender(key)
+            for key in held
+            if key.epoch == nearest and (_sender(key) in current.founders or key.name in learned)
+        )
+        was = (members_of(current, held) | current.removed) - {person for person, _ in founders}
+        current = GroupEpoch(nearest, founders, frozenset(p for p in was if p is not None))
+    # Bounded: only senders of keys still held are remembered.
+    senders = {_sender(key) for key in held}
+    people = {person for person, _ in senders if person is not None}
+    return GroupEpoch(current.epoch, current.founders & senders, current.removed & people)
+
+
+def opens(epoch: GroupEpoch | None, key: GroupKey) -> bool:
+    """Rule 4: whether `key` may open a message (not of an epoch the group never entered)."""
+    return epoch is None or key.epoch <= epoch.epoch
+
+
+def sealing_candidates(epoch: GroupEpoch | None, keys: Iterable[GroupKey]) -> list[GroupKey]:
+    """Rule 5: the keys of the current epoch from its members."""
+    if epoch is None:
+        return []
+    members = members_of(epoch, keys)
+    return [key for key in keys if key.epoch == epoch.epoch and key.sender_id in members]
+
+
+def member_ids(epoch: GroupEpoch | None, keys: Iterable[GroupKey], agent_id: str) -> frozenset[str]:
+    """The members of now as people (the agent itself and unrecorded senders excluded)."""
+    if epoch is None:
+        return frozenset()
+    return frozenset(
+        sender for sender in members_of(epoch, keys) if sender is not None and sender != agent_id
+    )

@@ -1,0 +1,415 @@
+"""The inbox pipeline: decrypt, persist, hand over, acknowledge; nothing lost or doubled.
+
+For a batch of incoming messages, in order:
+1. classify each by its receipt (inbox.py) and its hand-over mark (handed_over.py):
+   acknowledged again, handed over from the stored copy, accepted without a second event
+   (its mark says it was handed over), refused as a conflict, or new;
+2. decrypt the new ones in the executor (one job for the batch), with the group key
+   envelopes fetched for them before 1, WITHOUT the lock (group_key_fetch.py);
+3. save the Signal state and the decrypted requests together, as received (one write);
+4. let the host prepare each request (save its files), WITHOUT the agent's lock;
+5. hand them over: for each, its mark kept by the host and its event fired, on the loop
+   with nothing in between (AgentHooks.mark: a journal a killed process keeps at once);
+   then save them as accepted, make it all survive a power cut, and send ACK_READ for each.
+When the host has nothing to prepare for any request of the batch (`may_prepare`: a text
+has no files to save), 5 follows 3 under the same hold of the lock.
+Steps 1-3 and 5 are transactions under the agent's lock; step 4 and the group key fetch
+run outside it, so that a send (or anything else that takes the lock) never waits for a
+download. The host bounds
+each download in time and in number (events.py); the pipeline prepares a batch's requests
+concurrently and hands them over in arrival order once all are ready. Only this pipeline
+(one task, one batch at a time) hands requests over, so releasing the lock between 3 and 5
+lets no one else hand the same requests over.
+What a kill leaves: before 3, the messages are replayed on the old state; after 3, each
+request is either marked (its event fired: accepted at the redelivery, no second event) or
+not (handed over from its stored copy, never decrypted twice); after 5 a redelivery is only
+acknowledged. Only a kill in the instant between a mark and its event (a few bytecodes, no
+system call, no await) loses that event: the mark is what makes the acceptance certain, so
+nothing slower than the mark (the executor, a disk write) may stand between it and the
+event. That is why acceptance is saved after the events: saved before them, a kill in the
+executor's hand-back lost a message 1 run in 10 under load.
+A power cut before 5's sync can take back the marks and the acceptance: the relay, never
+acknowledged, redelivers, and the events fire again (at least once across a power cut).
+A request handed over before is never handed over again, even after the store was put
+back from an older copy: the marks are kept by the host outside the restorable store, and
+step 1 refuses a new message whose mark is held (acknowledged, logged, no event).
+"""
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import replace
+
+from ..agent_core import AgentCore
+from ..agent_data import AgentData
+from ..conversations.group_key_fetch import fetch_envelopes, still_wanted, wanted_groups
+from ..conversations.groups import parse_message
+from ..crypto_jobs import Opened, open_batch, peer_of
+from ..errors import PacerelleError
+from ..relay.api import AgentApi
+from ..relay.frames import InboundMessage, build_ack
+from ..signal.identity import verification_code
+from ..signal.state import AgentSignalState
+from .checks import checked
+from .decrypt_failures import DecryptionOutcome, DeviceKey
+from .handed_over import hand_over_mark, handed_over_before
+from .queue import InboundQueue
+from .requests import Receipt, Request, group_seal
+from .stage_clock import StageClock
+
+_LOGGER = logging.getLogger(__name__)
+
+MAX_BATCH = 50
+# Group messages kept in memory while their key has not come (see _retry_deferred).
+MAX_DEFERRED = 50
+MAX_DEFERRED_BYTES = 4 * 1024 * 1024
+
+
+class InboxPipeline:
+    def __init__(self, core: AgentCore, api: AgentApi) -> None:
+        self._core = core
+        self._api = api
+        self.queue = InboundQueue()
+        self._deferred: dict[str, InboundMessage] = {}
+        self.prekeys_used = asyncio.Event()
+
+    async def run(self) -> None:
+        """Process queued messages in batches until cancelled."""
+        while True:
+            batch = await self.queue.get_batch(MAX_BATCH)
+            try:
+                await self.process(batch)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                # Nothing unsaved was acknowledged: the relay redelivers these messages at
+                # the next connection, and what was stored is handed over from the store.
+                _LOGGER.exception("Incoming messages left for redelivery")
+
+    async def process(self, batch: Sequence[InboundMessage]) -> None:
+        """Process `batch`, behind the deferred group messages it may open."""
+        await self._process(self._with_deferred(batch))
+
+    async def _process(self, batch: Sequence[InboundMessage]) -> None:
+        core = self._core
+        clock = StageClock()
+        # Without the lock (group_key_fetch.py): a send never waits for the relay's answer.
+        wanted = wanted_groups(core.data, batch)
+        fetched = await fetch_envelopes(self._api, wanted) if wanted else {}
+        if wanted:
+            clock.lap("group keys")
+        async with core.lock:
+            clock.lap("lock")
+            to_ack, to_open, stored, finished = self._classify(batch)
+            envelopes = still_wanted(fetched, core.data, to_open)
+            data = core.data
+            signal_before = data.signal
+            prekeys_before = len(data.signal.prekeys.one_time_prekeys)
+            opened: list[Opened] = []
+            now = core.now()
+            if to_open:
+                data, opened = await core.hooks.run_blocking(
+                    lambda: open_batch(
+                        core.data,
+                        to_open,
+                        require_encryption=core.config.encrypted,
+                        now=now,
+                        envelopes=envelopes,
+                    )
+                )
+                clock.lap("decrypt")
+            data = self._received(data, opened, now, stored, to_ack)
+            if finished:
+                # Handed over before a kill, the acceptance not saved: saved now, no event.
+                data = _accepted(data, _marked(finished))
+                to_ack.extend(message for message, _ in finished)
+            requests = [request for _, request in stored]
+            if data is not core.data:
+                await core.commit(data)
+                clock.lap("save")
+                clock.add("build", core.last_commit.build)
+            self._tell(opened, signal_before, now)
+            # Nothing to prepare: handed over under this hold of the lock (module docstring).
+            at_once = bool(requests) and not any(map(core.hooks.may_prepare, requests))
+            if at_once:
+                await _hand_over(core, stored)
+                clock.lap("events")
+            if len(core.data.signal.prekeys.one_time_prekeys) < prekeys_before:
+                self.prekeys_used.set()
+        if requests and not at_once:
+            await self._prepare(requests)  # without the lock
+            clock.lap("prepare")
+            async with core.lock:
+                await self._commit_accepted(stored)
+            clock.lap("accept")
+            clock.add("build", core.last_commit.build)
+        to_ack.extend(message for message, _ in stored)
+        await self._acknowledge(to_ack)
+        clock.lap("ack")
+        _LOGGER.debug("Stage times (ms) of a batch of %d: %s", len(batch), clock)
+        await self._retry_deferred(opened)
+
+    def _received(
+        self,
+        data: AgentData,
+        opened: Sequence[Opened],
+        now: float,
+        stored: list[tuple[InboundMessage, Request]],
+        to_ack: list[InboundMessage],
+    ) -> AgentData:
+        """`data` with the requests opened and judged received (added to `stored`) and the
+        refused rejected (added to `to_ack`)."""
+        core = self._core
+        inbox = data.inbox
+        for item in checked(
+            inbox,
+            core.trust,
+            opened,
+            now,
+            conversations=data.conversations,
+            agent_id=core.config.agent_id,
+        ):
+            if item.request is not None:
+                inbox = inbox.with_received(
+                    item.message.digest, item.request, group_seal(item.message)
+                )
+                stored.append((item.message, item.request))
+            elif item.refusal is not None:
+                _LOGGER.warning(
+                    "Refusing message %s from %s: %s",
+                    item.message.message_id,
+                    item.message.sender_id,
+                    item.refusal,
+                )
+                inbox = inbox.reject(item.message.message_id, item.message.digest)
+                to_ack.append(item.message)
+        return data if inbox is data.inbox else replace(data, inbox=inbox)
+
+    def _with_deferred(self, batch: Sequence[InboundMessage]) -> list[InboundMessage]:
+        """`batch` behind the deferred group messages it may open: those of a group it
+        brings a message of (its key fetch may bring theirs) and those whose key is held.
+
+        They were written before anything in `batch`, so they go first: events keep the
+        order people wrote in, whatever the timing of the key's arrival. A deferred message
+        the relay redelivers in `batch` is taken from there (one copy, never acknowledged
+        while still waiting for its key)."""
+        if not self._deferred:
+            return list(batch)
+        arriving = {message.message_id for message in batch}
+        groups = {message.conversation_id for message in batch if message.is_group}
+        held = self._core.data.conversations.group_keys
+        earlier = [
+            message
+            for message in self._deferred.values()
+            if message.message_id not in arriving
+            and (message.conversation_id in groups or _key_name(message) in held)
+        ]
+        for message in earlier:
+            del self._deferred[message.message_id]
+        for message_id in arriving & self._deferred.keys():
+            del self._deferred[message_id]
+        return [*earlier, *batch]
+
+    async def _retry_deferred(self, opened: Sequence[Opened]) -> None:
+        """Keep the group messages that came before their key (unacknowledged: the relay
+        would redeliver them only at the next connection), and open those whose key the
+        agent holds now (learned with a later message, or before a group send: then at the
+        next incoming batch). At most
+        MAX_DEFERRED (and MAX_DEFERRED_BYTES of payload) are kept; an older one waits for
+        that redelivery."""
+        for item in opened:
+            if item.deferred:
+                self._deferred[item.message.message_id] = item.message
+        while len(self._deferred) > MAX_DEFERRED or (
+            sum(len(m.payload) for m in self._deferred.values()) > MAX_DEFERRED_BYTES
+        ):
+            del self._deferred[next(iter(self._deferred))]
+        conversations = self._core.data.conversations
+        ready = [m for m in self._deferred.values() if conversations.opens_with(_key_name(m) or "")]
+        for message in ready:
+            del self._deferred[message.message_id]
+        if ready:
+            _LOGGER.debug("Opening %d group messages whose key came after them", len(ready))
+            await self.process(ready)
+
+    def _tell(self, opened: Sequence[Opened], signal_before: AgentSignalState, now: float) -> None:
+        """Identity changes and decryption outcomes, once saved and before any hand-over."""
+        hooks = self._core.hooks
+        for item in opened:
+            if item.identity_changed:
+                hooks.identity_changed(item.message.sender_id)
+        for item in opened:
+            outcome = _decryption_outcome(item, signal_before, now)
+            if outcome is not None:
+                hooks.decryption(outcome)
+
+    def _classify(
+        self, batch: Sequence[InboundMessage]
+    ) -> tuple[
+        list[InboundMessage],
+        list[InboundMessage],
+        list[tuple[InboundMessage, Request]],
+        list[tuple[InboundMessage, Request]],
+    ]:
+        """(to acknowledge, to open, stored to hand over, stored and handed over before)."""
+        inbox, marks = self._core.data.inbox, self._core.data.handed_over
+        to_ack: list[InboundMessage] = []
+        to_open: list[InboundMessage] = []
+        stored: list[tuple[InboundMessage, Request]] = []
+        finished: list[tuple[InboundMessage, Request]] = []
+        seen: dict[str, str] = {}
+        for message in batch:
+            if message.message_id in seen:
+                # The same message twice in one batch (old and new connection): one pass.
+                if seen[message.message_id] == message.digest:
+                    to_ack.append(message)
+                else:
+                    _conflict(message)
+                continue
+            seen[message.message_id] = message.digest
+            receipt = inbox.receipt(message.message_id, message.digest)
+            if receipt in (Receipt.ACCEPTED, Receipt.REJECTED):
+                to_ack.append(message)
+            elif receipt is Receipt.RECEIVED:
+                pair = (message, inbox.received[message.message_id][1])
+                if handed_over_before(marks, message):
+                    _LOGGER.debug("Message %s was handed over before a stop", message.message_id)
+                    finished.append(pair)
+                else:
+                    stored.append(pair)
+            elif receipt is Receipt.CONFLICT:
+                _conflict(message)
+            elif handed_over_before(marks, message):
+                _replayed(message)
+                to_ack.append(message)
+            else:
+                to_open.append(message)
+        return to_ack, to_open, stored, finished
+
+    async def _prepare(self, requests: Sequence[Request]) -> None:
+        """Let the host ready every request (save its files), concurrently, without the lock.
+
+        The host bounds each preparation (events.py: a semaphore and a deadline per file);
+        a preparation that fails is logged and its request still handed over.
+        """
+        pending = [
+            awaitable
+            for request in requests
+            if (awaitable := self._core.hooks.prepare(request)) is not None
+        ]
+        results = await asyncio.gather(*pending, return_exceptions=True)
+        for result in results:
+            if isinstance(result, asyncio.CancelledError):
+                raise result
+            if isinstance(result, BaseException):
+                _LOGGER.error("Could not prepare an incoming request", exc_info=result)
+
+    async def _commit_accepted(self, stored: Sequence[tuple[InboundMessage, Request]]) -> None:
+        """Hand over in arrival order, then save as accepted (before any ACK_READ goes out).
+
+        Call with the lock held.
+        """
+        core = self._core
+        data = core.data
+        # Still received (nothing else hands over, but the lock was released meanwhile).
+        stored = [pair for pair in stored if pair[1].message_id in data.inbox.received]
+        await _hand_over(core, stored)
+
+    async def _acknowledge(self, messages: Sequence[InboundMessage]) -> None:
+        for message in messages:
+            try:
+                await self._core.write(build_ack(message))
+            except PacerelleError:
+                return  # not connected: the relay redelivers, and we acknowledge then
+
+
+def _key_name(message: InboundMessage) -> str | None:
+    try:
+        return parse_message(message.payload).key_name
+    except PacerelleError:
+        return None
+
+
+type Marked = Sequence[tuple[str, Request]]
+"""Requests with their hand-over marks (handed_over.py), each computed once."""
+
+
+def _marked(stored: Sequence[tuple[InboundMessage, Request]]) -> list[tuple[str, Request]]:
+    return [(hand_over_mark(message), request) for message, request in stored]
+
+
+def _accepted(data: AgentData, marked: Marked) -> AgentData:
+    """`data` with the received requests accepted (pending), in the history and marked as
+    handed over (handed_over.py; the host keeps each mark as it is handed over)."""
+    history = data.history
+    for _, request in marked:
+        history = history.with_request(request)
+    inbox = data.inbox.accept(request.message_id for _, request in marked)
+    marks = data.handed_over.with_marks(
+        (mark for mark, _ in marked),
+        trusted=(mark for mark, request in marked if request.judged.trusted),
+    )
+    return replace(data, inbox=inbox, history=history, handed_over=marks)
+
+
+async def _hand_over(core: AgentCore, stored: Sequence[tuple[InboundMessage, Request]]) -> None:
+    """Hand the requests over in arrival order, each its mark then its event, then save them
+    as accepted and make all survive a power cut, before any ACK_READ (module docstring)."""
+    marked = _marked(stored)
+
+    def hand_over() -> None:
+        # Synchronous: nothing runs between a mark and its event.
+        for mark, request in marked:
+            core.hooks.mark(mark, request.judged.trusted)
+            core.hooks.deliver(request)
+        # The status (pending count, last message: Home Assistant writes nine entity states,
+        # a millisecond or two) is told at the loop's next pass, after what the events woke
+        # up (their WebSocket subscribers' writes), not before.
+        asyncio.get_running_loop().call_soon(core.hooks.status_changed)
+
+    if stored:
+        await core.commit_handed_over(_accepted(core.data, marked), hand_over)
+
+
+def _replayed(message: InboundMessage) -> None:
+    _LOGGER.warning(
+        "Message %s from %s was already handed over (the agent's state is older than what "
+        "it handed over: restored from a copy?); acknowledged, not handed over again",
+        message.message_id,
+        message.sender_id,
+    )
+
+
+def _conflict(message: InboundMessage) -> None:
+    _LOGGER.error(
+        "Message %s from %s reuses a known id with different content; not handed over",
+        message.message_id,
+        message.sender_id,
+    )
+
+
+def _decryption_outcome(
+    item: Opened, signal_before: AgentSignalState, now: float
+) -> DecryptionOutcome | None:
+    """The fate of a direct encrypted message's decryption; None for anything else."""
+    message = item.message
+    if not message.encrypted or message.is_group:
+        return None
+    if item.request is None and item.signal_failure is None:
+        return None  # refused for another reason than its decryption (size, content)
+    device = DeviceKey(message.sender_id, message.conversation_id, message.sender_device_id)
+    if item.signal_failure is None:
+        return DecryptionOutcome(device, now, new_session=item.new_session)
+    try:
+        peer = peer_of(message.sender_id, message.conversation_id, message.sender_device_id)
+    except ValueError:
+        return DecryptionOutcome(device, now, reason=item.signal_failure)
+    record = signal_before.record(peer)
+    identity = record.trusted_identity
+    return DecryptionOutcome(
+        device,
+        now,
+        reason=item.signal_failure,
+        had_session=record.current is not None,
+        device_code=verification_code(identity) if identity is not None else None,
+    )

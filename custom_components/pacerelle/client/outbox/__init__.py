@@ -1,0 +1,1 @@
+"""Outgoing messages: encryption and writing, the queue of offline sends, confirmations."""

@@ -1,0 +1,158 @@
+"""Sends made while the agent is offline, kept durably until the gateway takes them.
+
+A queued send is already encrypted (its Signal state advanced and saved with it, exactly
+as a direct send): what is kept is the gateway frame itself, ciphertext only, in the
+agent's encrypted store ("queued_sends"). On the next connection the queue is written in
+order, before any new send (sender.py holds the agent's lock throughout).
+
+At most once, never a second copy: before a batch is written it is marked `attempted` in
+the store; once written, it leaves the queue. A queued send still marked attempted when the
+store is loaded (a crash in between) may or may not have reached the relay: it becomes an
+uncertain send (outbox.py's rule), never written again.
+
+Each send expires (`expires_at`, wall clock): past it, it is dropped and reported
+`expired`, never sent late. The queue is bounded by MAX_QUEUED_SENDS and MAX_QUEUED_BYTES;
+past either a send is refused (the caller learns it at once), nothing already queued is
+evicted: an alert queued first must not be pushed out by later chatter.
+"""
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Final
+
+from ..errors import PacerelleError
+
+MAX_QUEUED_SENDS: Final = 100
+"""Sends kept while offline. Alerts and answers, not bulk: a hundred covers hours of a busy
+home; beyond, the caller is told at once rather than the oldest alert dropped."""
+MAX_QUEUED_BYTES: Final = 4 * 1024 * 1024
+"""Their stored frames together (a text is at most 64 K characters, ~100 KiB once sealed and
+base64-encoded): well inside the store document's budget (limits.py)."""
+DEFAULT_EXPIRE_AFTER: Final = 3600.0
+"""How long a queued send may wait for the connection unless the caller says otherwise: an
+alert an hour late is still worth reading; a day late it misleads."""
+MAX_EXPIRE_AFTER: Final = 7 * 24 * 3600.0
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedSend:
+    message_id: str
+    conversation_id: str
+    frame: str  # the gateway frame, payload already sealed
+    queued_at: float
+    expires_at: float
+    attempted: bool = False  # being written: uncertain if found so after a restart
+    # Whom it was sealed for, re-decided at the flush (trust/door.py): the person (or the
+    # group target) and device, the session's remote identity key, the group key's name,
+    # and the request it answers. Absent in sends queued before they were kept: then
+    # re-decided from the frame's recipient and the session's key (as a send without a
+    # source).
+    to: str | None = None
+    device_id: str | None = None
+    identity_key: bytes | None = None
+    group_key: str | None = None
+    answers: str | None = None
+
+    @property
+    def size(self) -> int:
+        return len(self.frame.encode())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "message_id": self.message_id,
+            "conversation_id": self.conversation_id,
+            "frame": self.frame,
+            "queued_at": self.queued_at,
+            "expires_at": self.expires_at,
+            "attempted": self.attempted,
+            "to": self.to,
+            "device_id": self.device_id,
+            "identity_key": self.identity_key.hex() if self.identity_key else None,
+            "group_key": self.group_key,
+            "answers": self.answers,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> QueuedSend:
+        return cls(
+            str(data["message_id"]),
+            str(data["conversation_id"]),
+            str(data["frame"]),
+            float(data["queued_at"]),
+            float(data["expires_at"]),
+            bool(data.get("attempted", False)),
+            _text(data.get("to")),
+            _text(data.get("device_id")),
+            _key(data.get("identity_key")),
+            _text(data.get("group_key")),
+            _text(data.get("answers")),
+        )
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _key(value: Any) -> bytes | None:
+    try:
+        return bytes.fromhex(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+class QueueFullError(PacerelleError):
+    """The queue holds MAX_QUEUED_SENDS sends or MAX_QUEUED_BYTES already."""
+
+    def __init__(self, limit: str) -> None:
+        super().__init__(f"the send queue is full ({limit})")
+        self.limit = limit
+
+
+@dataclass(frozen=True, slots=True)
+class SendQueue:
+    sends: tuple[QueuedSend, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.sends)
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(send.size for send in self.sends)
+
+    def check_room(self, size: int) -> None:
+        """Raise QueueFullError unless one more send of `size` bytes fits."""
+        if len(self.sends) >= MAX_QUEUED_SENDS:
+            raise QueueFullError(f"{MAX_QUEUED_SENDS} messages")
+        if self.total_bytes + size > MAX_QUEUED_BYTES:
+            raise QueueFullError(f"{MAX_QUEUED_BYTES} bytes")
+
+    def added(self, send: QueuedSend) -> SendQueue:
+        return SendQueue((*self.sends, send))
+
+    def without(self, ids: Iterable[str]) -> SendQueue:
+        gone = set(ids)
+        return SendQueue(tuple(s for s in self.sends if s.message_id not in gone))
+
+    def expired(self, now: float) -> list[QueuedSend]:
+        return [s for s in self.sends if s.expires_at <= now and not s.attempted]
+
+    def attempted(self) -> list[QueuedSend]:
+        return [s for s in self.sends if s.attempted]
+
+    def marked(self, ids: Iterable[str], *, attempted: bool) -> SendQueue:
+        chosen = set(ids)
+        return SendQueue(
+            tuple(
+                replace(s, attempted=attempted) if s.message_id in chosen else s for s in self.sends
+            )
+        )
+
+    def next_expiry(self) -> float | None:
+        return min((s.expires_at for s in self.sends if not s.attempted), default=None)
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [send.to_json() for send in self.sends]
+
+    @classmethod
+    def from_json(cls, data: Sequence[Mapping[str, Any]]) -> SendQueue:
+        return cls(tuple(QueuedSend.from_json(item) for item in data))

@@ -1,0 +1,1 @@
+"""The Pacerelle server: HTTP and REST API, the gateway WebSocket, tokens, Agent Connect."""

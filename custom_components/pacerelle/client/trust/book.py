@@ -1,0 +1,253 @@
+"""Who the agent trusts: a state per (person, device, identity key), as Signal users know it.
+
+The relay can announce new devices and identity keys at will, so a key is only believed
+once the user has compared its verification code (or on the first use by the owner, who
+has just approved the agent). The rules, in one place (`TrustBook.observe`):
+
+- a device whose identity key is the one recorded for it keeps its state;
+- a device presenting a key already trusted for the same person is trusted (devices that
+  share an account identity);
+- the owner's first device ever seen is trusted on first use;
+- any other new device or key is unverified, and so is every other person at first
+  (group members included: the user trusts them in Home Assistant, as anyone else; a
+  group message is judged as the device that delivered its sender key, see ../trust.py);
+- a trusted device whose key changed is `changed` (not trusted) until confirmed again;
+- a blocked device stays blocked whatever key it presents, and a blocked key is blocked
+  under every device id of that person (the relay can present it as any device) unless
+  the user decided otherwise for that very device and key.
+
+`readable` is the same rule without trust on first use: whether the agent may seal for a
+key (trust/door.py), which only a decision or a key already trusted makes true.
+
+A decision binds to the key the user was shown (`TrustBook.decided` takes it): if the device
+presents another key by then (the relay can swap it at any moment), nothing is decided.
+
+Immutable: every change returns a new book, saved by the caller.
+"""
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any
+
+from ..errors import PacerelleError
+from ..signal.identity import verification_code
+from ..signal.session import address_of
+from ..signal.state import AgentSignalState
+
+# A relay inventing devices must not grow the book without end: the least recently seen
+# undecided records go first (a forgotten device is simply unverified again when it comes
+# back); trusted and blocked ones only when nothing else is left, so a flood of invented
+# devices can neither erase a decision nor reopen the owner's trust on first use.
+MAX_TRUST_RECORDS = 1000
+
+
+class TrustState(StrEnum):
+    TRUSTED = "trusted"
+    UNVERIFIED = "unverified"
+    CHANGED = "changed"
+    BLOCKED = "blocked"
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceTrust:
+    """One device of one person, the identity key it last presented, and its state."""
+
+    person_id: str
+    device_id: str
+    identity_key: bytes | None  # None: no Signal session (unencrypted debugging messages)
+    state: TrustState
+    seen_at: float = 0.0
+
+    @property
+    def trusted(self) -> bool:
+        return self.state is TrustState.TRUSTED
+
+    @property
+    def code(self) -> str:
+        """The verification code the person's app shows for this key, or "" without one."""
+        return verification_code(self.identity_key) if self.identity_key else ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "person_id": self.person_id,
+            "device_id": self.device_id,
+            "identity_key": self.identity_key.hex() if self.identity_key else None,
+            "state": self.state.value,
+            "seen_at": self.seen_at,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> DeviceTrust:
+        key = data.get("identity_key")
+        return cls(
+            str(data["person_id"]),
+            str(data["device_id"]),
+            bytes.fromhex(key) if isinstance(key, str) else None,
+            TrustState(data["state"]),
+            float(data.get("seen_at") or 0.0),
+        )
+
+
+class KeyChangedError(PacerelleError):
+    """The device presents another key than the one a decision was shown for."""
+
+    def __init__(self, current: DeviceTrust) -> None:
+        super().__init__(f"{current.person_id} device {current.device_id} presents another key")
+        self.current = current
+
+
+def same_code(shown: str, typed: str) -> bool:
+    """Whether a typed verification code is the shown one (spaces and case aside)."""
+    return bool(shown) and _bare(shown) == _bare(typed)
+
+
+def _bare(code: str) -> str:
+    return "".join(code.split()).upper()
+
+
+def _eviction_order(device: DeviceTrust) -> tuple[bool, float]:
+    decided = device.state in (TrustState.TRUSTED, TrustState.BLOCKED)
+    return (decided, device.seen_at)
+
+
+def device_name(person_id: str, device_id: str) -> str:
+    # "|" and the device id (digits) last: no two (person, device) pairs share a name.
+    return f"{person_id}|{device_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class TrustBook:
+    devices: Mapping[str, DeviceTrust] = field(default_factory=dict)
+
+    def get(self, person_id: str, device_id: str) -> DeviceTrust | None:
+        return self.devices.get(device_name(person_id, device_id))
+
+    def trusted_keys(self, person_id: str) -> set[bytes]:
+        return {
+            d.identity_key
+            for d in self.devices.values()
+            if d.person_id == person_id and d.trusted and d.identity_key is not None
+        }
+
+    def blocked_keys(self, person_id: str) -> set[bytes]:
+        return {
+            d.identity_key
+            for d in self.devices.values()
+            if d.person_id == person_id
+            and d.state is TrustState.BLOCKED
+            and d.identity_key is not None
+        }
+
+    def knows(self, person_id: str) -> bool:
+        return any(d.person_id == person_id for d in self.devices.values())
+
+    def judge(
+        self, person_id: str, device_id: str, key: bytes | None, owner_id: str
+    ) -> DeviceTrust:
+        """The state of this device presenting this key, by the rules above (no change)."""
+        return DeviceTrust(
+            person_id, device_id, key, self._state(person_id, device_id, key, owner_id)
+        )
+
+    def readable(self, person_id: str, device_id: str, key: bytes | None) -> TrustState:
+        """The state that decides whether the agent may seal for this key: as `judge`, but
+        never trusted on first use (only a message of the owner's first device, judged and
+        recorded, is; a session the relay opened before the owner wrote is not)."""
+        return self._state(person_id, device_id, key, None)
+
+    def _state(
+        self, person_id: str, device_id: str, key: bytes | None, owner_id: str | None
+    ) -> TrustState:
+        known = self.get(person_id, device_id)
+        if known is not None and known.state is TrustState.BLOCKED:
+            state = TrustState.BLOCKED
+        elif key is None:
+            state = TrustState.UNVERIFIED
+        elif key in self.blocked_keys(person_id):
+            # Before the device's own record: a book from before decisions followed the key
+            # can hold the key trusted under one device id and blocked under another.
+            state = TrustState.BLOCKED
+        elif known is not None and known.identity_key == key:
+            state = known.state
+        elif key in self.trusted_keys(person_id):
+            state = TrustState.TRUSTED
+        elif known is not None and known.state in (TrustState.TRUSTED, TrustState.CHANGED):
+            state = TrustState.CHANGED
+        elif known is None and person_id == owner_id and not self.knows(owner_id):
+            state = TrustState.TRUSTED  # the owner's first device: trust on first use
+        else:
+            state = TrustState.UNVERIFIED
+        return state
+
+    def observe(
+        self, person_id: str, device_id: str, key: bytes | None, owner_id: str, now: float
+    ) -> tuple[TrustBook, DeviceTrust]:
+        """Judge the device and record what was seen (its key, state and time)."""
+        judged = replace(self.judge(person_id, device_id, key, owner_id), seen_at=now)
+        known = self.get(person_id, device_id)
+        if known is not None and known.state is TrustState.BLOCKED:
+            judged = replace(judged, identity_key=known.identity_key)
+        return self._with(judged), judged
+
+    def decided(
+        self, person_id: str, device_id: str, state: TrustState, *, key: bytes | None
+    ) -> TrustBook:
+        """The user's decision for the device, bound to the key they were shown: KeyChangedError
+        if the device presents another one now (nothing decided); KeyError if unknown."""
+        known = self.devices[device_name(person_id, device_id)]
+        if known.identity_key != key:
+            raise KeyChangedError(known)
+        book = self._with(replace(known, state=state))
+        if state in (TrustState.BLOCKED, TrustState.TRUSTED) and known.identity_key is not None:
+            # A decision belongs to the key, which the relay can present under any device id
+            # of the person: the records that share it get it too (the latest one wins).
+            for other in self.devices.values():
+                if other.person_id == person_id and other.identity_key == known.identity_key:
+                    book = book._with(replace(other, state=state))
+        return book
+
+    def trusted_devices(self, person_id: str) -> list[DeviceTrust]:
+        """The person's trusted devices, the most recently seen first."""
+        found = [d for d in self.devices.values() if d.person_id == person_id and d.trusted]
+        return sorted(found, key=lambda d: d.seen_at, reverse=True)
+
+    def _with(self, device: DeviceTrust) -> TrustBook:
+        devices = dict(self.devices)
+        devices[device_name(device.person_id, device.device_id)] = device
+        if len(devices) > MAX_TRUST_RECORDS:
+            oldest = sorted(devices, key=lambda name: _eviction_order(devices[name]))
+            for name in oldest[: len(devices) - MAX_TRUST_RECORDS]:
+                del devices[name]
+        return TrustBook(devices)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"devices": [device.to_json() for device in self.devices.values()]}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TrustBook:
+        devices = [DeviceTrust.from_json(item) for item in data.get("devices") or ()]
+        return cls({device_name(d.person_id, d.device_id): d for d in devices})
+
+    @classmethod
+    def seeded(
+        cls, sessions: Iterable[tuple[str, str, bytes]], owner_id: str, now: float
+    ) -> TrustBook:
+        """The book of an agent that had sessions before trust existed (the migration):
+        the owner's devices trusted, everyone else's unverified."""
+        book = cls()
+        for person_id, device_id, key in sessions:
+            state = TrustState.TRUSTED if person_id == owner_id else TrustState.UNVERIFIED
+            book = book._with(DeviceTrust(person_id, device_id, key, state, now))
+        return book
+
+
+def session_identities(signal: AgentSignalState) -> list[tuple[str, str, bytes]]:
+    """(person, device, identity key) of every session the agent holds with a known key,
+    read from the record names by the engine's own naming rule (signal/session.py)."""
+    found = []
+    for name, record in signal.sessions.items():
+        address = address_of(name)
+        if address is not None and record.trusted_identity is not None:
+            found.append((address.user_id, str(address.device_id), record.trusted_identity))
+    return found

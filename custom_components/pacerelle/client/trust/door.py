@@ -1,0 +1,228 @@
+"""The trust door: at run time, the one place that answers the two questions of trust.
+
+The agent owns it (agent_core.py); the host only loads and saves the book (`save`) and
+shows what changed (`changed`: the integration's repairs). The rules are TrustBook's
+(trust.py); here is where they are applied, each once:
+
+- **May this request act?** `judge_request`, when the inbox pipeline opens it: the state
+  of the (person, device, identity key) that wrote it is recorded in the book and carried
+  by the Request (inbox.py: `sender_identity`, `trust_device_id`, `trust_state`). Every
+  consumer reads that judgement, never the book. A direct message is judged by its
+  session's remote identity key at decryption; a group message by the device and key
+  recorded on the group key that delivered the sender's key (groups.py). A blocked key's
+  request is refused there: it reaches no consumer and no history.
+- **May this key read what we seal?** `SealRule`, checked inside crypto_jobs.seal on the
+  identity key of the very session (or group key) it seals with, whatever path the send
+  came from (automation, notify, Assist, LLM, a group member), and again for each queued
+  send at the flush (`recheck`, outbox/flush.py). A send without a source goes only to a key
+  the user trusts; an answer (`source_message_id`) only to the exact key that wrote the
+  request (`key_changed` otherwise), never to a blocked one. A refused send fails with a
+  SendRefusal; it never goes to another device instead. An answer to an unverified
+  device's own request is sealed for the key that wrote it: the Assist bridge tells it
+  that its device is not trusted, with its code.
+
+A request stored before judgements were kept carries none: it is unverified (it drives
+nothing) and an answer to it goes only to a key the user trusts.
+"""
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+
+from ..conversations.groups import GroupKey
+from ..errors import SendError, SendRefusal
+from ..inbox.requests import Request
+from ..outbox.queue import QueuedSend
+from ..relay.frames import GROUP_PREFIX
+from .book import DeviceTrust, TrustBook, TrustState
+
+type TrustSave = Callable[[TrustBook], None]
+type TrustListener = Callable[[DeviceTrust, DeviceTrust | None], None]
+type SessionKey = Callable[[str], bytes | None]
+
+
+def _nothing(*_args: object) -> None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class SealRule:
+    """What a seal may be for, on a snapshot of the book (seal runs in the executor)."""
+
+    book: TrustBook
+    answering: Request | None = None
+
+    def state(self, person_id: str, device_id: str, key: bytes | None) -> TrustState:
+        """The state that decides sealing for this key (TrustBook.readable: no trust on
+        first use at a seal)."""
+        return self.book.readable(person_id, device_id, key)
+
+    def check_direct(self, person_id: str, device_id: str, key: bytes | None) -> None:
+        """SendError unless the session to (person, device), whose remote identity key is
+        `key`, may read what is sealed now."""
+        request = self.answering
+        state = self.state(person_id, device_id, key)
+        where = f"{person_id} device {device_id}"
+        if state is TrustState.BLOCKED:
+            raise SendError(SendRefusal.BLOCKED_DEVICE, where)
+        if request is not None and request.sender_identity is not None:
+            if key != request.sender_identity:
+                raise SendError(SendRefusal.KEY_CHANGED, where)
+            return  # the very key that wrote the request
+        if state is not TrustState.TRUSTED:
+            raise SendError(SendRefusal.UNTRUSTED_DEVICE, where)
+
+    def group_key_allowed(self, asker: GroupKey | None) -> Callable[[GroupKey], bool]:
+        """Which group keys a group send may be sealed with: those a message would be
+        trusted from, and for a reply the asker's own (`asker`: the key the answered
+        request opened with)."""
+
+        def allowed(key: GroupKey) -> bool:
+            if asker is not None and _same_sender(key, asker):
+                return self.state(*_sender_of(key)) is not TrustState.BLOCKED
+            if key.sender_id is None or key.sender_device_id is None:
+                return False
+            return self.state(*_sender_of(key)) is TrustState.TRUSTED
+
+        return allowed
+
+
+class TrustDoor:
+    """One agent's trust book at run time, and the two decisions taken with it."""
+
+    def __init__(
+        self,
+        owner_id: str,
+        book: TrustBook | None = None,
+        *,
+        save: TrustSave | None = None,
+        changed: TrustListener | None = None,
+    ) -> None:
+        self.owner_id = owner_id
+        self._book = book if book is not None else TrustBook()
+        self._save: TrustSave = save or _nothing
+        self._changed: TrustListener = changed or _nothing
+
+    @property
+    def book(self) -> TrustBook:
+        return self._book
+
+    def listen(self, changed: TrustListener) -> None:
+        """Who is told (judged device, what was known before) of every change of state."""
+        self._changed = changed
+
+    def judge_request(self, request: Request, now: float) -> Request:
+        """The request with the judgement of the key that wrote it, recorded in the book."""
+        device = request.trust_device_id or request.sender_device_id
+        key = request.sender_identity
+        before = self._book.get(request.sender_id, device)
+        self._book, judged = self._book.observe(request.sender_id, device, key, self.owner_id, now)
+        if before is None or before.state is not judged.state or before.identity_key != key:
+            self._save(self._book)
+            self._changed(judged, before)
+        return replace(request, trust_device_id=device, trust_state=judged.state)
+
+    def judged_now(self, request: Request) -> DeviceTrust:
+        """The key that wrote `request`, judged on the book as it is now (nothing recorded):
+        for an answer held until the user decides (actions/ask.py). A request without a
+        recorded key (not encrypted, or stored before) stays unverified."""
+        judged = request.judged
+        if judged.identity_key is None:
+            return judged
+        state = self._book.readable(judged.person_id, judged.device_id, judged.identity_key)
+        return replace(judged, state=state)
+
+    def decide(
+        self, person_id: str, device_id: str, state: TrustState, *, key: bytes | None
+    ) -> DeviceTrust:
+        """The user's decision for the device, for the key they were shown (TrustBook.decided:
+        KeyChangedError if it presents another one now; KeyError: unknown device)."""
+        before = self._book.get(person_id, device_id)
+        self._book = self._book.decided(person_id, device_id, state, key=key)
+        decided = self._book.devices[f"{person_id}|{device_id}"]
+        self._save(self._book)
+        self._changed(decided, before)
+        return decided
+
+    def replace_book(self, book: TrustBook) -> None:
+        """Adopt a book decided elsewhere (the host's decision API); saved, nobody told."""
+        self._book = book
+        self._save(book)
+
+    def seal_rule(self, answering: Request | None = None) -> SealRule:
+        return SealRule(self._book, answering)
+
+    def choose_device(
+        self, person_id: str, proposed: str | None, session_key: SessionKey
+    ) -> str | None:
+        """The device a send without a source goes to: `proposed` (the person's last
+        device here) if its session's key is trusted, else the most recently seen trusted
+        device whose session here has a trusted key. SendError(no_trusted_device) when
+        sessions exist but none may read it; `proposed` when there is no session at all
+        (the seal then fails: nobody wrote). An explicit device is never replaced: the
+        caller seals for it or fails."""
+        rule = self.seal_rule()
+        candidates = [proposed] if proposed is not None else []
+        candidates += [d.device_id for d in self._book.trusted_devices(person_id)]
+        for device in candidates:
+            key = session_key(device)
+            if key is not None and rule.state(person_id, device, key) is TrustState.TRUSTED:
+                return device
+        known = [d.device_id for d in self._book.devices.values() if d.person_id == person_id]
+        if any(session_key(device) is not None for device in [*candidates, *known]):
+            raise SendError(SendRefusal.NO_TRUSTED_DEVICE, person_id)
+        return proposed
+
+
+def recheck(
+    rule: SealRule,
+    send: QueuedSend,
+    held: Mapping[str, GroupKey],
+    session_key: Callable[[str, str], bytes | None],
+) -> SendRefusal | None:
+    """Whether a queued send may still go out at the flush, decided again on the book as it
+    is now (None: it may): the key it was sealed for must still be allowed as at the seal.
+    `session_key(person, device)` is the current session's key, for a send queued before
+    its recipient was recorded."""
+    to, device, key = send.to, send.device_id, send.identity_key
+    if to is None:  # queued before recipients were kept: the frame's, as it is now
+        to, device = _frame_recipient(send.frame)
+        key = session_key(to, device) if to and device else None
+        if to is None or to.startswith(GROUP_PREFIX):
+            return None
+    if send.group_key is not None:
+        group_key = held.get(send.group_key)
+        asker = rule.answering
+        asking = held.get(asker.group_key) if asker and asker.group_key else None
+        if group_key is None or not rule.group_key_allowed(asking)(group_key):
+            return SendRefusal.NO_TRUSTED_DEVICE
+        return None
+    state = rule.state(to, device or "", key)
+    if state is TrustState.BLOCKED:
+        return SendRefusal.BLOCKED_DEVICE
+    if send.answers is None and state is not TrustState.TRUSTED:
+        return SendRefusal.UNTRUSTED_DEVICE
+    return None
+
+
+def _frame_recipient(frame: str) -> tuple[str | None, str | None]:
+    try:
+        parsed = json.loads(frame)
+    except ValueError:
+        return None, None
+    if not isinstance(parsed, dict):
+        return None, None
+    to, device = parsed.get("to"), parsed.get("to_device_id")
+    return (to if isinstance(to, str) else None), (device if isinstance(device, str) else None)
+
+
+def _sender_of(key: GroupKey) -> tuple[str, str, bytes | None]:
+    return (key.sender_id or "", key.sender_device_id or "", key.sender_identity)
+
+
+def _same_sender(key: GroupKey, other: GroupKey) -> bool:
+    return (key.sender_id, key.sender_device_id, key.sender_identity) == (
+        other.sender_id,
+        other.sender_device_id,
+        other.sender_identity,
+    )

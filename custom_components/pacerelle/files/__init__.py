@@ -1,0 +1,1 @@
+"""Files in and out: attachments saved and sent, through checks that hold against swaps."""

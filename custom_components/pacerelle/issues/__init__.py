@@ -1,0 +1,1 @@
+"""Repair issues the agent raises: undecryptable messages, an unreadable or restored store."""

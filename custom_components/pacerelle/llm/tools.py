@@ -1,0 +1,207 @@
+"""What every Pacerelle LLM tool shares: argument checks, agent addressing, errors, views.
+
+Arguments are checked against the tool's schema: a bad argument raises `probatio.Invalid`,
+which Home Assistant's chat log and MCP server both turn into an error result for the
+model. Refusals (unknown request, not connected...) are translated HomeAssistantErrors
+(errors.py: the same table as the actions').
+
+Addressing: every tool takes an optional `agent`, the agent id or its name (either
+case-insensitive; two agents with one name need the id). Without it the only loaded agent
+is used; with several loaded, the model must name one (the error and the API prompt list
+them).
+
+Scope: a model's arguments may be prompt-injected by any message it reads, so every tool is
+held to the conversations the user chose in the options (`LlmScope`; none chosen: the
+owner's direct conversation only). Reads leave out what lies outside; a call that names
+another conversation, or a request or recipient outside it, is a tool error.
+"""
+
+from abc import abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, override
+
+import probatio
+from homeassistant.config_entries import ConfigEntry
+from homeassistant.core import HomeAssistant
+from homeassistant.exceptions import HomeAssistantError
+from homeassistant.helpers import llm
+
+from ..client import (
+    Request,
+    SendError,
+    SendRefusal,
+    TrustState,
+    is_group_recipient,
+)
+from ..const import CONF_AGENT_ID, CONF_AGENT_NAME, CONF_CONVERSATION_ID, CONF_OWNER_ID, DOMAIN
+from ..errors import tool_errors
+from ..options import AgentOptions
+from ..runtime import PacerelleRuntime, event_data
+
+ARG_AGENT = "agent"
+AGENT_FIELD_DESCRIPTION = (
+    "The Pacerelle agent (id or name). Optional when only one agent is set up."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class LlmScope:
+    """What the LLM API may reach of one agent: the chosen conversations and, in them, the
+    owner or the group itself as explicit recipients (anyone else only as the sender of a
+    request in scope, answered through `sourceMessageId`)."""
+
+    conversations: frozenset[str]
+    owner_id: str
+    direct_conversation_id: str
+
+    @classmethod
+    def of_entry(cls, entry: ConfigEntry[PacerelleRuntime]) -> LlmScope:
+        direct = str(entry.data[CONF_CONVERSATION_ID])
+        chosen = AgentOptions.from_options(entry.options).llm_conversations
+        return cls(frozenset(chosen or (direct,)), str(entry.data[CONF_OWNER_ID]), direct)
+
+    def covers(self, conversation_id: str) -> bool:
+        return conversation_id in self.conversations
+
+    def check_conversation(self, conversation_id: str) -> None:
+        if not self.covers(conversation_id):
+            raise HomeAssistantError(
+                translation_domain=DOMAIN,
+                translation_key="llm_out_of_scope",
+                translation_placeholders={"conversation_id": conversation_id},
+            )
+
+    def check_recipient(self, conversation_id: str, to: str) -> None:
+        self.check_conversation(conversation_id)
+        if to != self.owner_id and not is_group_recipient(to, conversation_id):
+            raise HomeAssistantError(
+                translation_domain=DOMAIN,
+                translation_key="llm_recipient_out_of_scope",
+                translation_placeholders={"to": to, "conversation_id": conversation_id},
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class AgentRef:
+    """One loaded agent, as the tools see it."""
+
+    agent_id: str
+    name: str
+    runtime: PacerelleRuntime
+    scope: LlmScope
+
+    def request_in_scope(self, message_id: str) -> None:
+        """A tool error if `message_id` is a request of a conversation out of scope."""
+        request = self.runtime.agent.find_request(message_id)
+        if request is not None:
+            self.scope.check_conversation(request.conversation_id)
+
+    def check_answerable(self, message_id: str) -> None:
+        """A refusal unless the request was judged trusted when opened: a prompt-injected
+        model must not answer a device nobody trusted (it would read what it is told)."""
+        request = self.runtime.agent.find_request(message_id)
+        if request is not None and not request.judged.trusted:
+            judged = request.judged
+            raise SendError(
+                SendRefusal.UNTRUSTED_REQUEST,
+                f"{judged.person_id} device {judged.device_id} is {judged.state.value}",
+            )
+
+    def listed(self, request: Request) -> bool:
+        """Whether a view lists the request: in scope, and not from a key blocked now (a
+        blocked key's later requests never reach the history at all)."""
+        judged = request.judged
+        rule = self.runtime.agent.trust.seal_rule()
+        blocked = rule.state(judged.person_id, judged.device_id, judged.identity_key)
+        return self.scope.covers(request.conversation_id) and blocked is not TrustState.BLOCKED
+
+
+def loaded_agents(hass: HomeAssistant) -> list[AgentRef]:
+    entries: list[ConfigEntry[PacerelleRuntime]] = hass.config_entries.async_loaded_entries(DOMAIN)
+    return [
+        AgentRef(
+            str(entry.data[CONF_AGENT_ID]),
+            str(entry.data.get(CONF_AGENT_NAME) or entry.title),
+            entry.runtime_data,
+            LlmScope.of_entry(entry),
+        )
+        for entry in entries
+    ]
+
+
+def describe_agents(agents: list[AgentRef]) -> str:
+    return ", ".join(f"{ref.name} ({ref.agent_id})" for ref in agents) or "none"
+
+
+def resolve_agent(hass: HomeAssistant, wanted: str | None) -> AgentRef:
+    """The agent a call addresses: the named one, or the only one loaded."""
+    agents = loaded_agents(hass)
+    if not agents:
+        raise HomeAssistantError(translation_domain=DOMAIN, translation_key="llm_no_agent")
+    if wanted is None:
+        if len(agents) == 1:
+            return agents[0]
+        raise HomeAssistantError(
+            translation_domain=DOMAIN,
+            translation_key="llm_agent_required",
+            translation_placeholders={"agents": describe_agents(agents)},
+        )
+    folded = wanted.strip().casefold()
+    by_id = [ref for ref in agents if ref.agent_id.casefold() == folded]
+    by_name = [ref for ref in agents if ref.name.casefold() == folded]
+    if len(by_id) == 1 or len(by_name) == 1:
+        return (by_id or by_name)[0]
+    if by_name:  # two agents with one name: only the id tells them apart
+        raise HomeAssistantError(
+            translation_domain=DOMAIN,
+            translation_key="llm_agent_required",
+            translation_placeholders={"agents": describe_agents(by_name)},
+        )
+    raise HomeAssistantError(
+        translation_domain=DOMAIN,
+        translation_key="llm_unknown_agent",
+        translation_placeholders={"agent": wanted, "agents": describe_agents(agents)},
+    )
+
+
+def tool_schema(fields: Mapping[Any, Any]) -> probatio.Schema:
+    """A tool's parameters: its own fields plus the optional agent."""
+    return probatio.Schema(
+        {**fields, probatio.Optional(ARG_AGENT, description=AGENT_FIELD_DESCRIPTION): str}
+    )
+
+
+def timestamp(value: float | None) -> str | None:
+    return datetime.fromtimestamp(value, UTC).isoformat() if value is not None else None
+
+
+def request_view(ref: AgentRef, request: Request) -> dict[str, Any]:
+    """A request as the model sees it: the event's schema (no attachment keys), with the
+    event's trust: the one judgement the request carries (client/trust/door.py)."""
+    view = event_data(ref.runtime.entry_id, ref.agent_id, request)
+    del view["entry_id"]
+    return view
+
+
+class PacerelleTool(llm.Tool):
+    """A tool of the Pacerelle API: checks its arguments, finds the agent, maps errors."""
+
+    integration = DOMAIN
+
+    @override
+    async def async_call(
+        self, hass: HomeAssistant, tool_input: llm.ToolInput, llm_context: llm.LLMContext
+    ) -> llm.ToolResult:
+        # Some models send every optional argument, as null, when they mean to omit it.
+        given = {key: value for key, value in tool_input.tool_args.items() if value is not None}
+        args: dict[str, Any] = self.parameters(given)
+        ref = resolve_agent(hass, args.pop(ARG_AGENT, None))
+        with tool_errors(hass, hass.config_entries.async_get_entry(ref.runtime.entry_id)):
+            data = await self.run(hass, ref, args)
+        return llm.ToolResult(data=data)
+
+    @abstractmethod
+    async def run(self, hass: HomeAssistant, ref: AgentRef, args: dict[str, Any]) -> dict[str, Any]:
+        """The tool's work on checked arguments; its JSON result."""

@@ -1,0 +1,1 @@
+"""The agent's store inside Home Assistant: its files, generation and hand-over marks."""

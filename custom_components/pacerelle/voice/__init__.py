@@ -1,0 +1,1 @@
+"""Voice notes: formats, audio for Assist, transcripts, spoken answers, privacy."""
