@@ -24,3 +24,10 @@ async def browser() -> AsyncIterator[Browser]:
             yield browser
         finally:
             await browser.close()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tests of this folder `browser` (the one place; no module repeats it)."""
+    for item in items:
+        if item.path.is_relative_to(__file__.rpartition("/")[0]):
+            item.add_marker(pytest.mark.browser)

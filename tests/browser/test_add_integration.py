@@ -12,7 +12,6 @@ import json
 import re
 from pathlib import Path
 
-import pytest
 from playwright.async_api import (
     Browser,
     Page,
@@ -25,8 +24,6 @@ from playwright.async_api import Error as PlaywrightError
 from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, Screenshots
 from tests.browser.home_assistant import running_home_assistant
 from tests.emulator_fixtures import EmulatorHandle, running_emulator
-
-pytestmark = pytest.mark.browser
 
 PASSWORD = "browser-test-password"
 # A Next of onboarding that leaves its step shown this long is clicked again, at most

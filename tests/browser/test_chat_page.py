@@ -17,15 +17,12 @@ import uuid
 from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
 
-import pytest
 from playwright.async_api import Browser, Dialog, Page, Route, expect
 
 from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, Screenshots
 from tests.emulator.reference_agent import ReferenceAgent
 from tests.emulator.state import Json
 from tests.emulator_fixtures import REDIRECT_URI, EmulatorHandle, Installed
-
-pytestmark = pytest.mark.browser
 
 AGENT_NAME = "Kitchen assistant"
 AGENT_DESCRIPTION = "Home Assistant in the kitchen"

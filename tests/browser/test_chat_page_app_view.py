@@ -11,7 +11,6 @@ import json
 import os
 import uuid
 
-import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from playwright.async_api import Browser, expect
 
@@ -19,8 +18,6 @@ from custom_components.pacerelle.client.signal.identity import verification_code
 from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, Screenshots
 from tests.browser.test_chat_page import PageProblems, _next_message, _start_request
 from tests.emulator_fixtures import EmulatorHandle
-
-pytestmark = pytest.mark.browser
 
 UNLOCK_TITLE = "Unlock the front door?"
 

@@ -5,15 +5,12 @@ with that member's sender key and answers the group; the answer shows for each m
 page switches to, and each sees only what they sent themselves.
 """
 
-import pytest
 from playwright.async_api import Browser, Dialog, expect
 
 from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, Screenshots
 from tests.browser.test_chat_page import PageProblems
 from tests.emulator_fixtures import EmulatorHandle
 from tests.test_emulator_groups import _keys, _open_keys, _open_message, _seal
-
-pytestmark = pytest.mark.browser
 
 
 async def test_a_person_makes_a_group_and_plays_two_of_its_members(

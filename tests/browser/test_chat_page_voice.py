@@ -23,8 +23,6 @@ from tests.browser.test_chat_page import PageProblems, _next_message
 from tests.emulator_fixtures import EmulatorHandle
 from tests.voice_harness import audio_duration_ms, make_audio
 
-pytestmark = pytest.mark.browser
-
 # A fake microphone (a beep) that needs no permission prompt, for the Record button.
 FAKE_MICROPHONE_FLAGS = ["--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream"]
 NOTE_SECONDS = 2.2  # shown as 0:02

@@ -28,8 +28,6 @@ from tests.emulator_fixtures import EmulatorHandle
 from tests.llm_harness import running_agent
 from tests.runtime_harness import wait_until
 
-pytestmark = pytest.mark.browser
-
 NOTE: Final = (
     SPOKEN / "turn_on_the_kitchen_light.wav"
 )  # 3.1 s: 0.5 s of silence, 1.6 s of speech, 1 s

@@ -25,15 +25,12 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import pytest
 import yaml
 from playwright.async_api import Browser, Page, expect
 
 from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, Screenshots
 from tests.browser.home_assistant import free_port
 from tests.browser.test_add_integration import _onboard
-
-pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import pytest
 from playwright.async_api import Browser, Page, expect
 
 from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, Screenshots
@@ -30,8 +29,6 @@ from tests.browser.test_add_integration import (
     _paste_key_and_approve,
 )
 from tests.emulator_fixtures import EmulatorHandle, running_emulator
-
-pytestmark = pytest.mark.browser
 
 DOCS_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
 ISSUES_WITHIN = 20.0

@@ -25,16 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.store.agent_store import migrate
 from tests.backup_files import store_files_of
 from tests.system.harness import Agent, System, running_system
 from tests.system.home_assistant_api import HomeAssistantSocket, wait_for
 from tests.system.test_system import EVENT_TIMEOUT
-
-pytestmark = pytest.mark.system
 
 PADDING_BYTES = 64 * 1024 * 1024  # ~1-3 s of gzip here
 IN_WINDOW = 3  # messages sent and delivered to the agent inside the paused window

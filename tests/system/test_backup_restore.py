@@ -13,12 +13,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.system.harness import Agent, System, running_system
 from tests.system.home_assistant_api import HomeAssistantSocket
-
-pytestmark = pytest.mark.system
 
 EVENT_TIMEOUT = 20.0
 STALLED_RUN = 3  # client/inbox/decrypt_failures.py

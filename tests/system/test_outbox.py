@@ -15,8 +15,6 @@ import pytest
 from tests.system.harness import System, running_system
 from tests.system.home_assistant_api import read_event_log
 
-pytestmark = pytest.mark.system
-
 EVENT_TIMEOUT = 20.0
 DELIVERY_TIMEOUT = 60.0  # a restart, then the agent's reconnection backoff
 QUEUED = 10

@@ -29,8 +29,6 @@ import pytest
 
 from tests.system.harness import Agent, System, running_system
 
-pytestmark = pytest.mark.system
-
 EVENT_TIMEOUT = 20.0
 RECONNECT_LIMIT = 30.0
 BURST = 500

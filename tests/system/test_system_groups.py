@@ -15,8 +15,6 @@ import pytest
 
 from tests.system.harness import System, running_system
 
-pytestmark = pytest.mark.system
-
 MEMBERS = ("usr_demo", "usr_ana", "usr_ben")
 BURST = 300
 KILL_AFTER_EVENTS = 100
