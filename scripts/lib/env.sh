@@ -11,14 +11,15 @@ ROOT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CACHE_DIR=${PACERELLE_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pacerelle-ha}
 DOWNLOADS_DIR=$CACHE_DIR/downloads
 ROOTFS=$CACHE_DIR/rootfs-sid
-ROOTFS_MARKER=$ROOTFS/.pacerelle-rootfs-ready
+ROOTFS_MARKER=$ROOTFS/.pacerelle-rootfs-ready  # the build's packages (comma-separated)
+ROOTFS_ADDED=$ROOTFS/.pacerelle-rootfs-added  # those installed since, one a line
 # What the root file system holds; an addition here is installed into it by ensure_rootfs.
 # g++ builds the wheels that Home Assistant's default_config installs at first start
 # (assist_pipeline's audio filters); chromium runs the browser test of the config flow;
 # ffmpeg is Home Assistant's converter, used for voice notes (voice_audio.py);
 # libturbojpeg0 is what the camera integration loads for snapshots (without it every demo
-# start logs a traceback).
-ROOTFS_PACKAGES=python3.14,python3.14-venv,python3.14-dev,ca-certificates,gcc,g++,libc6-dev,git,procps,chromium,ffmpeg,libturbojpeg0
+# start logs a traceback); espeak-ng is the demo's text-to-speech (spoken answers).
+ROOTFS_PACKAGES=python3.14,python3.14-venv,python3.14-dev,ca-certificates,gcc,g++,libc6-dev,git,procps,chromium,ffmpeg,libturbojpeg0,espeak-ng
 VENV=$ROOT_DIR/.venv
 # Home Assistant integrations the tests and the demo run for real (their dependencies follow):
 # scripts/setup and scripts/test-ha-next install their requirements.
@@ -93,17 +94,35 @@ build_rootfs() {
   echo "$ROOTFS_PACKAGES" >"$ROOTFS_MARKER"
 }
 
-# Builds the root file system once; later package additions are installed into it (a
-# rebuild would pull it from under commands running inside).
+# Builds the root file system once; a package of ROOTFS_PACKAGES it lacks later is installed
+# into it (a rebuild would pull it from under commands running inside) and recorded in
+# ROOTFS_ADDED, never in the build's marker: checkouts of different ages share the cache,
+# and none of them finds a package missing that another installed, nor removes one.
 ensure_rootfs() {
-  if [ ! -f "$ROOTFS_MARKER" ]; then
-    build_rootfs
-  elif [ "$(cat "$ROOTFS_MARKER")" != "$ROOTFS_PACKAGES" ]; then
-    log "setup: adding packages to the root file system"
-    run_in_rootfs /bin/sh -c 'apt-get update -q && apt-get install -y -q "$@"' sh ${ROOTFS_PACKAGES//,/ } \
+  [ -f "$ROOTFS_MARKER" ] || build_rootfs
+  [ -n "$(rootfs_missing_packages)" ] || return 0
+  # One installer at a time (scripts start in parallel); the next finds nothing missing.
+  local missing lock
+  exec {lock}>"$CACHE_DIR/rootfs.lock"
+  flock "$lock"
+  missing=$(rootfs_missing_packages)
+  if [ -n "$missing" ]; then
+    log "setup: adding ${missing% } to the root file system"
+    # shellcheck disable=SC2086  # one word per package
+    run_in_rootfs /bin/sh -c 'apt-get update -q && apt-get install -y -q "$@"' sh $missing \
       >"$CACHE_DIR/rootfs-update.log" 2>&1 || die "apt-get failed in the root file system, see $CACHE_DIR/rootfs-update.log"
-    echo "$ROOTFS_PACKAGES" >"$ROOTFS_MARKER"
+    printf '%s\n' $missing >>"$ROOTFS_ADDED"
   fi
+  exec {lock}>&-
+}
+
+# The packages of ROOTFS_PACKAGES that neither the build nor a later addition installed.
+rootfs_missing_packages() {
+  local package installed
+  installed=$(tr ',' '\n' <"$ROOTFS_MARKER"; cat "$ROOTFS_ADDED" 2>/dev/null || true)
+  for package in ${ROOTFS_PACKAGES//,/ }; do
+    grep -qxF -- "$package" <<<"$installed" || printf '%s ' "$package"
+  done
 }
 
 # The host's CA bundle and resolver: pip and the tests reach the same network as the host.
