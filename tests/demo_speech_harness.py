@@ -1,11 +1,15 @@
 """The demo's voice path in the test harness: the configuration scripts/develop writes,
-with its real speech-to-text (PocketSphinx), light, Assist and shopping list.
+with its real speech-to-text (PocketSphinx), text-to-speech (eSpeak NG), light, Assist
+and shopping list.
 
 Only scripts/develop links `pacerelle_demo` into a configuration: here it is a mocked
-integration whose `stt` platform is the demo's own module, loaded from its file.
+integration whose `stt` and `tts` platforms are the demo's own modules, loaded from its
+folder.
 """
 
+import importlib
 import importlib.util
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Final
@@ -30,13 +34,19 @@ ENGINE: Final = "pacerelle_demo"
 
 
 def load_demo_module(name: str) -> ModuleType:
-    """The demo integration's module `name` (its __init__ or a platform), from its file."""
-    spec = importlib.util.spec_from_file_location(f"pacerelle_demo_{name}", DEMO / f"{name}.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The demo integration's module `name` (`__init__` or a platform), from its folder,
+    imported as the package `pacerelle_demo` (its platforms import from it)."""
+    package = sys.modules.get(ENGINE)
+    if package is None:
+        spec = importlib.util.spec_from_file_location(
+            ENGINE, DEMO / "__init__.py", submodule_search_locations=[str(DEMO)]
+        )
+        assert spec is not None
+        assert spec.loader is not None
+        package = importlib.util.module_from_spec(spec)
+        sys.modules[ENGINE] = package
+        spec.loader.exec_module(package)
+    return package if name == "__init__" else importlib.import_module(f"{ENGINE}.{name}")
 
 
 async def async_demo_voice(hass: HomeAssistant) -> None:
@@ -49,8 +59,9 @@ async def async_demo_voice(hass: HomeAssistant) -> None:
         hass,
         MockModule(ENGINE, async_setup=demo.async_setup, config_schema=demo.CONFIG_SCHEMA),
     )
-    stt = await hass.async_add_executor_job(load_demo_module, "stt")
-    mock_platform(hass, f"{ENGINE}.stt", stt)
+    for platform in ("stt", "tts"):
+        module = await hass.async_add_executor_job(load_demo_module, platform)
+        mock_platform(hass, f"{ENGINE}.{platform}", module)
     config = await conf_util.async_hass_config_yaml(hass)
     for domain in ("homeassistant", "input_boolean", "template", ENGINE, "todo"):
         assert await async_setup_component(hass, domain, config), domain

@@ -4,8 +4,9 @@ Headless Chromium's fake microphone plays tests/data/voice/turn_on_the_kitchen_l
 (flite's voice; made by make_spoken_commands.py) once. The person presses Record on the
 chat page and stops it after the sentence; the WebM/Opus note reaches a real agent in Home
 Assistant (the test harness) set up with the demo's configuration, whose voice option is
-"Preferred voice assistant": the demo's PocketSphinx hears the command, Assist turns
-light.kitchen_light on, and the page shows Assist's answer. Screenshots:
+"Preferred voice assistant" with a spoken answer: the demo's PocketSphinx hears the
+command, Assist turns light.kitchen_light on, and the page shows Assist's answer with the
+demo's eSpeak NG saying it, in a player that plays (its duration read). Screenshots:
 tests/artifacts/browser/demo_voice/<run>/.
 """
 
@@ -20,13 +21,18 @@ from playwright.async_api import Browser, async_playwright, expect
 from pytest_homeassistant_custom_component.common import async_capture_events
 
 from custom_components.pacerelle.events import EVENT_MESSAGE
-from custom_components.pacerelle.options import CONF_ASSIST_AGENT, CONF_VOICE_PIPELINE
+from custom_components.pacerelle.options import (
+    CONF_ASSIST_AGENT,
+    CONF_VOICE_PIPELINE,
+    CONF_VOICE_SPOKEN_ANSWER,
+)
 from tests.browser.chromium import ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, STEP_TIMEOUT_MS, Screenshots
 from tests.browser.test_chat_page import PageProblems
 from tests.demo_speech_harness import KITCHEN_LIGHT, SPOKEN, async_demo_voice
 from tests.emulator_fixtures import EmulatorHandle
 from tests.llm_harness import running_agent
 from tests.runtime_harness import wait_until
+from tests.voice_harness import received_audio
 
 NOTE: Final = (
     SPOKEN / "turn_on_the_kitchen_light.wav"
@@ -61,7 +67,11 @@ async def test_a_recorded_voice_note_turns_the_kitchen_light_on(
     hass: HomeAssistant, emulator: EmulatorHandle, browser: Browser
 ) -> None:
     await async_demo_voice(hass)
-    options = {CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT, CONF_VOICE_PIPELINE: OPTION_PREFERRED}
+    options = {
+        CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT,
+        CONF_VOICE_PIPELINE: OPTION_PREFERRED,
+        CONF_VOICE_SPOKEN_ANSWER: True,
+    }
     installed, _ = await running_agent(hass, emulator, options=options)
     light = hass.states.get(KITCHEN_LIGHT)
     assert light is not None
@@ -93,10 +103,18 @@ async def test_a_recorded_voice_note_turns_the_kitchen_light_on(
         answer = page.locator(".bubble.in", has_text="Turned on the light")
         await expect(answer).to_have_count(1, timeout=int(HEARD_WITHIN * 1000))
         [reply] = await emulator.wait_inbox(installed.conversation_id, 1)
-        assert reply["text"] == "Turned on the light"
+        [spoken] = await received_audio(emulator, installed.conversation_id)
+        assert (spoken.text, spoken.mime) == ("Turned on the light", "audio/mpeg")
         [event] = [e for e in events if e.data["message_id"] == reply["reply_to_message_id"]]
         assert event.data["transcript"] == "turn on the kitchen light"
         assert event.data["attachments"][0]["mime"] == "audio/webm"
+        # The spoken answer, in the same bubble: Chromium reads its length from the MP3.
+        player = answer.locator(".voice-note audio")
+        await expect(player).to_have_count(1)
+        await page.wait_for_function(
+            "node => node.readyState >= 1 && Number.isFinite(node.duration) && node.duration > 0.5",
+            arg=await player.element_handle(),
+        )
         await shots.take(page, "answered")
     finally:
         await context.close()

@@ -7,22 +7,18 @@ nothing (an error result, which Assist reports as no words heard). The model is 
 the pocketsphinx package carries (scripts/setup installs it); nothing is downloaded.
 
 Once Home Assistant has started, a preferred Assist pipeline without speech-to-text gets
-this engine, so that the demo's "Preferred voice assistant" transcribes. A pipeline with
-an engine of its own is left alone. Decoding runs in the executor, one note at a time.
+this engine (__init__.py), so that the demo's "Preferred voice assistant" transcribes.
+Decoding runs in the executor, one note at a time.
 """
 
 import asyncio
 import io
-import logging
 import threading
 import wave
 from collections.abc import AsyncIterable
 from pathlib import Path
 from typing import Any, Final
 
-from homeassistant.components.assist_pipeline import DOMAIN as ASSIST_PIPELINE
-from homeassistant.components.assist_pipeline import async_update_pipeline
-from homeassistant.components.assist_pipeline.pipeline import async_get_pipeline
 from homeassistant.components.stt import (
     AudioBitRates,
     AudioChannels,
@@ -34,16 +30,11 @@ from homeassistant.components.stt import (
     SpeechResult,
     SpeechResultState,
 )
-from homeassistant.const import EVENT_COMPONENT_LOADED
-from homeassistant.core import Event, HomeAssistant, callback
-from homeassistant.helpers.start import async_at_started
+from homeassistant.core import HomeAssistant
 from homeassistant.helpers.typing import ConfigType, DiscoveryInfoType
-from homeassistant.setup import EventComponentLoaded
 
-_LOGGER = logging.getLogger(__name__)
+from . import LANGUAGE, async_lend_when_started
 
-ENGINE: Final = "pacerelle_demo"
-LANGUAGE: Final = "en-US"
 SAMPLE_RATE: Final = 16000
 GRAMMAR: Final = Path(__file__).with_name("commands.jsgf")
 SEARCH: Final = "commands"
@@ -55,30 +46,8 @@ async def async_get_engine(
     """The engine, its decoder loaded once in the executor (about half a second)."""
     grammar = await hass.async_add_executor_job(GRAMMAR.read_text)
     recognizer = await hass.async_add_executor_job(CommandRecognizer, grammar)
-    async_at_started(hass, _when_assist_is_loaded)
+    async_lend_when_started(hass, "stt")
     return DemoSpeechToText(recognizer)
-
-
-async def _when_assist_is_loaded(hass: HomeAssistant) -> None:
-    if ASSIST_PIPELINE in hass.config.components:
-        await _give_preferred_pipeline_an_ear(hass)
-        return
-
-    @callback
-    def loaded(event: Event[EventComponentLoaded]) -> None:
-        if event.data["component"] == ASSIST_PIPELINE:
-            stop()
-            hass.async_create_task(_give_preferred_pipeline_an_ear(hass))
-
-    stop = hass.bus.async_listen(EVENT_COMPONENT_LOADED, loaded)
-
-
-async def _give_preferred_pipeline_an_ear(hass: HomeAssistant) -> None:
-    pipeline = async_get_pipeline(hass)
-    if pipeline.stt_engine is not None:
-        return
-    await async_update_pipeline(hass, pipeline, stt_engine=ENGINE, stt_language=LANGUAGE)
-    _LOGGER.info("The voice assistant %s now hears with the demo's speech-to-text", pipeline.name)
 
 
 class CommandRecognizer:
