@@ -34,6 +34,12 @@ DOCS_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
 ISSUES_WITHIN = 20.0
 ANSWER_WITHIN = 20.0
 TRUST_LABEL = "Trust it (the codes are the same)"
+VIEWPORT = {"width": 1200, "height": 900}
+# The agent's verification code sensor: beside its value (two lines, four on a phone) the
+# name has 60 to 88 px at these widths (the Diagnostic card's box, padding included); at
+# 360 px, 56: "Code" would show as "Co…" there.
+CODE_NAME = "Code"
+CODE_VIEWPORT_WIDTHS = (1920, 1200, 1024, 800, 412, 375)
 
 
 async def _frontend_call(page: Page, message: dict[str, Any]) -> Any:
@@ -91,6 +97,7 @@ async def _agent_device_page(page: Page, base_url: str, shots: Screenshots) -> N
     await page.goto(f"{base_url}/config/devices/device/{agent['id']}")
     await expect(page.get_by_text("Sensors", exact=True)).to_be_visible()
     await shots.take(page, "device-page")
+    await _code_name_is_whole(page, shots)
     # The trust and block actions the device offers to automations and scripts.
     actions = await _frontend_call(
         page, {"type": "device_automation/action/list", "device_id": agent["id"]}
@@ -101,6 +108,18 @@ async def _agent_device_page(page: Page, base_url: str, shots: Screenshots) -> N
     }
 
 
+async def _code_name_is_whole(page: Page, shots: Screenshots) -> None:
+    """The Code sensor's name is not cut beside its long value, on a desktop and a phone."""
+    name = page.get_by_text(CODE_NAME, exact=True)
+    for width in CODE_VIEWPORT_WIDTHS:
+        await page.set_viewport_size({"width": width, "height": 900})
+        await name.scroll_into_view_if_needed()
+        await shots.take(page, f"device-page-code-{width}")
+        # Ellipsis cuts a name whose text is wider than its box.
+        assert await name.evaluate("node => node.scrollWidth <= node.clientWidth"), width
+    await page.set_viewport_size(VIEWPORT)
+
+
 async def test_trust_repair_in_the_frontend_then_the_device_answers(
     browser: Browser, tmp_path: Path, socket_enabled: None
 ) -> None:
@@ -109,7 +128,7 @@ async def test_trust_repair_in_the_frontend_then_the_device_answers(
         running_emulator() as emulator,
         running_home_assistant(tmp_path / "config") as base_url,
     ):
-        context = await browser.new_context(viewport={"width": 1200, "height": 900})
+        context = await browser.new_context(viewport=VIEWPORT)
         context.set_default_timeout(STEP_TIMEOUT_MS)
         expect.set_options(timeout=STEP_TIMEOUT_MS)
         page = await context.new_page()
