@@ -1,10 +1,12 @@
-"""What every browser test shares: Debian's Chromium, its flags, and per-run screenshots.
+"""What every browser test shares: Debian's Chromium, its flags, per-run screenshots, and
+README's images renewed from them (`publish`, with PACERELLE_PUBLISH_IMAGES=1).
 
 The `browser` fixture that launches it lives in tests/browser/conftest.py.
 """
 
 import os
 import shutil
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -26,6 +28,7 @@ ARTIFACTS = (
     / "browser"
 )
 STEP_TIMEOUT_MS = 20_000
+DOCS_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
 KEPT_RUNS = 3
 
 
@@ -51,3 +54,12 @@ class Screenshots:
     async def take(self, page: Page, name: str) -> None:
         self.count += 1
         await page.screenshot(path=self.directory / f"{self.count:02d}-{name}.png")
+
+    def publish(self, images: Mapping[str, str]) -> None:
+        """README's images (docs/images/<image> for each screenshot name) from this run,
+        when PACERELLE_PUBLISH_IMAGES=1: a test run never rewrites tracked files otherwise."""
+        if os.environ.get("PACERELLE_PUBLISH_IMAGES") != "1":
+            return
+        for name, image in images.items():
+            [shot] = self.directory.glob(f"*-{name}.png")
+            shutil.copyfile(shot, DOCS_IMAGES / image)

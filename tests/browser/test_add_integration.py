@@ -4,7 +4,8 @@ A real `hass` process serves the frontend; the emulator runs in this process. Th
 onboards Home Assistant, adds the integration, pastes a connection key from the emulator,
 approves on the emulator's approval page (the window the frontend opens) and lands on the
 created entry. Each step's screenshot is kept under tests/artifacts/browser/add_integration/
-<run>/ (or $PACERELLE_ARTIFACTS/browser/... when set).
+<run>/ (or $PACERELLE_ARTIFACTS/browser/... when set); with PACERELLE_PUBLISH_IMAGES=1
+five of them become README's config-flow images.
 """
 
 import contextlib
@@ -167,6 +168,15 @@ async def test_add_pacerelle_in_the_frontend(
             raise
         finally:
             await context.close()
+    shots.publish(
+        {
+            "form-filled": "config-flow-1-connection-key.png",
+            "waiting-for-approval": "config-flow-2-approve.png",
+            "approval-page": "config-flow-3-pacerelle-approval.png",
+            "created": "config-flow-4-device.png",
+            "entry": "config-flow-5-entry.png",
+        }
+    )
 
     entries = json.loads((config_dir / ".storage" / "core.config_entries").read_text())
     [entry] = [item for item in entries["data"]["entries"] if item["domain"] == "pacerelle"]

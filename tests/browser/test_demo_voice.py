@@ -7,7 +7,8 @@ Assistant (the test harness) set up with the demo's configuration, whose voice o
 "Preferred voice assistant" with a spoken answer: the demo's PocketSphinx hears the
 command, Assist turns light.kitchen_light on, and the page shows Assist's answer with the
 demo's eSpeak NG saying it, in a player that plays (its duration read). Screenshots:
-tests/artifacts/browser/demo_voice/<run>/.
+tests/artifacts/browser/demo_voice/<run>/; with PACERELLE_PUBLISH_IMAGES=1 the answer is
+README's voice image.
 """
 
 from collections.abc import AsyncIterator
@@ -119,3 +120,4 @@ async def test_a_recorded_voice_note_turns_the_kitchen_light_on(
     finally:
         await context.close()
     assert problems.seen == []
+    shots.publish({"answered": "voice-1-demo-spoken-answer.png"})

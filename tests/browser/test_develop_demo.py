@@ -8,7 +8,8 @@ automations are saved through the automation editor's API. A message on the chat
 answered; Home Assistant is restarted from its UI, scripts/develop restarts it and keeps
 the emulator; the demo goes on: the next message is answered and the doorbell sends the
 demo camera's snapshot, shown inline on the chat page. Ctrl-C stops everything.
-Screenshots: tests/artifacts/browser/develop_demo/<run>/.
+Screenshots: tests/artifacts/browser/develop_demo/<run>/; with PACERELLE_PUBLISH_IMAGES=1
+the chat page's two become README's Try it images.
 """
 
 import asyncio
@@ -264,6 +265,12 @@ async def test_try_it_on_scripts_develop(
             keep_logs(develop, shots.directory)
         os.killpg(develop.process.pid, signal.SIGINT)
         assert await asyncio.wait_for(develop.process.wait(), STOP_TIMEOUT) != 0
+    shots.publish(
+        {
+            "chat-connection-key": "try-it-1-connection-key.png",
+            "chat-after-restart-snapshot": "try-it-2-automation-and-snapshot.png",
+        }
+    )
 
     console = develop.text()
     lines = [line for line in console.splitlines() if line.strip()]

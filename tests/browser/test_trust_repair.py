@@ -12,9 +12,7 @@ images (a test run never rewrites tracked files otherwise).
 """
 
 import asyncio
-import os
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +28,11 @@ from tests.browser.test_add_integration import (
 )
 from tests.emulator_fixtures import EmulatorHandle, running_emulator
 
-DOCS_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
 ISSUES_WITHIN = 20.0
 ANSWER_WITHIN = 20.0
 TRUST_LABEL = "Trust it (the codes are the same)"
 VIEWPORT = {"width": 1200, "height": 900}
+DEVICE_PAGE_VIEWPORT = {"width": 1200, "height": 1180}
 # The agent's verification code sensor: beside its value (two lines, four on a phone) the
 # name has 60 to 88 px at these widths (the Diagnostic card's box, padding included); at
 # 360 px, 56: "Code" would show as "Co…" there.
@@ -96,6 +94,9 @@ async def _agent_device_page(page: Page, base_url: str, shots: Screenshots) -> N
     ]
     await page.goto(f"{base_url}/config/devices/device/{agent['id']}")
     await expect(page.get_by_text("Sensors", exact=True)).to_be_visible()
+    # Tall enough for the Diagnostic card (the connection); the icons loaded.
+    await page.set_viewport_size(DEVICE_PAGE_VIEWPORT)
+    await page.wait_for_load_state("networkidle")
     await shots.take(page, "device-page")
     await _code_name_is_whole(page, shots)
     # The trust and block actions the device offers to automations and scripts.
@@ -175,7 +176,9 @@ async def test_trust_repair_in_the_frontend_then_the_device_answers(
             raise
         finally:
             await context.close()
-    _publish(shots)
+    shots.publish(
+        {"repair-dialog": "trust-1-repair-dialog.png", "device-page": "trust-2-device-page.png"}
+    )
 
 
 async def _ask(session: aiohttp.ClientSession, base_url: str, token: str) -> dict[str, Any]:
@@ -203,15 +206,3 @@ async def _question_on_device(emulator: EmulatorHandle, conversation: str) -> di
                 payload: dict[str, Any] = widgets[-1]["payload"]
                 return payload
             await asyncio.sleep(0.2)
-
-
-def _publish(shots: Screenshots) -> None:
-    """README's images of the trust repair, from this run, when asked for."""
-    if os.environ.get("PACERELLE_PUBLISH_IMAGES") != "1":
-        return
-    for name, image in (
-        ("repair-dialog", "trust-1-repair-dialog.png"),
-        ("device-page", "trust-2-device-page.png"),
-    ):
-        [shot] = shots.directory.glob(f"*-{name}.png")
-        shutil.copyfile(shot, DOCS_IMAGES / image)
