@@ -3,8 +3,9 @@
 A fresh `scripts/develop --config DIR --ha-port <free> --emulator-port <free>` (the
 script itself, as a process group of its own) comes up on the chosen port without any
 confirmation or repair. The person onboards, creates a connection key on the chat page,
-adds Pacerelle in the frontend and approves. README's "Answer status" and doorbell
-automations are saved through the automation editor's API. A message on the chat page is
+adds Pacerelle in the frontend and approves. The preferred voice assistant hears and
+speaks with the demo's engines (espeak-ng answers an MP3). README's "Answer status" and
+doorbell automations are saved through the automation editor's API. A message on the chat page is
 answered; Home Assistant is restarted from its UI, scripts/develop restarts it and keeps
 the emulator; the demo goes on: the next message is answered and the doorbell sends the
 demo camera's snapshot, shown inline on the chat page. Ctrl-C stops everything.
@@ -29,6 +30,7 @@ import aiohttp
 import yaml
 from playwright.async_api import Browser, Page, expect
 
+from custom_components.pacerelle.voice.formats import MP3, sniff_voice_format
 from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, Screenshots
 from tests.browser.home_assistant import free_port
 from tests.browser.test_add_integration import _onboard
@@ -40,6 +42,9 @@ START_TIMEOUT = 240.0
 RESTART_TIMEOUT = 180.0
 STOP_TIMEOUT = 30.0
 ANSWER_TIMEOUT_MS = 30_000
+# The demo lends its speech engines to the preferred voice assistant once started.
+VOICE_WITHIN = 60.0
+DEMO_ENGINE = "pacerelle_demo"
 READY = "develop: ready."
 RESTARTING = "develop: Home Assistant asked for a restart"
 # A person reads the console: it stays short.
@@ -142,6 +147,38 @@ class HomeAssistantRest:
                 await asyncio.sleep(0.5)
 
 
+async def _demo_voice(
+    page: Page, rest: HomeAssistantRest, session: aiohttp.ClientSession, ha_url: str
+) -> None:
+    """The preferred voice assistant hears and speaks with the demo's engines, and the
+    text-to-speech (espeak-ng) speaks in this Home Assistant: an MP3 of the sentence."""
+    async with asyncio.timeout(VOICE_WITHIN):
+        while True:
+            listed = await page.evaluate(
+                "() => document.querySelector('home-assistant').hass.connection"
+                ".sendMessagePromise({type: 'assist_pipeline/pipeline/list'})"
+            )
+            [preferred] = [
+                pipeline
+                for pipeline in listed["pipelines"]
+                if pipeline["id"] == listed["preferred_pipeline"]
+            ]
+            if preferred["tts_engine"] is not None:
+                break
+            await asyncio.sleep(0.5)
+    assert (preferred["stt_engine"], preferred["tts_engine"]) == (DEMO_ENGINE, DEMO_ENGINE)
+    spoken = await rest.call(
+        "POST",
+        "/api/tts_get_url",
+        {"engine_id": DEMO_ENGINE, "message": "Turned on the light", "cache": False},
+    )
+    async with session.get(ha_url + spoken["path"]) as response:
+        assert response.status == 200
+        audio = await response.read()
+    assert len(audio) > 4096
+    assert sniff_voice_format(audio) is MP3
+
+
 async def _add_pacerelle(page: Page, chat: Page, develop: Develop, shots: Screenshots) -> None:
     await chat.get_by_role("button", name="Create connection key").click()
     copy = chat.locator("#copy-key")
@@ -213,6 +250,7 @@ async def test_try_it_on_scripts_develop(
             issues = await _repair_issues(page)
             print("repair issues:", [(item["domain"], item["issue_id"]) for item in issues])
             assert not [item for item in issues if item["domain"] == "http"], issues
+            await _demo_voice(page, rest, session, develop.ha_url)
 
             automations = {
                 "pacerelle_status": readme_automation('Answer "status"'),
