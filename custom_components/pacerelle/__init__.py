@@ -10,10 +10,11 @@ from homeassistant.helpers.typing import ConfigType
 from .assist.bridge import async_setup_assist_bridge
 from .client import native_crypto_unavailable
 from .const import CONF_AGENT_ID, DOMAIN
+from .coordinator import async_setup_runtime
 from .device import async_register_device
 from .llm.api import async_register_llm_api
 from .migration import async_migrate_entry
-from .runtime import PacerelleConfigEntry, async_setup_runtime
+from .runtime import PacerelleConfigEntry
 from .services import async_setup_services
 from .store.agent_store import AgentStore
 from .trust import async_remove_trust

@@ -22,7 +22,7 @@ from typing import Any, Final
 from homeassistant.components.diagnostics import async_redact_data
 from homeassistant.core import HomeAssistant
 
-from .client import MAX_QUEUED_BYTES, MAX_QUEUED_SENDS, AgentData, AgentSignalState, Reply, Request
+from .client import MAX_QUEUED_BYTES, MAX_QUEUED_SENDS, AgentData, Reply, Request
 from .const import CONF_CONVERSATION_ID, CONF_OWNER_ID
 from .options import CONF_LLM_CONVERSATIONS
 from .runtime import PacerelleConfigEntry
@@ -98,7 +98,7 @@ async def async_get_config_entry_diagnostics(
             "last_message_at": _time(status.last_message_at),
             "verification_code": status.verification_code,
         },
-        "signal": _signal(data.signal, data, ids),
+        "signal": _signal(data, ids),
         "inbox": {
             "pending": [_request(request, ids) for request in data.inbox.pending.values()],
             "received_not_handed_over": len(data.inbox.received),
@@ -165,8 +165,9 @@ async def async_get_config_entry_diagnostics(
     return async_redact_data(diagnostics, TO_REDACT)
 
 
-def _signal(state: AgentSignalState, data: AgentData, ids: Pseudonyms) -> dict[str, Any]:
+def _signal(data: AgentData, ids: Pseudonyms) -> dict[str, Any]:
     """Which keys exist and how old they are, and which sessions: never the keys."""
+    state = data.signal
     prekeys = state.prekeys
     return {
         "device_id": prekeys.device_id,

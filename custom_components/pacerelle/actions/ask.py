@@ -212,9 +212,7 @@ async def async_ask(call: ServiceCall) -> ServiceResponse:
         trusted_now=trusted_now,
         untrusted=untrusted,
     )
-    stop_trust = (
-        trust.add_listener(lambda _decided, _before: wait.trust_changed()) if trust else None
-    )
+    stop_trust = trust.add_listener(lambda _decided, _before: wait.trust_changed())
 
     @callback
     def ours(data: dict[str, Any]) -> bool:
@@ -242,8 +240,7 @@ async def async_ask(call: ServiceCall) -> ServiceResponse:
                 await wait.settled
     finally:
         unsubscribe()
-        if stop_trust is not None:
-            stop_trust()
+        stop_trust()
     answers = [_judged_device(entry, data) for data in wait.answers]
     for data in answers:
         # Already marked (SendError) is no failure; a failed save is (store_failed, errors.py).

@@ -52,9 +52,9 @@ async def _decide(call: ServiceCall, state: TrustState) -> dict[str, Any]:
     person = str(call.data.get(ATTR_PERSON_ID) or entry.data[CONF_OWNER_ID])
     device_id = str(call.data[ATTR_SENDER_DEVICE_ID])
     trust = entry.runtime_data.trust
-    device = trust.book.get(person, device_id) if trust is not None else None
+    device = trust.book.get(person, device_id)
     names = {"agent_name": agent_name(entry), "person": person, "device": device_id}
-    if trust is None or device is None:
+    if device is None:
         raise ServiceValidationError(
             translation_domain=DOMAIN,
             translation_key="unknown_sender_device",

@@ -160,9 +160,8 @@ class AssistBridge:
 
     async def _answer(self, request: Mapping[str, Any]) -> None:
         message_id = str(request["message_id"])
-        voice = self._entry.runtime_data.voice
         # Taken whatever happens next: a transcript is not kept in memory once handled.
-        outcome = voice.take(message_id) if voice is not None else None
+        outcome = self._entry.runtime_data.voice.take(message_id)
         if taken_by_automation(self._entry.runtime_data.agent, message_id):
             _LOGGER.debug("Assist bridge leaves %s to the automation that handled it", message_id)
             return

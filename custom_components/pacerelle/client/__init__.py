@@ -3,7 +3,6 @@
 from .agent import Agent, AgentStatus
 from .agent_core import AgentConfig, AgentHooks, ConnectionState
 from .agent_data import SECTIONS, AgentData, AgentDataError
-from .agent_restore import rekeyed_after_restore
 from .conversations.checkpoints import ACTIVE, COMPLETED, MAX_CHECKPOINT_TEXT_CHARS, MAX_LABEL_CHARS
 from .conversations.groups import GroupError
 from .conversations.history import HISTORY_LIMIT, MAX_NOTE_CHARS, History, Reply
@@ -37,6 +36,7 @@ from .errors import (
     SendError,
     SendRefusal,
 )
+from .identity import starting_data
 from .inbox.decrypt_failures import DecryptFailures, DecryptionOutcome, DeviceKey
 from .inbox.requests import Request, RequestTooLargeError
 from .limits import MAX_HANDED_OVER, MAX_SEND_TEXT_CHARS
@@ -61,7 +61,6 @@ from .relay.agent_connect import (
 from .relay.frames import FrameError, group_recipient, is_group_recipient
 from .relay.tokens import InstallationRevokedError, IssuedToken, RuntimeTokens
 from .signal.native import native_crypto_unavailable
-from .signal.state import AgentSignalState
 from .state.record_store import RecordStore
 from .state.versions import STORE_VERSION, migrate, versioned
 from .trust.book import (
@@ -108,7 +107,6 @@ __all__ = [
     "AgentData",
     "AgentDataError",
     "AgentHooks",
-    "AgentSignalState",
     "AgentStatus",
     "AuthorizationRequest",
     "ConnectionState",
@@ -163,9 +161,9 @@ __all__ = [
     "normalize_server_url",
     "parse_response",
     "register_client",
-    "rekeyed_after_restore",
     "request_runtime_token",
     "same_code",
     "session_identities",
+    "starting_data",
     "versioned",
 ]

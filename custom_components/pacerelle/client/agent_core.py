@@ -8,7 +8,7 @@ and saved through the hook), and only then use it. A failed save keeps the old d
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import partial
@@ -139,6 +139,22 @@ class AgentHooks:
     # and returns the data it committed. When set, `save` (a whole document) is not used
     # by commits; `sync` then makes what it wrote unsynced survive a power cut.
     commit: CommitHook | None = None
+
+
+async def commit_before_start(
+    hooks: AgentHooks, extra: Mapping[str, Any], data: AgentData
+) -> AgentData:
+    """Commit `data` before the agent's core exists (identity.py): through the host's
+    `commit` (or a whole document through `save`), as it is (the store it was read from
+    holds it within bounds); the data committed. A failed save raises and changes nothing."""
+    if hooks.commit is not None:
+        return await hooks.commit(dict(extra), data, _as_is, True)
+    await hooks.save(_document(dict(extra), data))
+    return data
+
+
+def _as_is(data: AgentData) -> AgentData:
+    return data
 
 
 class AgentCore:

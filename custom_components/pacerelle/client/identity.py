@@ -1,0 +1,41 @@
+"""The agent's Signal identity before it runs: made once, re-keyed after a restore.
+
+`starting_data` is the one place that decides both. A store that never had an identity gets a
+new one; a store that was read (whatever else it holds) is never given another: an
+unreadable store is an error before this is reached (the host's load). Each change is
+committed through the host's store before it is returned, and nothing of it is published
+before the agent starts: a failed commit leaves the store as it was (no identity, or the
+old prekeys) and the next start decides again, so an identity is published only once it is
+the one the store holds. A store put back from an older copy (the host's witness says so)
+gets fresh one-time prekeys for the ids the lost, newer state published (agent_restore.py);
+a new identity has published nothing, so it has nothing to re-key.
+"""
+
+from collections.abc import Mapping
+from functools import partial
+from typing import Any
+
+from .agent_core import AgentHooks, commit_before_start
+from .agent_data import AgentData
+from .agent_restore import rekeyed_after_restore
+from .signal.state import AgentSignalState
+
+
+async def starting_data(
+    stored: AgentData | None,
+    *,
+    restored: bool,
+    hooks: AgentHooks,
+    extra: Mapping[str, Any],
+) -> AgentData:
+    """The data the agent starts with, committed: `stored`, a new identity for a store that
+    never had one, or `stored` re-keyed when it is an older copy (`restored`)."""
+    if stored is None:
+        # Key generation is CPU work: in the host's executor.
+        data = AgentData(await hooks.run_blocking(AgentSignalState.new))
+        return await commit_before_start(hooks, extra, data)
+    if restored:
+        return await commit_before_start(
+            hooks, extra, await hooks.run_blocking(partial(rekeyed_after_restore, stored))
+        )
+    return stored
