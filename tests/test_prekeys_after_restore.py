@@ -19,11 +19,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import HomeAssistant
 
+from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.agent_restore import RESTORE_REKEYED_PREKEYS
 from custom_components.pacerelle.client.signal import prekeys as prekeys_module
 from custom_components.pacerelle.const import DOMAIN
+from custom_components.pacerelle.store.agent_store import AgentStore
 from custom_components.pacerelle.store.generation import WITNESS_KEY
 from tests.emulator.human_side import _take_bundle
 from tests.emulator_fixtures import EmulatorHandle, Installed
@@ -127,3 +130,26 @@ def _rekeyed(runtime: Any) -> set[int]:
     """Held keys: once more than the 50 of the backup, the re-keyed ones are among them."""
     held = {p.prekey_id for p in runtime.agent.data.signal.prekeys.one_time_prekeys}
     return held if len(held) > prekeys_module.ONE_TIME_PREKEY_TARGET else {-1}
+
+
+async def test_a_restore_whose_first_start_fails_keeps_its_new_prekeys(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    """The start that finds a restore advances the witness: the next start does not find it
+    again, so the new prekeys are saved before anything that can fail (the first token)."""
+    installed = await emulator.install()
+    entry = await add_entry(hass, emulator, installed)
+    store = Path(hass.config.path(".storage", DOMAIN))
+    backup = Path(hass.config.path("backup-of-pacerelle"))
+    async with connected_entry(hass, entry) as runtime:
+        await _copy(hass, store, backup)
+        held = len(runtime.agent.data.signal.prekeys.one_time_prekeys)
+    await _copy(hass, backup, store)  # the agent's folder put back on its own
+
+    await emulator.faults(runtime_token_status=503)  # the relay is down at that start
+    assert not await hass.config_entries.async_setup(entry.entry_id)
+    assert entry.state is ConfigEntryState.SETUP_RETRY
+    stored = AgentData.from_document(await AgentStore(hass, installed.agent_id).async_load())
+    assert stored is not None
+    assert len(stored.signal.prekeys.one_time_prekeys) == held + RESTORE_REKEYED_PREKEYS
+    await emulator.faults(runtime_token_status=None)

@@ -2,9 +2,9 @@
 
 `async_setup_runtime` loads the encrypted store (an unreadable one is a repair issue and a
 ConfigEntryError, never a new identity), advances its generation (store/generation.py),
-requests the first runtime token (refused: the installation was revoked ->
-ConfigEntryAuthFailed; unreachable -> ConfigEntryNotReady; both from errors.py), lets the
-client decide the identity it starts with (client/identity.py), and starts the HA-free
+lets the client decide the identity it starts with (client/identity.py), requests the
+first runtime token (refused: the installation was revoked -> ConfigEntryAuthFailed;
+unreachable -> ConfigEntryNotReady; both from errors.py), and starts the HA-free
 Agent once Home Assistant has started. The Agent reaches Home Assistant only through the
 hooks built here (`AgentHooks`): every accepted request fires `pacerelle_message` with the
 trust judgement the client made when it opened it (events.py, client/trust/door.py).
@@ -98,7 +98,6 @@ class AgentCoordinator:
         )
         if restored:
             _LOGGER.warning("The store of agent %s is an older copy (restored)", self.agent_name)
-        tokens = await self._async_tokens(str(document["installation"]["token"]))
         trust = TrustManager(hass, entry.entry_id, self.owner_id)
         voice = self._voice_notes()
         # Events (files saved, voice notes transcribed first) in arrival order: see events.py.
@@ -113,8 +112,10 @@ class AgentCoordinator:
         async_keep_messages_unrecorded(hass)
         hooks = self._hooks(events)
         extra = {key: value for key, value in document.items() if key not in SECTIONS}
-        # The client decides: a new identity, the stored one, or it re-keyed (identity.py).
+        # The client decides: a new identity, the stored one, or it re-keyed (identity.py);
+        # before the token, so that a failed request keeps what a restore's start found.
         data = await starting_data(stored, restored=restored, hooks=hooks, extra=extra)
+        tokens = await self._async_tokens(str(document["installation"]["token"]))
         # The client's trust door, with the saved book: it judges and seals (trust.py).
         door = await trust.async_load(data)
         async_watch_trust(hass, entry.entry_id, self.agent_name, trust)
@@ -122,7 +123,15 @@ class AgentCoordinator:
         entry.async_on_unload(async_at_started(hass, self._start))
         entry.async_on_unload(hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, self.async_stop))
         entry.async_on_unload(self.async_stop)
-        return PacerelleRuntime(agent, entry.entry_id, trust, voice, self.failures)
+        return PacerelleRuntime(
+            agent, entry.entry_id, trust=trust, voice=voice, decryption_failures=self.failures
+        )
+
+    @property
+    def agent(self) -> Agent:
+        """The hosted Agent: built by `async_setup` before anything here can call it."""
+        assert self._agent is not None
+        return self._agent
 
     # What set-up is made of
 
@@ -232,8 +241,7 @@ class AgentCoordinator:
         async_start_reauth(self.hass, self.entry)
 
     async def _download(self, attachment: Mapping[str, Any]) -> bytes:
-        assert self._agent is not None  # files arrive only once the agent runs
-        return await self._agent.download_attachment(attachment)
+        return await self.agent.download_attachment(attachment)  # once the agent runs
 
     # Start and stop
 
@@ -245,14 +253,12 @@ class AgentCoordinator:
         from the relay before then would fire events that nothing listens to. The relay
         keeps them until the agent connects.
         """
-        assert self._agent is not None
-        self._agent.start()
+        self.agent.start()
 
     async def async_stop(self, _event: Event | None = None) -> None:
         """Stop the agent, advance the generation, close the store (its lock released: the
         next start reads the disk, a folder put back)."""
-        if self._agent is not None:
-            await self._agent.stop()
+        await self.agent.stop()
         await async_advance_at_stop(self.hass, self.store, self.agent_id)
         await self.store.async_close()
 

@@ -61,7 +61,7 @@ async def async_advance(
     """Check `document` against the witness (a repair issue if behind), then advance both.
 
     Returns the document as saved, with its new generation, and whether it was behind (the
-    runtime then replaces the one-time prekeys the newer state published: agent_restore.py).
+    client then replaces the one-time prekeys the newer state published: client/identity.py).
     """
     witness = _witness(hass)
     known = await witness.async_load() or {}
