@@ -15,6 +15,7 @@ import contextlib
 import copy
 import logging
 import shutil
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from homeassistant.core import HomeAssistant
 from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.agent_restore import RESTORE_REKEYED_PREKEYS
 from custom_components.pacerelle.client.signal import prekeys as prekeys_module
+from custom_components.pacerelle.client.state.record_store import RecordStore
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.store.agent_store import AgentStore
 from custom_components.pacerelle.store.generation import WITNESS_KEY
@@ -153,3 +155,39 @@ async def test_a_restore_whose_first_start_fails_keeps_its_new_prekeys(
     assert stored is not None
     assert len(stored.signal.prekeys.one_time_prekeys) == held + RESTORE_REKEYED_PREKEYS
     await emulator.faults(runtime_token_status=None)
+
+
+async def test_a_failed_save_of_the_new_prekeys_is_retried_at_the_next_start(
+    hass: HomeAssistant, emulator: EmulatorHandle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The witness moves past a restore only once the new prekeys are saved: a disk fault
+    on that save leaves the restore for the next start to find again."""
+    installed = await emulator.install()
+    entry = await add_entry(hass, emulator, installed)
+    store = Path(hass.config.path(".storage", DOMAIN))
+    backup = Path(hass.config.path("backup-of-pacerelle"))
+    async with connected_entry(hass, entry) as runtime:
+        await _copy(hass, store, backup)
+        held = len(runtime.agent.data.signal.prekeys.one_time_prekeys)
+    await _copy(hass, backup, store)
+
+    commit = RecordStore.commit
+    failed: list[int] = []
+
+    def disk_fault_on_the_new_prekeys(
+        records: RecordStore, extra: dict[str, Any], data: AgentData | None
+    ) -> int:
+        if data is not None and len(data.signal.prekeys.one_time_prekeys) > held and not failed:
+            failed.append(len(data.signal.prekeys.one_time_prekeys))
+            raise sqlite3.OperationalError("disk I/O error")
+        return commit(records, extra, data)
+
+    monkeypatch.setattr(RecordStore, "commit", disk_fault_on_the_new_prekeys)
+    assert not await hass.config_entries.async_setup(entry.entry_id)
+    assert failed == [held + RESTORE_REKEYED_PREKEYS]
+    monkeypatch.undo()
+
+    assert await hass.config_entries.async_reload(entry.entry_id)
+    prekeys = entry.runtime_data.agent.data.signal.prekeys.one_time_prekeys
+    assert len(prekeys) == held + RESTORE_REKEYED_PREKEYS  # the next start re-keyed
+    assert await hass.config_entries.async_unload(entry.entry_id)

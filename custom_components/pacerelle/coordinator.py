@@ -1,11 +1,12 @@
 """The client's host in Home Assistant: one agent's store, executor, listeners, start and stop.
 
 `async_setup_runtime` loads the encrypted store (an unreadable one is a repair issue and a
-ConfigEntryError, never a new identity), advances its generation (store/generation.py),
-lets the client decide the identity it starts with (client/identity.py), requests the
-first runtime token (refused: the installation was revoked -> ConfigEntryAuthFailed;
-unreachable -> ConfigEntryNotReady; both from errors.py), and starts the HA-free
-Agent once Home Assistant has started. The Agent reaches Home Assistant only through the
+ConfigEntryError, never a new identity), checks it against the witness of its generation
+(store/generation.py), lets the client decide the identity it starts with (new, kept or
+re-keyed: client/identity.py), advances the generation, requests the first runtime token
+(refused: the installation was revoked -> ConfigEntryAuthFailed; unreachable ->
+ConfigEntryNotReady; both from errors.py), and starts the HA-free Agent once Home
+Assistant has started. The Agent reaches Home Assistant only through the
 hooks built here (`AgentHooks`): every accepted request fires `pacerelle_message` with the
 trust judgement the client made when it opened it (events.py, client/trust/door.py).
 """
@@ -54,7 +55,7 @@ from .options import AgentOptions
 from .repairs import async_watch_trust
 from .runtime import PacerelleConfigEntry, PacerelleRuntime, judged, status_signal
 from .store.agent_store import AgentStore
-from .store.generation import async_advance, async_advance_at_stop
+from .store.generation import async_advance, async_advance_at_stop, async_found_restored
 from .trust import TrustManager
 from .voice.privacy import async_keep_messages_unrecorded
 from .voice.transcripts import VoiceNotes, VoicePolicy
@@ -88,9 +89,8 @@ class AgentCoordinator:
         hass, entry = self.hass, self.entry
         document, stored = await self._async_load()
         # A store behind its witness was put back from an older copy (store/generation.py).
-        document, restored = await async_advance(
+        restored = await async_found_restored(
             hass,
-            self.store,
             document,
             agent_id=self.agent_id,
             entry_id=entry.entry_id,
@@ -111,10 +111,11 @@ class AgentCoordinator:
         )
         async_keep_messages_unrecorded(hass)
         hooks = self._hooks(events)
-        extra = {key: value for key, value in document.items() if key not in SECTIONS}
-        # The client decides: a new identity, the stored one, or it re-keyed (identity.py);
-        # before the token, so that a failed request keeps what a restore's start found.
-        data = await starting_data(stored, restored=restored, hooks=hooks, extra=extra)
+        # The client decides: a new identity, the stored one, or it re-keyed (identity.py),
+        # committed before the witness moves past a restore and before anything can fail.
+        data = await starting_data(stored, restored=restored, hooks=hooks, extra=_extra(document))
+        document = await async_advance(hass, self.store, document, self.agent_id)
+        extra = _extra(document)
         tokens = await self._async_tokens(str(document["installation"]["token"]))
         # The client's trust door, with the saved book: it judges and seals (trust.py).
         door = await trust.async_load(data)
@@ -261,6 +262,11 @@ class AgentCoordinator:
         await self.agent.stop()
         await async_advance_at_stop(self.hass, self.store, self.agent_id)
         await self.store.async_close()
+
+
+def _extra(document: Mapping[str, Any]) -> dict[str, Any]:
+    """The integration's keys of the document (the client's sections left out)."""
+    return {key: value for key, value in document.items() if key not in SECTIONS}
 
 
 def _check_installation(document: Mapping[str, Any]) -> None:

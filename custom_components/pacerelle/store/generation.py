@@ -49,45 +49,40 @@ def stored_generation(document: dict[str, Any]) -> int:
     return value if type(value) is int and value >= 0 else 0  # stores before it: 0
 
 
-async def async_advance(
-    hass: HomeAssistant,
-    store: AgentStore,
-    document: dict[str, Any],
-    *,
-    agent_id: str,
-    entry_id: str,
-    agent_name: str,
-) -> tuple[dict[str, Any], bool]:
-    """Check `document` against the witness (a repair issue if behind), then advance both.
-
-    Returns the document as saved, with its new generation, and whether it was behind (the
-    client then replaces the one-time prekeys the newer state published: client/identity.py).
-    """
-    witness = _witness(hass)
-    known = await witness.async_load() or {}
-    generation = stored_generation(document)
+async def async_found_restored(
+    hass: HomeAssistant, document: dict[str, Any], *, agent_id: str, entry_id: str, agent_name: str
+) -> bool:
+    """Whether `document` is behind the witness (put back from an older copy): a repair
+    issue says so. The client then replaces the one-time prekeys the newer state published
+    (client/identity.py), before `async_advance` moves the witness past it."""
+    known = await _witness(hass).async_load() or {}
     witnessed = known.get(agent_id)
-    restored = isinstance(witnessed, int) and generation < witnessed
+    restored = isinstance(witnessed, int) and stored_generation(document) < witnessed
     if restored:
         raise_store_restored(hass, entry_id, agent_name)
-    saved = await _async_write(
-        store, witness, known, document, agent_id, max(generation, witnessed or 0) + 1
-    )
-    return saved, restored
+    return restored
+
+
+async def async_advance(
+    hass: HomeAssistant, store: AgentStore, document: dict[str, Any], agent_id: str
+) -> dict[str, Any]:
+    """Advance the store's generation past the witness, then the witness: the document as
+    saved. Until then a start that failed sees the same restore again."""
+    witness = _witness(hass)
+    known = await witness.async_load() or {}
+    witnessed = known.get(agent_id)
+    generation = max(stored_generation(document), witnessed if isinstance(witnessed, int) else 0)
+    return await _async_write(store, witness, known, document, agent_id, generation + 1)
 
 
 async def async_advance_at_stop(hass: HomeAssistant, store: AgentStore, agent_id: str) -> None:
     """After the agent stopped: one more generation, so a copy taken while it ran is older."""
-    witness = _witness(hass)
-    known = await witness.async_load() or {}
     try:
         document, _ = await store.async_load_data()
     except StoreError as err:  # checked at start: only a disk failure since, told at start
         _LOGGER.warning("Could not advance the store's generation at stop: %s", err)
         return
-    witnessed = known.get(agent_id)
-    generation = max(stored_generation(document), witnessed if isinstance(witnessed, int) else 0)
-    await _async_write(store, witness, known, document, agent_id, generation + 1)
+    await async_advance(hass, store, document, agent_id)
 
 
 async def _async_write(
