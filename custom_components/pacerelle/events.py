@@ -69,9 +69,11 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from homeassistant.core import HomeAssistant, callback
+from homeassistant.helpers.dispatcher import async_dispatcher_send
 
 from .client import DeviceTrust, PacerelleConnectionError, Request, parse_response
 from .files.attachments import Download, async_save_incoming
+from .signals import Delivered, WidgetAnswer, message_signal, widget_answer_signal
 from .voice.transcripts import VoiceNotes
 
 _LOGGER = logging.getLogger(__name__)
@@ -281,9 +283,16 @@ class MessageEvents:
         trust: DeviceTrust | None,
         transcript: str | None,
     ) -> None:
-        bus = self._hass.bus
-        data = event_data(self._entry_id, self._agent_id, request, saved, trust, transcript)
-        bus.async_fire(EVENT_MESSAGE, data)
-        answer = widget_response_data(self._entry_id, self._agent_id, request, trust)
-        if answer is not None:
-            bus.async_fire(EVENT_WIDGET_RESPONSE, answer)
+        # Each bus event (for users' automations) first, then its signal (the
+        # integration's own consumers, signals.py): automations start first.
+        hass, entry_id = self._hass, self._entry_id
+        data = event_data(entry_id, self._agent_id, request, saved, trust, transcript)
+        hass.bus.async_fire(EVENT_MESSAGE, data)
+        async_dispatcher_send(hass, message_signal(entry_id), Delivered(request, saved, transcript))
+        answer = widget_response_data(entry_id, self._agent_id, request, trust)
+        response = parse_response(request.widget)
+        if answer is not None and response is not None:
+            hass.bus.async_fire(EVENT_WIDGET_RESPONSE, answer)
+            async_dispatcher_send(
+                hass, widget_answer_signal(entry_id), WidgetAnswer(request, response)
+            )

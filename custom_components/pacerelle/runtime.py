@@ -62,6 +62,7 @@ from .issues.decrypt import DecryptionWatch
 from .issues.runtime import clear_store_issue, raise_store_issue
 from .options import AgentOptions
 from .repairs import async_watch_trust
+from .signals import status_signal
 from .store.agent_store import AgentStore
 from .store.generation import async_advance, async_advance_at_stop
 from .trust import TrustManager
@@ -74,14 +75,6 @@ _LOGGER = logging.getLogger(__name__)
 def judged(request: Request) -> DeviceTrust:
     """A request's one trust judgement (made by the client when it was opened)."""
     return request.judged
-
-
-SIGNAL_STATUS = f"{DOMAIN}_status_{{}}"
-
-
-def status_signal(entry_id: str) -> str:
-    """Dispatcher signal sent whenever the agent's status may have changed."""
-    return SIGNAL_STATUS.format(entry_id)
 
 
 @dataclass
