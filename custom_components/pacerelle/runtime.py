@@ -62,7 +62,7 @@ from .issues.decrypt import DecryptionWatch
 from .issues.runtime import clear_store_issue, raise_store_issue
 from .options import AgentOptions
 from .repairs import async_watch_trust
-from .signals import status_signal
+from .signals import message_status_signal, status_signal
 from .store.agent_store import AgentStore
 from .store.generation import async_advance, async_advance_at_stop
 from .trust import TrustManager
@@ -164,6 +164,8 @@ async def async_setup_runtime(hass: HomeAssistant, entry: PacerelleConfigEntry) 
             EVENT_MESSAGE_STATUS,
             message_status_data(entry.entry_id, agent_id, message_id, conversation_id, status),
         )
+        signal = message_status_signal(entry.entry_id)
+        async_dispatcher_send(hass, signal, message_id, conversation_id, status)
 
     @callback
     def revoked() -> None:

@@ -59,3 +59,9 @@ def message_signal(entry_id: str) -> SignalType[Delivered]:
 def widget_answer_signal(entry_id: str) -> SignalType[WidgetAnswer]:
     """Sent for each answer to one of our widgets, after its `pacerelle_widget_response`."""
     return SignalType(f"{DOMAIN}_widget_answer_{entry_id}")
+
+
+def message_status_signal(entry_id: str) -> SignalType[str, str, str]:
+    """Sent with (message_id, conversation_id, status) after each
+    `pacerelle_message_status`: a send's delivery status changed."""
+    return SignalType(f"{DOMAIN}_message_status_{entry_id}")

@@ -49,6 +49,7 @@ without is answered that voice notes are not set up.
 import asyncio
 import logging
 import time
+from functools import partial
 from typing import Final
 
 from homeassistant.components import conversation
@@ -152,14 +153,18 @@ class AssistBridge:
     async def _work(self) -> None:
         while True:
             since, delivered = await self._queue.get()
+            message_id = delivered.request.message_id
             try:
-                await async_grace(since)
+                await async_grace(
+                    self._hass,
+                    self._entry.entry_id,
+                    since,
+                    partial(taken_by_automation, self._entry.runtime_data.agent, message_id),
+                )
                 await self._answer(delivered)
             except Exception:
                 # One bad request must not end the bridge.
-                _LOGGER.exception(
-                    "Assist bridge failed on request %s", delivered.request.message_id
-                )
+                _LOGGER.exception("Assist bridge failed on request %s", message_id)
 
     async def _answer(self, delivered: Delivered) -> None:
         request, trust = delivered.request, delivered.trust
