@@ -1,5 +1,8 @@
 """The events an agent fires on Home Assistant's bus: their names and stable data.
 
+They are for users' automations: anything may fire them, so the integration's own
+consumers get the typed request by signal instead, right after each event (signals.py).
+
 `pacerelle_message`, once per accepted request (text, files, widget answers alike):
 
 - `entry_id`, `agent_id`: the config entry and the Pacerelle agent that received it
@@ -24,7 +27,7 @@
 - `trust_state`: `trusted`, `unverified`, `changed` (its identity key changed since it was
   trusted) or `blocked` (never fired: a blocked key's messages are refused when opened)
 - `relayed_at`: ISO 8601 time the relay says it took the message (null if it did not say);
-  the relay is not trusted for it: it only ever makes a request older (see assist.py)
+  the relay is not trusted for it: it only ever makes a request older (assist/bridge.py)
 - `transcript`: what a voice note (the first `audio/*` attachment) says, as the chosen
   Assist pipeline's speech-to-text heard it; null when there is none (no voice pipeline,
   not a voice note, a device not trusted, not wanted by the options, or a failure). See
