@@ -1,8 +1,10 @@
 """The Assist bridge under faults: a silent agent, an answer that cannot be sent, a bad
-request, another entry's message. Each is logged and the bridge keeps answering."""
+request, another entry's message (each sent as the agent's own signal would carry it:
+forged bus events are test_attack_forged_events.py's). Each is logged and the bridge keeps
+answering."""
 
 import asyncio
-from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, Literal
 
 import pytest
@@ -10,11 +12,14 @@ from homeassistant.components import conversation
 from homeassistant.const import MATCH_ALL
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import intent
+from homeassistant.helpers.dispatcher import async_dispatcher_connect, async_dispatcher_send
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
+from custom_components.pacerelle.client import TrustState
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
-from custom_components.pacerelle.runtime import EVENT_MESSAGE, PacerelleRuntime
+from custom_components.pacerelle.runtime import PacerelleRuntime
+from custom_components.pacerelle.signals import Delivered, message_signal
 from tests.emulator_fixtures import EmulatorHandle
 from tests.llm_harness import running_agent
 from tests.runtime_harness import wait_until
@@ -76,25 +81,26 @@ async def test_an_agent_with_no_spoken_answer_answers_with_an_apology(
 async def test_faulty_requests_are_logged_and_the_bridge_goes_on(
     hass: HomeAssistant, emulator: EmulatorHandle, caplog: pytest.LogCaptureFixture
 ) -> None:
-    installed, _runtime, agent = await scripted(
+    installed, runtime, agent = await scripted(
         hass, emulator, ["First answer.", "Lost answer.", "Second answer."]
     )
-    seen: list[Mapping[str, Any]] = []
-    hass.bus.async_listen(EVENT_MESSAGE, lambda event: seen.append(dict(event.data)))
+    seen: list[Delivered] = []
+    async_dispatcher_connect(hass, message_signal(runtime.entry_id), seen.append)
     await emulator.send(installed.conversation_id, text="first")
     await emulator.wait_inbox(installed.conversation_id, 1, within=20)
     [real] = seen
 
-    def fire(**changes: Any) -> None:
-        hass.bus.async_fire(EVENT_MESSAGE, {**real, **changes})
+    def send(entry_id: str = runtime.entry_id, **changes: Any) -> None:
+        request = replace(real.request, **changes)
+        async_dispatcher_send(hass, message_signal(entry_id), replace(real, request=request))
 
     # Another entry's message: not this bridge's to answer.
-    fire(entry_id="another-entry", message_id="other-entry-message")
+    send("another-entry", message_id="other-entry-message")
     # A request time that cannot be read: the bridge logs it and carries on.
-    fire(message_id="unreadable-time", received_at="not a time")
+    send(message_id="unreadable-time", received_at="not a time")
     # Requests the agent no longer knows (already forgotten): the answers cannot be sent.
-    fire(message_id="forgotten-trusted", text="forgotten")
-    fire(message_id="forgotten-untrusted", trusted=False, trust_state="unverified")
+    send(message_id="forgotten-trusted", text="forgotten")
+    send(message_id="forgotten-untrusted", trust_state=TrustState.UNVERIFIED)
     await hass.async_block_till_done()
     await wait_until(lambda: "forgotten-untrusted" in caplog.text)
 

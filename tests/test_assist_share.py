@@ -8,6 +8,7 @@ from homeassistant.components.conversation import HOME_ASSISTANT_AGENT
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 
+from custom_components.pacerelle.assist import sharing
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.emulator_fixtures import EmulatorHandle
@@ -51,3 +52,33 @@ async def test_a_keyword_automation_answers_alone_and_assist_answers_the_rest(
     await wait_until(lambda: runtime.status.pending == 0)
     # Nothing more comes: Assist did not answer "status" as well.
     assert len(await emulator.inbox(conversation)) == 2
+
+
+@pytest.mark.usefixtures("kitchen_light")
+async def test_a_request_an_automation_took_is_left_at_once(
+    hass: HomeAssistant,
+    emulator: EmulatorHandle,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The bridge looks again at each send or mark the agent reports: it does not sit out
+    the grace for a request already answered (a grace of a minute here shows it)."""
+    monkeypatch.setattr(sharing, "AUTOMATION_GRACE", 60.0)
+    caplog.set_level(logging.DEBUG, logger="custom_components.pacerelle.assist.bridge")
+    installed, _entry = await running_agent(
+        hass, emulator, options={CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT}
+    )
+    for entity_id, state in (
+        ("lock.front_door", "locked"),
+        ("alarm_control_panel.home", "disarmed"),
+        ("sensor.living_room_temperature", "21.5"),
+    ):
+        hass.states.async_set(entity_id, state)
+    assert await async_setup_component(
+        hass, "automation", {"automation": [example('Answer "status"')]}
+    )
+    await hass.async_block_till_done()
+    status = await emulator.send(installed.conversation_id, text="status")
+    await wait_until(lambda: f"leaves {status} to the automation" in caplog.text, within=10)
+    [answer] = await emulator.wait_inbox(installed.conversation_id, 1)
+    assert answer["reply_to_message_id"] == status

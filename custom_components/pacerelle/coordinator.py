@@ -53,7 +53,8 @@ from .issues.decrypt import DecryptionWatch
 from .issues.runtime import clear_store_issue, raise_store_issue
 from .options import AgentOptions
 from .repairs import async_watch_trust
-from .runtime import PacerelleConfigEntry, PacerelleRuntime, judged, status_signal
+from .runtime import PacerelleConfigEntry, PacerelleRuntime, judged
+from .signals import message_status_signal, status_signal
 from .store.agent_store import AgentStore
 from .store.generation import async_advance, async_advance_at_stop, async_found_restored
 from .trust import TrustManager
@@ -236,6 +237,8 @@ class AgentCoordinator:
                 self.entry.entry_id, self.agent_id, message_id, conversation_id, status
             ),
         )
+        signal = message_status_signal(self.entry.entry_id)
+        async_dispatcher_send(self.hass, signal, message_id, conversation_id, status)
 
     @callback
     def revoked(self) -> None:

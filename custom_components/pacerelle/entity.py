@@ -16,7 +16,8 @@ from homeassistant.helpers.entity import Entity, EntityDescription
 
 from .client import AgentStatus, ConnectionState
 from .device import agent_name, device_identifiers
-from .runtime import PacerelleConfigEntry, PacerelleRuntime, status_signal
+from .runtime import PacerelleConfigEntry, PacerelleRuntime
+from .signals import status_signal
 
 # The notify and event entities stay available while the agent (re)connects: Home Assistant
 # silently skips unavailable entities in an action, while a send now fails with an error

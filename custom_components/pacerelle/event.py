@@ -2,20 +2,25 @@
 
 It mirrors the `pacerelle_message` bus event of its own entry (same data, without the
 entry and agent ids), typed `widget_response` for widget answers and `message` for the
-rest. What people wrote stays out of the recorder: the attributes that carry it are
-shown on the entity but not written to the history database.
+rest. It learns of requests from the agent (signals.py), never from the bus, where
+anyone may fire a `pacerelle_message`. What people wrote stays out of the recorder: the
+attributes that carry it are shown on the entity but not written to the history database.
 """
 
 from dataclasses import dataclass
-from typing import Any, Final, override
+from typing import Final, override
 
 from homeassistant.components.event import EventEntity, EventEntityDescription
-from homeassistant.core import Event, HomeAssistant, callback
+from homeassistant.core import HomeAssistant, callback
+from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from .client import WIDGET_RESPONSE
+from .const import CONF_AGENT_ID
 from .entity import REACHABLE_STATES, PacerelleEntity
-from .runtime import EVENT_MESSAGE, PacerelleConfigEntry
+from .events import event_data
+from .runtime import PacerelleConfigEntry
+from .signals import Delivered, message_signal
 
 PARALLEL_UPDATES = 0
 
@@ -72,20 +77,27 @@ class PacerelleMessageEvent(PacerelleEntity, EventEntity):
     @override
     async def async_added_to_hass(self) -> None:
         await super().async_added_to_hass()
-        entry_id = self.runtime.entry_id
-
-        @callback
-        def ours(event_data: dict[str, Any]) -> bool:
-            return bool(event_data.get("entry_id") == entry_id)
-
         self.async_on_remove(
-            self.hass.bus.async_listen(EVENT_MESSAGE, self._handle_message, event_filter=ours)
+            async_dispatcher_connect(
+                self.hass, message_signal(self.runtime.entry_id), self._handle_message
+            )
         )
 
     @callback
-    def _handle_message(self, event: Event[dict[str, Any]]) -> None:
-        data = event.data
-        answer = data.get("kind") == WIDGET_RESPONSE
-        event_type = EVENT_TYPE_WIDGET_RESPONSE if answer else EVENT_TYPE_MESSAGE
-        self._trigger_event(event_type, {name: data.get(name) for name in _ATTRIBUTES})
+    def _handle_message(self, delivered: Delivered) -> None:
+        request = delivered.request
+        event_type = (
+            EVENT_TYPE_WIDGET_RESPONSE if request.kind == WIDGET_RESPONSE else EVENT_TYPE_MESSAGE
+        )
+        # The event's own data (one function, events.py); its ids are not shown.
+        entry = self.entry
+        data = event_data(
+            entry.entry_id,
+            str(entry.data[CONF_AGENT_ID]),
+            request,
+            delivered.saved,
+            delivered.trust,
+            delivered.transcript,
+        )
+        self._trigger_event(event_type, {name: data[name] for name in _ATTRIBUTES})
         self.async_write_ha_state()

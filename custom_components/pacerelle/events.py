@@ -1,5 +1,8 @@
 """The events an agent fires on Home Assistant's bus: their names and stable data.
 
+They are for users' automations: anything may fire them, so the integration's own
+consumers get the typed request by signal instead, right after each event (signals.py).
+
 `pacerelle_message`, once per accepted request (text, files, widget answers alike):
 
 - `entry_id`, `agent_id`: the config entry and the Pacerelle agent that received it
@@ -24,7 +27,7 @@
 - `trust_state`: `trusted`, `unverified`, `changed` (its identity key changed since it was
   trusted) or `blocked` (never fired: a blocked key's messages are refused when opened)
 - `relayed_at`: ISO 8601 time the relay says it took the message (null if it did not say);
-  the relay is not trusted for it: it only ever makes a request older (see assist.py)
+  the relay is not trusted for it: it only ever makes a request older (assist/bridge.py)
 - `transcript`: what a voice note (the first `audio/*` attachment) says, as the chosen
   Assist pipeline's speech-to-text heard it; null when there is none (no voice pipeline,
   not a voice note, a device not trusted, not wanted by the options, or a failure). See
@@ -69,9 +72,11 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from homeassistant.core import HomeAssistant, callback
+from homeassistant.helpers.dispatcher import async_dispatcher_send
 
 from .client import DeviceTrust, PacerelleConnectionError, Request, parse_response
 from .files.attachments import Download, async_save_incoming
+from .signals import Delivered, WidgetAnswer, message_signal, widget_answer_signal
 from .voice.transcripts import VoiceNotes
 
 _LOGGER = logging.getLogger(__name__)
@@ -281,9 +286,16 @@ class MessageEvents:
         trust: DeviceTrust | None,
         transcript: str | None,
     ) -> None:
-        bus = self._hass.bus
-        data = event_data(self._entry_id, self._agent_id, request, saved, trust, transcript)
-        bus.async_fire(EVENT_MESSAGE, data)
-        answer = widget_response_data(self._entry_id, self._agent_id, request, trust)
-        if answer is not None:
-            bus.async_fire(EVENT_WIDGET_RESPONSE, answer)
+        # Each bus event (for users' automations) first, then its signal (the
+        # integration's own consumers, signals.py): automations start first.
+        hass, entry_id = self._hass, self._entry_id
+        data = event_data(entry_id, self._agent_id, request, saved, trust, transcript)
+        hass.bus.async_fire(EVENT_MESSAGE, data)
+        async_dispatcher_send(hass, message_signal(entry_id), Delivered(request, saved, transcript))
+        answer = widget_response_data(entry_id, self._agent_id, request, trust)
+        response = parse_response(request.widget)
+        if answer is not None and response is not None:
+            hass.bus.async_fire(EVENT_WIDGET_RESPONSE, answer)
+            async_dispatcher_send(
+                hass, widget_answer_signal(entry_id), WidgetAnswer(request, response)
+            )

@@ -11,7 +11,6 @@ from typing import Any
 from homeassistant.config_entries import ConfigEntry
 
 from .client import Agent, AgentStatus, DecryptFailures, DeviceTrust, Request
-from .const import DOMAIN
 from .events import EVENT_MESSAGE, event_data
 from .trust import TrustManager
 from .voice.transcripts import VoiceNotes
@@ -20,14 +19,6 @@ from .voice.transcripts import VoiceNotes
 def judged(request: Request) -> DeviceTrust:
     """A request's one trust judgement (made by the client when it was opened)."""
     return request.judged
-
-
-SIGNAL_STATUS = f"{DOMAIN}_status_{{}}"
-
-
-def status_signal(entry_id: str) -> str:
-    """Dispatcher signal sent whenever the agent's status may have changed."""
-    return SIGNAL_STATUS.format(entry_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,5 +56,4 @@ __all__ = [
     "PacerelleRuntime",
     "event_data",
     "judged",
-    "status_signal",
 ]

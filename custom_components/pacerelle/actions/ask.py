@@ -72,8 +72,9 @@ from ..client import (
 )
 from ..const import CONF_AGENT_ID, CONF_CONVERSATION_ID, CONF_OWNER_ID, DOMAIN
 from ..errors import action_error
-from ..events import ATTR_ENTRY_ID, ATTR_WIDGET_ID, EVENT_WIDGET_RESPONSE
+from ..events import widget_response_data
 from ..runtime import PacerelleConfigEntry
+from ..signals import WidgetAnswer
 from .ask_answers import INDIVIDUAL, AnswerWait
 from .common import (
     AGENT_FIELDS,
@@ -191,15 +192,15 @@ async def async_ask(call: ServiceCall) -> ServiceResponse:
 
     trust = entry.runtime_data.trust
 
-    def trusted_now(data: Mapping[str, Any]) -> bool:
-        request = agent.find_request(str(data["message_id"]))
+    def trusted_now(answer: WidgetAnswer) -> bool:
         # The key that wrote the answer, judged on the decisions made since (the door).
-        return request is not None and agent.trust.judged_now(request).trusted
+        return agent.trust.judged_now(answer.request).trusted
 
     @callback
-    def untrusted(data: Mapping[str, Any]) -> None:
+    def untrusted(answer: WidgetAnswer) -> None:
+        message_id = answer.request.message_id
         hass.async_create_background_task(
-            _tell_untrusted(entry, data), f"pacerelle untrusted answer {data['message_id']}"
+            _tell_untrusted(entry, answer), f"pacerelle untrusted answer {message_id}"
         )
 
     wait = AnswerWait(
@@ -214,12 +215,8 @@ async def async_ask(call: ServiceCall) -> ServiceResponse:
     )
     stop_trust = trust.add_listener(lambda _decided, _before: wait.trust_changed())
 
-    @callback
-    def ours(data: dict[str, Any]) -> bool:
-        return data.get(ATTR_ENTRY_ID) == entry.entry_id and data.get(ATTR_WIDGET_ID) == widget_id
-
     # Listening before sending: a quick answer cannot slip between the two.
-    unsubscribe = hass.bus.async_listen(EVENT_WIDGET_RESPONSE, wait.answered, event_filter=ours)
+    unsubscribe = wait.listen(entry.entry_id)
     try:
         with client_errors(hass, entry, target["source_message_id"]):
             # Offline, the question waits queued no longer than the answer is awaited.
@@ -241,7 +238,7 @@ async def async_ask(call: ServiceCall) -> ServiceResponse:
     finally:
         unsubscribe()
         stop_trust()
-    answers = [_judged_device(entry, data) for data in wait.answers]
+    answers = [_answer_data(entry, answer) for answer in wait.answers]
     for data in answers:
         # Already marked (SendError) is no failure; a failed save is (store_failed, errors.py).
         with client_errors(hass, entry), contextlib.suppress(SendError):
@@ -265,23 +262,27 @@ def _asks_a_group(entry: PacerelleConfigEntry, target: dict[str, Any]) -> bool:
     return is_group_recipient(target["to"], conversation)
 
 
-async def _tell_untrusted(entry: PacerelleConfigEntry, data: Mapping[str, Any]) -> None:
+async def _tell_untrusted(entry: PacerelleConfigEntry, answer: WidgetAnswer) -> None:
     """Tell the sender (a reply to their answer) that it does not count yet, and why."""
-    text = async_get_exception_message(DOMAIN, "ask_untrusted", trust_placeholders(entry, data))
+    request = answer.request
+    text = async_get_exception_message(DOMAIN, "ask_untrusted", trust_placeholders(request.judged))
     try:
-        await entry.runtime_data.agent.send_text(text, source_message_id=str(data["message_id"]))
+        await entry.runtime_data.agent.send_text(text, source_message_id=request.message_id)
     except PacerelleError as err:
         _LOGGER.warning(
-            "Could not tell %s why their answer does not count: %s", data["sender_id"], err
+            "Could not tell %s why their answer does not count: %s", request.sender_id, err
         )
 
 
-def _judged_device(entry: PacerelleConfigEntry, data: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The answer with the device its trust was judged by: in a group, the device that
-    delivered the member's key (trust.py), which trust repairs and `block_device` name;
-    the relay's label for the device is unauthenticated and never judged."""
-    request = entry.runtime_data.agent.find_request(str(data["message_id"]))
-    if request is None or not request.is_group:
+def _answer_data(entry: PacerelleConfigEntry, answer: WidgetAnswer) -> Mapping[str, Any]:
+    """The answer's `pacerelle_widget_response` fields, with the device its trust was
+    judged by: in a group, the device that delivered the member's key (trust.py), which
+    trust repairs and `block_device` name; the relay's label for the device is
+    unauthenticated and never judged."""
+    request = answer.request
+    data = widget_response_data(entry.entry_id, str(entry.data[CONF_AGENT_ID]), request)
+    assert data is not None  # a WidgetAnswer's request is a widget answer
+    if not request.is_group:
         return data
     return {**data, "sender_device_id": request.judged.device_id}
 

@@ -49,21 +49,22 @@ without is answered that voice notes are not set up.
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
-from datetime import datetime
-from typing import Any, Final
+from functools import partial
+from typing import Final
 
 from homeassistant.components import conversation
 from homeassistant.components.assist_pipeline import Pipeline
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.const import MATCH_ALL
-from homeassistant.core import Context, Event, HomeAssistant, callback
+from homeassistant.core import Context, HomeAssistant, callback
+from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.translation import async_get_exception_message
 
-from ..client import CHAT_MESSAGE, MAX_SEND_TEXT_CHARS, PacerelleError
+from ..client import CHAT_MESSAGE, MAX_SEND_TEXT_CHARS, DeviceTrust, PacerelleError, Request
 from ..const import CONF_AGENT_ID, CONF_OWNER_ID, DOMAIN
 from ..options import AgentOptions
-from ..runtime import EVENT_MESSAGE, PacerelleConfigEntry, PacerelleRuntime
+from ..runtime import PacerelleRuntime
+from ..signals import Delivered, message_signal
 from ..voice.answer import SpokenAnswer, SpokenAnswerError, async_speak
 from ..voice.audio import MAX_VOICE_BYTES, MAX_VOICE_SECONDS
 from ..voice.transcripts import VOICE_PROBLEM_KEYS, VoiceOutcome, find_pipeline, voice_note
@@ -120,70 +121,78 @@ class AssistBridge:
         self._voice_pipeline = voice_pipeline
         self._spoken_answer = spoken_answer
         self._in_groups = in_groups
-        self._queue: asyncio.Queue[tuple[float, Mapping[str, Any]]] = asyncio.Queue()
+        self._queue: asyncio.Queue[tuple[float, Delivered]] = asyncio.Queue()
         self._conversations: dict[str, str] = {}
 
     @callback
     def async_start(self) -> None:
-        """Listen for requests and answer them until the entry unloads."""
+        """Listen for requests and answer them until the entry unloads: the agent's own
+        (signals.py), never the bus's, where anyone may fire a `pacerelle_message`."""
         entry = self._entry
-        entry.async_on_unload(self._hass.bus.async_listen(EVENT_MESSAGE, self._on_message))
+        entry.async_on_unload(
+            async_dispatcher_connect(self._hass, message_signal(entry.entry_id), self._on_message)
+        )
         entry.async_create_background_task(
             self._hass, self._work(), f"pacerelle assist bridge {entry.entry_id}"
         )
 
     @callback
-    def _on_message(self, event: Event[Mapping[str, Any]]) -> None:
-        data = event.data
-        if data["entry_id"] != self._entry.entry_id:
-            return
+    def _on_message(self, delivered: Delivered) -> None:
+        request = delivered.request
         # In a group (option `assist_in_groups`) any member asks; trust decides in _answer.
-        answered = self._in_groups if data["group"] else data["sender_id"] == self._owner_id
+        answered = self._in_groups if request.is_group else request.sender_id == self._owner_id
         if not answered:
-            _LOGGER.debug("Assist bridge ignores %s from %s", data["message_id"], data["sender_id"])
+            _LOGGER.debug("Assist bridge ignores %s from %s", request.message_id, request.sender_id)
             return
-        if data["kind"] not in ANSWERED_KINDS:
+        if request.kind not in ANSWERED_KINDS:
             return
-        if not (str(data["text"]).strip() or self._is_voice(data)):
+        if not (request.text.strip() or self._is_voice(request)):
             return
-        self._queue.put_nowait((time.monotonic(), data))
+        self._queue.put_nowait((time.monotonic(), delivered))
 
     async def _work(self) -> None:
         while True:
-            since, request = await self._queue.get()
+            since, delivered = await self._queue.get()
+            message_id = delivered.request.message_id
             try:
-                await async_grace(since)
-                await self._answer(request)
+                await async_grace(
+                    self._hass,
+                    self._entry.entry_id,
+                    since,
+                    partial(taken_by_automation, self._entry.runtime_data.agent, message_id),
+                )
+                await self._answer(delivered)
             except Exception:
                 # One bad request must not end the bridge.
-                _LOGGER.exception("Assist bridge failed on request %s", request["message_id"])
+                _LOGGER.exception("Assist bridge failed on request %s", message_id)
 
-    async def _answer(self, request: Mapping[str, Any]) -> None:
-        message_id = str(request["message_id"])
+    async def _answer(self, delivered: Delivered) -> None:
+        request, trust = delivered.request, delivered.trust
+        message_id = request.message_id
         # Taken whatever happens next: a transcript is not kept in memory once handled.
         outcome = self._entry.runtime_data.voice.take(message_id)
         if taken_by_automation(self._entry.runtime_data.agent, message_id):
             _LOGGER.debug("Assist bridge leaves %s to the automation that handled it", message_id)
             return
-        if request["group"] and not self._member_now(request):
+        if request.is_group and not self._member_now(request):
             # Nothing is said: they no longer read the group (the reply would go to it).
             _LOGGER.warning(
                 "Assist bridge did not run request %s: %s is no member of group %s now",
                 message_id,
-                request["sender_id"],
-                request["conversation_id"],
+                request.sender_id,
+                request.conversation_id,
             )
             return
-        if not request.get("trusted"):
+        if not trust.trusted:
             _LOGGER.warning(
                 "Assist bridge did not run request %s: device %s is %s, not trusted",
                 message_id,
-                request["sender_device_id"],
-                request.get("trust_state"),
+                request.sender_device_id,
+                trust.state.value,
             )
-            await self._tell(message_id, "assist_untrusted", self._trust_placeholders(request))
+            await self._tell(message_id, "assist_untrusted", trust_placeholders(trust))
             return
-        age = request_age(request)
+        age = request_age(request.received_at, request.relayed_at)
         if age > MAX_REQUEST_AGE:
             _LOGGER.warning(
                 "Assist bridge did not run request %s: %.0f s old (limit %.0f s)",
@@ -193,15 +202,15 @@ class AssistBridge:
             )
             await self._tell(message_id, "assist_too_old", {"minutes": str(int(age // 60))})
             return
-        text, agent_id, language = str(request["text"]), self._conversation_agent_id, None
+        text, agent_id, language = request.text, self._conversation_agent_id, None
         pipeline: Pipeline | None = None
         if self._is_voice(request):
             pipeline = self._pipeline() if self._voice_pipeline is not None else None
-            transcript = request.get("transcript")
+            transcript = delivered.transcript
             if pipeline is None or not transcript:
                 await self._tell_voice_problem(message_id, pipeline, outcome)
                 return
-            text, agent_id = str(transcript), pipeline.conversation_engine
+            text, agent_id = transcript, pipeline.conversation_engine
             language = conversation_language(pipeline)
         try:
             answer = await self._ask(request, text, agent_id, language)
@@ -239,23 +248,23 @@ class AssistBridge:
             # Left pending: an automation, a tool or the owner can still see it.
             _LOGGER.warning("Assist bridge could not answer request %s: %s", message_id, err)
 
-    def _member_now(self, request: Mapping[str, Any]) -> bool:
+    def _member_now(self, request: Request) -> bool:
         """Whether the sender is a member of the group as the agent knows it now (its
         current epoch's, client/conversations/group_epochs.py; anyone when it knows none), as for
         pacerelle.ask's response_mode: a member who left still holds an old key that
         opens, and their device may still be trusted."""
         agent = self._entry.runtime_data.agent
         members = agent.data.conversations.group_members(
-            str(request["conversation_id"]), str(self._entry.data[CONF_AGENT_ID])
+            request.conversation_id, str(self._entry.data[CONF_AGENT_ID])
         )
-        return not members or request["sender_id"] in members
+        return not members or request.sender_id in members
 
-    def _is_voice(self, request: Mapping[str, Any]) -> bool:
+    def _is_voice(self, request: Request) -> bool:
         """A voice note the bridge must hear: a voice pipeline is chosen, or none is and
         the note has no text to answer instead (the person is told, never silence)."""
-        if voice_note(request.get("attachments") or []) is None:
+        if voice_note(request.attachments) is None:
             return False
-        return self._voice_pipeline is not None or not str(request["text"]).strip()
+        return self._voice_pipeline is not None or not request.text.strip()
 
     def _pipeline(self) -> Pipeline | None:
         assert self._voice_pipeline is not None
@@ -304,9 +313,6 @@ class AssistBridge:
             _LOGGER.debug("Spoken answer to %s failed", message_id, exc_info=True)
         return None
 
-    def _trust_placeholders(self, request: Mapping[str, Any]) -> dict[str, str]:
-        return trust_placeholders(self._entry, request)
-
     async def _tell(self, message_id: str, key: str, placeholders: dict[str, str]) -> None:
         """Say why a request was not run; the request stays pending for automations."""
         text = async_get_exception_message(DOMAIN, key, placeholders)
@@ -315,10 +321,8 @@ class AssistBridge:
         except PacerelleError as err:
             _LOGGER.warning("Assist bridge could not answer request %s: %s", message_id, err)
 
-    async def _ask(
-        self, request: Mapping[str, Any], text: str, agent_id: str, language: str | None
-    ) -> str:
-        conversation_id = str(request["conversation_id"])
+    async def _ask(self, request: Request, text: str, agent_id: str, language: str | None) -> str:
+        conversation_id = request.conversation_id
         async with asyncio.timeout(ANSWER_TIMEOUT):
             result = await conversation.async_converse(
                 self._hass,
@@ -351,10 +355,10 @@ def conversation_language(pipeline: Pipeline) -> str:
     return pipeline.stt_language or pipeline.tts_language or pipeline.language
 
 
-def request_age(request: Mapping[str, Any], now: float | None = None) -> float:
-    """Seconds since the oldest time the request may date from (event data)."""
-    moments = [request["received_at"], request.get("relayed_at")]
-    earliest = min(datetime.fromisoformat(str(m)).timestamp() for m in moments if m is not None)
+def request_age(received_at: float, relayed_at: float | None, now: float | None = None) -> float:
+    """Seconds since the oldest time the request may date from: our receive time, or the
+    relay's when it is older (a relay's later time never makes a request younger)."""
+    earliest = received_at if relayed_at is None else min(received_at, relayed_at)
     return (time.time() if now is None else now) - earliest
 
 
@@ -373,12 +377,8 @@ def async_setup_assist_bridge(hass: HomeAssistant, entry: ConfigEntry[PacerelleR
         ).async_start()
 
 
-def trust_placeholders(entry: PacerelleConfigEntry, request: Mapping[str, Any]) -> dict[str, str]:
-    """`state` and `code` of the request's own judgement (client/trust/door.py), for the
+def trust_placeholders(trust: DeviceTrust) -> dict[str, str]:
+    """`state` and `code` of a request's own judgement (client/trust/door.py), for the
     answers that tell a device it is not trusted yet: the code of the very key that wrote it
     (in a group, the key of the session that delivered the member's key)."""
-    stored = entry.runtime_data.agent.find_request(str(request["message_id"]))
-    return {
-        "state": str(request.get("trust_state")),
-        "code": stored.judged.code if stored is not None else "",
-    }
+    return {"state": trust.state.value, "code": trust.code}

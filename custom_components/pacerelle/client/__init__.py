@@ -8,7 +8,13 @@ from .conversations.groups import GroupError
 from .conversations.history import HISTORY_LIMIT, MAX_NOTE_CHARS, History, Reply
 from .conversations.history_v1 import HistoryKeyError
 from .conversations.payloads import CHAT_MESSAGE, WIDGET_RESPONSE
-from .conversations.widget_answers import Addressee, MemberAnswers, answer_problem, parse_response
+from .conversations.widget_answers import (
+    Addressee,
+    MemberAnswers,
+    WidgetResponse,
+    answer_problem,
+    parse_response,
+)
 from .conversations.widgets import (
     CHOICE,
     CONFIRM,
@@ -147,6 +153,7 @@ __all__ = [
     "TrustState",
     "UntrustedGroupKeysError",
     "WidgetError",
+    "WidgetResponse",
     "answer_problem",
     "begin",
     "build_update",

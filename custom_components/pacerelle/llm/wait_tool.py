@@ -17,7 +17,7 @@ from homeassistant.helpers.dispatcher import async_dispatcher_connect
 
 from ..client import Request
 from ..const import DOMAIN
-from ..runtime import status_signal
+from ..signals import status_signal
 from .cursor import Cursor, CursorError, after, arrival_ranks, in_order
 from .tools import AgentRef, PacerelleTool, request_view, tool_schema
 

@@ -163,7 +163,7 @@ def group_members(
     return member_ids(epoch, held, agent_id)
 
 
-class MemberAnswers:
+class MemberAnswers[T]:
     """`individual` answers: each member's first answer, in arrival order.
 
     A member's later answers are refused (`add` returns False): the first one is what the
@@ -171,9 +171,9 @@ class MemberAnswers:
     """
 
     def __init__(self) -> None:
-        self.answers: dict[str, Mapping[str, Any]] = {}
+        self.answers: dict[str, T] = {}
 
-    def add(self, sender_id: str, answer: Mapping[str, Any]) -> bool:
+    def add(self, sender_id: str, answer: T) -> bool:
         """Keep the member's answer; False when they had answered already."""
         if sender_id in self.answers:
             return False
