@@ -16,7 +16,8 @@ from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.repairs import issue_id as trust_issue_id
-from custom_components.pacerelle.runtime import EVENT_MESSAGE, status_signal
+from custom_components.pacerelle.runtime import EVENT_MESSAGE
+from custom_components.pacerelle.signals import status_signal
 from custom_components.pacerelle.store.agent_store import AgentStore, record_store
 from tests.emulator_fixtures import EmulatorHandle
 from tests.runtime_harness import add_entry, connected_entry, wait_until
