@@ -28,9 +28,16 @@ from ..conversations.history import FAILED, SENT, UNCERTAIN, Reply
 from ..conversations.payloads import chat_payload
 from ..crypto_jobs import Sealed, UntrustedGroupKeysError, seal
 from ..device_ids import is_device_id
-from ..errors import PacerelleConnectionError, PacerelleError, SendError, SendRefusal
+from ..errors import (
+    PacerelleConnectionError,
+    PacerelleError,
+    PacerelleResponseError,
+    SendError,
+    SendRefusal,
+)
 from ..inbox.requests import Request, payload_seal
 from ..limits import MAX_SEND_TEXT_CHARS
+from ..relay.answers import device_id
 from ..relay.api import AgentApi
 from ..relay.frames import build_message, is_group_recipient
 from ..signal.errors import SignalError, SignalErrorKind
@@ -367,6 +374,16 @@ class Sender:
             )
         except Exception as err:
             raise SendError(SendRefusal.BAD_ATTACHMENT, "the file does not decrypt") from err
+
+
+def checked_device(to_device_id: str | None) -> str | None:
+    """A device id given by the caller, canonical as the relay's (server_answers.device_id)."""
+    if to_device_id is None:
+        return None
+    try:
+        return device_id(to_device_id, "to_device_id")
+    except PacerelleResponseError:
+        raise SendError(SendRefusal.INVALID_DEVICE_ID, repr(to_device_id)[:40]) from None
 
 
 def public_descriptor(secret: Mapping[str, Any]) -> dict[str, Any]:
