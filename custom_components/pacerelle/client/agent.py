@@ -17,16 +17,24 @@ import aiohttp
 
 from .agent_core import AgentConfig, AgentCore, AgentHooks, ConnectionState
 from .agent_data import AgentData
+from .attachments import (
+    Files,
+    OutgoingFile,
+    hooks_for_host,
+    public_descriptor,
+    secret_descriptor,
+)
 from .conversations.checkpoints import Checkpoint
 from .conversations.history import History, Reply
 from .conversations.payloads import chat_payload
+from .errors import SendError, SendRefusal
 from .inbox import handling
 from .inbox.decrypt_failures import DecryptionOutcome
 from .inbox.pipeline import InboxPipeline
 from .inbox.queue import InboundQueue
 from .inbox.requests import Request
 from .outbox.queue import DEFAULT_EXPIRE_AFTER
-from .outbox.sender import Sender, checked_device, public_descriptor, secret_descriptor
+from .outbox.sender import Sender, checked_device
 from .relay.api import AgentApi
 from .relay.connection import ConnectionLoop
 from .relay.prekeys import PrekeyPublisher
@@ -63,13 +71,15 @@ class Agent:
         """`trust`: the door with the host's loaded trust book (none: a new, empty one)."""
         self._tokens = tokens
         self._rekeyed = False  # prekeys re-keyed once per run at most (agent_restore.py)
-        hooks = replace(hooks, decryption=self._watching_prekeys(hooks.decryption))
+        # The host is given requests without attachment keys (attachments.py).
+        hooks = replace(hooks_for_host(hooks), decryption=self._watching_prekeys(hooks.decryption))
         door = trust if trust is not None else TrustDoor(config.owner_id)
         self._core = AgentCore(config, hooks, data, extra, door)
         self._api = AgentApi(session, config.server_url, tokens)
         self._inbox = InboxPipeline(self._core, self._api)
         self._prekeys = PrekeyPublisher(self._core, self._api)
         self._sender = Sender(self._core, self._api)
+        self._files = Files(self._core, self._api)
         self._tasks: list[asyncio.Task[None]] = []
         self._stopping = asyncio.Event()
         self.refusals = GatewayRefusals()  # messages refused for good on arrival
@@ -165,17 +175,19 @@ class Agent:
 
     def find_request(self, message_id: str) -> Request | None:
         """A request by id: pending, being handed over, or still in the history."""
-        return self._sender.find_request(message_id)
+        request = self._sender.find_request(message_id)
+        return request.for_host() if request is not None else None
 
     def pending_requests(self, conversation_id: str | None = None) -> list[Request]:
         return [
-            request
+            request.for_host()
             for request in self._core.data.inbox.pending.values()
             if conversation_id is None or request.conversation_id == conversation_id
         ]
 
     def history(self, conversation_id: str | None = None, limit: int = 50) -> History:
-        return self._core.data.history.filtered(conversation_id, max(1, min(limit, 50)))
+        history = self._core.data.history.filtered(conversation_id, max(1, min(limit, 50)))
+        return history.for_host()
 
     def checkpoints(
         self, conversation_id: str | None = None, include_completed: bool = False
@@ -193,16 +205,18 @@ class Agent:
         to: str | None = None,
         to_device_id: str | None = None,
         reply_to_message_id: str | None = None,
-        attachments: Sequence[Mapping[str, Any]] = (),
+        files: Sequence[OutgoingFile] = (),
         expire_after: float = DEFAULT_EXPIRE_AFTER,
     ) -> Reply:
-        """Send text (and uploaded attachments, from `upload_attachment`).
+        """Send text and `files` (each sealed and uploaded here first: attachments.py).
 
-        Offline, it is queued for up to `expire_after` seconds (0: refused at once).
+        Offline, it is queued for up to `expire_after` seconds (0: refused at once); an
+        upload needs the relay, so a send with files is refused while offline.
         """
         target = self._sender.resolve(
             source_message_id, conversation_id, to, checked_device(to_device_id)
         )
+        attachments = await self._files.upload_all(files)
         secrets = [secret_descriptor(item) for item in attachments]
         return await self._sender.send(
             chat_payload(text, secrets),
@@ -244,13 +258,14 @@ class Agent:
         async with self._core.lock:
             return await self._sender.queue.clear()
 
-    async def upload_attachment(
-        self, content: bytes, *, name: str, mime: str, extra: Mapping[str, int] | None = None
-    ) -> dict[str, Any]:
-        return await self._sender.upload(content, name=name, mime=mime, extra=extra)
-
-    async def download_attachment(self, attachment: Mapping[str, Any]) -> bytes:
-        return await self._sender.download(attachment)
+    async def download(self, message_id: str, index: int) -> bytes:
+        """The bytes of the `index`-th (from 0) file of a request, checked and decrypted."""
+        request = self._sender.find_request(message_id)
+        if request is None:
+            raise SendError(SendRefusal.UNKNOWN_REQUEST, message_id)
+        if not 0 <= index < len(request.attachments):
+            raise SendError(SendRefusal.BAD_ATTACHMENT, f"no file {index + 1}")
+        return await self._files.download(request.attachments[index])
 
     async def mark_processed(self, message_id: str, note: str | None = None) -> Request:
         return await handling.mark_processed(self._core, message_id, note)
