@@ -9,7 +9,7 @@ import pytest
 
 from custom_components.pacerelle.client.attachments import OutgoingFile, public_descriptor
 from custom_components.pacerelle.client.conversations.history import FAILED
-from custom_components.pacerelle.client.errors import SendError
+from custom_components.pacerelle.client.errors import PacerelleError, SendError
 from custom_components.pacerelle.client.limits import MAX_FILE_BYTES, MAX_SEND_TEXT_CHARS
 from custom_components.pacerelle.client.relay.frames import group_recipient
 from tests.client_agent_harness import Recorder, connected_agent, wait_for
@@ -95,6 +95,27 @@ async def test_attachments_with_a_bad_descriptor_or_key_are_refused(
             with pytest.raises(SendError, match=message) as caught:
                 await files.download(descriptor)
             assert caught.value.reason == "bad_attachment"
+
+
+async def test_an_optional_file_whose_upload_fails_is_left_out_a_required_one_refuses(
+    emulator: EmulatorHandle,
+) -> None:
+    """A spoken answer (required=False) is dropped when the relay refuses its upload and the
+    text goes alone; a file the caller asked for fails the send, which then sends nothing."""
+    installed = await emulator.install()
+    recorder = Recorder()
+    async with connected_agent(emulator, installed, recorder) as agent:
+        message_id = await emulator.send(installed.conversation_id, text="hi")
+        await wait_for(lambda: len(recorder.delivered) == 1)
+        await emulator.faults(route_status={"/agent/blobs": 503})
+        spoken = OutgoingFile("answer.mp3", "audio/mpeg", b"sound", required=False)
+        await agent.send_text("the text", source_message_id=message_id, files=[spoken])
+        (entry,) = await emulator.wait_inbox(installed.conversation_id, 1)
+        assert (entry["kind"], entry.get("files") or []) == ("text", [])
+        asked = OutgoingFile("plan.pdf", "application/pdf", b"pdf")
+        with pytest.raises(PacerelleError):
+            await agent.send_text("with the plan", source_message_id=message_id, files=[asked])
+        assert [reply.text for reply in agent.history().replies] == ["the text"]
 
 
 async def test_a_text_over_the_limit_is_refused_before_anything_is_recorded(
