@@ -88,6 +88,13 @@ async def call(
     )
 
 
+def stored_attachment(agent: Agent, message_id: str, index: int = 0) -> dict[str, Any]:
+    """The client's own copy of a received attachment (with its blob id and key), which the
+    Home Assistant side is never given: for tests that make the relay fail one blob."""
+    request = agent.runtime.agent.data.inbox.pending[message_id]
+    return dict(request.attachments[index])
+
+
 def shown_code(emulator: EmulatorHandle, person_id: str, device_id: str) -> str:
     """The verification code the person's app shows for that device (what the user compares)."""
     return str(

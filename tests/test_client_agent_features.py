@@ -9,6 +9,7 @@ import time
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from custom_components.pacerelle.client.agent_data import AgentData
+from custom_components.pacerelle.client.attachments import OutgoingFile
 from custom_components.pacerelle.client.conversations import groups
 from custom_components.pacerelle.client.signal.prekeys import (
     ONE_TIME_PREKEY_LOW_WATER,
@@ -120,11 +121,12 @@ async def test_attachments_both_ways(emulator: EmulatorHandle) -> None:
             "image/jpeg",
             3000,
         )
-        assert await agent.download_attachment(attachment) == photo
+        assert not {"key_b64", "iv_b64", "blob_id", "sha256"} & set(attachment)  # the client's
+        assert await agent.download(message_id, 0) == photo
 
         snapshot = os.urandom(5000)
-        uploaded = await agent.upload_attachment(snapshot, name="snap.png", mime="image/png")
-        await agent.send_text("here", source_message_id=message_id, attachments=[uploaded])
+        snap = OutgoingFile("snap.png", "image/png", snapshot)
+        await agent.send_text("here", source_message_id=message_id, files=[snap])
         (entry,) = await emulator.wait_inbox(installed.conversation_id, 1)
         assert entry["kind"] == "chat.message"
         assert entry["attachments"][0]["name"] == "attachment"  # the relay sees no metadata

@@ -2,10 +2,10 @@
 
 import asyncio
 
-from custom_components.pacerelle.client.agent import backoff_delay
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.inbox.requests import Request
+from custom_components.pacerelle.client.relay.connection import backoff_delay
 from tests.client_agent_harness import Recorder, connected_agent, make_agent, wait_for
 from tests.emulator import EmulatorConfig
 from tests.emulator_fixtures import EmulatorHandle, running_emulator

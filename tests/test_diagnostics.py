@@ -14,6 +14,7 @@ from pytest_homeassistant_custom_component.components.diagnostics import (
 from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 from syrupy.assertion import SnapshotAssertion
 
+from custom_components.pacerelle.client import OutgoingFile
 from custom_components.pacerelle.diagnostics import Pseudonyms
 from custom_components.pacerelle.options import CONF_LLM_CONVERSATIONS
 from custom_components.pacerelle.store.agent_store import AgentStore
@@ -69,9 +70,9 @@ async def converse(hass: HomeAssistant, emulator: EmulatorHandle, setup: Setup) 
     await wait_state(hass, pending, "1")
     request = agent.find_request(message_id)
     assert request is not None
-    assert await agent.download_attachment(request.attachments[0]) == FILE_CONTENT
-    upload = await agent.upload_attachment(FILE_CONTENT, name="copy.pdf", mime="application/pdf")
-    await agent.send_text(REPLY_TEXT, source_message_id=message_id, attachments=[upload])
+    assert await agent.download(message_id, 0) == FILE_CONTENT
+    copy = OutgoingFile("copy.pdf", "application/pdf", FILE_CONTENT)
+    await agent.send_text(REPLY_TEXT, source_message_id=message_id, files=[copy])
     await agent.mark_processed(message_id, NOTE)
     await emulator.send(installed.conversation_id, widget_response={"ref": "w1", "value": "no"})
     await wait_state(hass, pending, "1")

@@ -29,7 +29,7 @@ from custom_components.pacerelle.errors import (
 )
 from tests.emulator_fixtures import EmulatorHandle
 from tests.llm_harness import running_agent
-from tests.services_harness import human_writes, refused, spoken_agent
+from tests.services_harness import human_writes, refused, spoken_agent, stored_attachment
 
 PACKAGE = Path(__file__).parent.parent / "custom_components" / "pacerelle"
 STRINGS = [PACKAGE / "strings.json", PACKAGE / "translations" / "en.json"]
@@ -136,10 +136,7 @@ async def test_an_action_that_meets_a_revoked_installation_asks_to_sign_in_again
     hass.config.allowlist_external_dirs = {str(tmp_path / "media")}
     file = {"name": "a.txt", "data_b64": base64.b64encode(b"a").decode()}
     message = await human_writes(emulator, agent, text="", attachments=[file])
-    descriptor = agent.runtime.find_attachment(
-        message["message_id"], message["attachments"][0]["id"]
-    )
-    assert descriptor is not None
+    descriptor = stored_attachment(agent, message["message_id"])
     await emulator.faults(
         runtime_token_status=401, route_status={f"/agent/blobs/{descriptor['blob_id']}": 401}
     )

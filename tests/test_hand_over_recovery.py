@@ -76,12 +76,12 @@ async def test_a_stop_before_the_mark_hands_the_stored_copy_over_once(
     agent = await media_agent(hass, emulator, tmp_path)
     downloads: list[str] = []
 
-    async def hangs(self: Agent_, attachment: Any) -> bytes:
-        downloads.append(str(attachment.get("name")))
+    async def hangs(self: Agent_, message_id: str, index: int) -> bytes:
+        downloads.append(f"{message_id}/{index}")
         await asyncio.Event().wait()  # never set: the entry is stopped first
         raise AssertionError
 
-    monkeypatch.setattr(Agent_, "download_attachment", hangs)
+    monkeypatch.setattr(Agent_, "download", hangs)
     attachments = [{"name": "a.txt", "data_b64": base64.b64encode(b"a").decode()}]
     message_id = await emulator.send(agent.conversation_id, text="look", attachments=attachments)
     await wait_until(lambda: bool(downloads))

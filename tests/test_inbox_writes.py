@@ -7,7 +7,6 @@ kill before the event never leaves the message accepted without one.
 """
 
 import asyncio
-from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -158,7 +157,7 @@ async def test_the_host_prepares_nothing_it_said_it_would_not(hass: HomeAssistan
     """events.py's `may_prepare` never guesses low: a request without files has nothing to
     prepare, even with a media folder set; one with files may."""
 
-    async def download(_attachment: Mapping[str, Any]) -> bytes:
+    async def download(_message_id: str, _index: int) -> bytes:
         raise AssertionError("nothing is downloaded")
 
     events = MessageEvents(hass, "entry", "agent", "/media/pacerelle", download)

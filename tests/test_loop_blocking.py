@@ -28,7 +28,7 @@ async def test_a_blocking_call_of_pacerelle_in_the_loop_fails(
     catches.found.clear()  # caught on purpose: the fixture must not fail this test
 
     # The same work in the executor, as the integration does it, is not a blocking call.
-    assert (await async_read_file(hass, str(path))).content == b"a"
+    assert (await async_read_file(hass, str(path))).data == b"a"
     assert catches.found == []
 
 

@@ -242,7 +242,7 @@ async def test_attachment_keys_stay_out_of_events_and_files_download(
             len(content),
         )
         assert "key_b64" not in json.dumps(events[0].data)
-        descriptor = runtime.find_attachment(message_id, public["id"])
-        assert descriptor is not None
-        assert await runtime.agent.download_attachment(descriptor) == content
-        assert runtime.find_attachment(message_id, "nope") is None
+        request = runtime.agent.find_request(message_id)
+        assert request is not None
+        assert request.attachments == ({**public},)  # the host's copy: no key either
+        assert await runtime.agent.download(message_id, 0) == content

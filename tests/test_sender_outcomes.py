@@ -7,9 +7,10 @@ import os
 
 import pytest
 
+from custom_components.pacerelle.client.attachments import OutgoingFile, public_descriptor
 from custom_components.pacerelle.client.conversations.history import FAILED
-from custom_components.pacerelle.client.limits import MAX_SEND_TEXT_CHARS
-from custom_components.pacerelle.client.outbox.sender import SendError, public_descriptor
+from custom_components.pacerelle.client.errors import PacerelleError, SendError
+from custom_components.pacerelle.client.limits import MAX_FILE_BYTES, MAX_SEND_TEXT_CHARS
 from custom_components.pacerelle.client.relay.frames import group_recipient
 from tests.client_agent_harness import Recorder, connected_agent, wait_for
 from tests.emulator_fixtures import EmulatorHandle
@@ -63,12 +64,14 @@ async def test_an_explicit_group_target_has_no_device(emulator: EmulatorHandle) 
 async def test_attachments_with_a_bad_descriptor_or_key_are_refused(
     emulator: EmulatorHandle,
 ) -> None:
+    """The client's own download (attachments.py) takes a file only as it was declared."""
     installed = await emulator.install()
     recorder = Recorder()
     async with connected_agent(emulator, installed, recorder) as agent:
+        files = agent._files
         content = os.urandom(1000)
-        secret = await agent.upload_attachment(content, name="a.bin", mime="application/x")
-        assert await agent.download_attachment(secret) == content
+        (secret,) = await files.upload_all([OutgoingFile("a.bin", "application/x", content)])
+        assert await files.download(secret) == content
         public = public_descriptor(secret)
         assert (public["name"], public["mime"]) == ("attachment", "application/octet-stream")
         assert "key_b64" not in public
@@ -78,12 +81,41 @@ async def test_attachments_with_a_bad_descriptor_or_key_are_refused(
             {k: v for k, v in secret.items() if k != "blob_id"},
         ):
             with pytest.raises(SendError, match="no key, IV or blob id") as caught:
-                await agent.download_attachment(broken)
+                await files.download(broken)
             assert caught.value.reason == "bad_attachment"
-        wrong_key = secret | {"key_b64": base64.b64encode(bytes(32)).decode()}
-        with pytest.raises(SendError, match="does not decrypt") as caught:
-            await agent.download_attachment(wrong_key)
-        assert caught.value.reason == "bad_attachment"
+        refusals = {
+            "does not decrypt": secret | {"key_b64": base64.b64encode(bytes(32)).decode()},
+            "digest does not match": secret | {"sha256": "0" * 64},
+            "1000 bytes, not the 1001 declared": secret | {"size": 1001},
+            "larger than the 10 bytes": secret | {"size": 10},
+            f"over {MAX_FILE_BYTES}": secret | {"size": MAX_FILE_BYTES + 1},
+            "no declared size": {k: v for k, v in secret.items() if k != "size"},
+        }
+        for message, descriptor in refusals.items():
+            with pytest.raises(SendError, match=message) as caught:
+                await files.download(descriptor)
+            assert caught.value.reason == "bad_attachment"
+
+
+async def test_an_optional_file_whose_upload_fails_is_left_out_a_required_one_refuses(
+    emulator: EmulatorHandle,
+) -> None:
+    """A spoken answer (required=False) is dropped when the relay refuses its upload and the
+    text goes alone; a file the caller asked for fails the send, which then sends nothing."""
+    installed = await emulator.install()
+    recorder = Recorder()
+    async with connected_agent(emulator, installed, recorder) as agent:
+        message_id = await emulator.send(installed.conversation_id, text="hi")
+        await wait_for(lambda: len(recorder.delivered) == 1)
+        await emulator.faults(route_status={"/agent/blobs": 503})
+        spoken = OutgoingFile("answer.mp3", "audio/mpeg", b"sound", required=False)
+        await agent.send_text("the text", source_message_id=message_id, files=[spoken])
+        (entry,) = await emulator.wait_inbox(installed.conversation_id, 1)
+        assert (entry["kind"], entry.get("files") or []) == ("text", [])
+        asked = OutgoingFile("plan.pdf", "application/pdf", b"pdf")
+        with pytest.raises(PacerelleError):
+            await agent.send_text("with the plan", source_message_id=message_id, files=[asked])
+        assert [reply.text for reply in agent.history().replies] == ["the text"]
 
 
 async def test_a_text_over_the_limit_is_refused_before_anything_is_recorded(

@@ -9,7 +9,14 @@ from homeassistant.core import HomeAssistant
 from custom_components.pacerelle.client.conversations.history import MAX_NOTE_CHARS
 from tests.emulator_fixtures import EmulatorHandle
 from tests.runtime_harness import wait_until
-from tests.services_harness import call, human_writes, refused, spoken_agent, start_agent
+from tests.services_harness import (
+    call,
+    human_writes,
+    refused,
+    spoken_agent,
+    start_agent,
+    stored_attachment,
+)
 
 PHOTO = b"\xff\xd8\xff\xe0 a tiny jpeg" * 10
 
@@ -144,9 +151,7 @@ async def test_download_failures_are_explained(
     hass.config.allowlist_external_dirs = {str(tmp_path / "media")}
     file = {"name": "a.txt", "data_b64": base64.b64encode(b"a").decode()}
     message = await human_writes(emulator, agent, text="", attachments=[file])
-    attachment_id = message["attachments"][0]["id"]
-    descriptor = agent.runtime.find_attachment(message["message_id"], attachment_id)
-    assert descriptor is not None
+    descriptor = stored_attachment(agent, message["message_id"])
     await emulator.faults(route_status={f"/agent/blobs/{descriptor['blob_id']}": 404})
     request = {"message_id": message["message_id"], "folder": str(tmp_path / "media")}
     error = await refused(hass, "download_attachment", request, "download_failed")

@@ -13,9 +13,7 @@ import base64
 import logging
 import os
 import time
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from homeassistant.core import HomeAssistant
 from pytest_homeassistant_custom_component.common import async_capture_events
@@ -45,8 +43,8 @@ async def test_send_never_waits_for_a_slow_download(
     events = async_capture_events(hass, EVENT_MESSAGE)
     running: list[Agent] = []  # the agent, once started (files arrive only then)
 
-    async def download(attachment: Mapping[str, Any]) -> bytes:
-        return await running[0].download_attachment(attachment)
+    async def download(message_id: str, index: int) -> bytes:
+        return await running[0].download(message_id, index)
 
     message_events = MessageEvents(
         hass, "entry", installed.agent_id, str(tmp_path), download, download_deadline=DEADLINE
@@ -120,11 +118,11 @@ async def test_downloads_are_bounded_in_number_and_in_time(
     peak = 0
     started: list[str] = []
 
-    async def never_ending(attachment: Mapping[str, Any]) -> bytes:
+    async def never_ending(message_id: str, index: int) -> bytes:
         nonlocal running, peak
         running += 1
         peak = max(peak, running)
-        started.append(str(attachment["id"]))
+        started.append(f"{message_id}/{index}")
         try:
             await asyncio.Event().wait()  # a relay that never finishes the blob
         finally:
@@ -146,7 +144,7 @@ async def test_downloads_are_bounded_in_number_and_in_time(
     assert peak == 2
     # The first two took the slots; the others waited for one until their own deadline
     # (which may free a slot for an instant before their cancellation lands).
-    assert started[:2] == ["f0", "f1"]
+    assert started[:2] == ["m0/0", "m1/0"]
     assert running == 0
     assert 0.5 <= elapsed < 1.5
     assert [event.data["message_id"] for event in events] == ["m0", "m1", "m2", "m3"]

@@ -198,7 +198,7 @@ async def test_a_persons_later_note_waits_its_turn_without_losing_its_download(
     )
     data, _ = wav_note(0.25)
 
-    async def download(_attachment: Mapping[str, Any]) -> bytes:
+    async def download(_message_id: str, _index: int) -> bytes:
         await asyncio.sleep(0)  # a real download waits for the relay
         return data
 

@@ -244,8 +244,8 @@ class AgentCoordinator:
     def revoked(self) -> None:
         async_start_reauth(self.hass, self.entry)
 
-    async def _download(self, attachment: Mapping[str, Any]) -> bytes:
-        return await self.agent.download_attachment(attachment)  # once the agent runs
+    async def _download(self, message_id: str, index: int) -> bytes:
+        return await self.agent.download(message_id, index)  # once the agent runs
 
     # Start and stop
 

@@ -37,6 +37,7 @@ from .client import (
     PacerelleResponseError,
     QueueFullError,
     RequestTooLargeError,
+    ResponseTooLargeError,
     SendError,
     SendRefusal,
     StoreError,
@@ -83,6 +84,7 @@ ERRORS: Final[dict[type[PacerelleError], Translation]] = {
     # The server refused or answered garbage: the action failed, with what it said.
     PacerelleResponseError: _FAILED,
     PacerelleApiError: _FAILED,
+    ResponseTooLargeError: _FAILED,
     FrameError: _FAILED,
     GroupError: _FAILED,
     HistoryKeyError: _FAILED,

@@ -74,7 +74,13 @@ from typing import Any, Final
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers.dispatcher import async_dispatcher_send
 
-from .client import DeviceTrust, PacerelleConnectionError, Request, parse_response
+from .client import (
+    DeviceTrust,
+    PacerelleConnectionError,
+    Request,
+    parse_response,
+    public_attachment,
+)
 from .files.attachments import Download, async_save_incoming
 from .signals import Delivered, WidgetAnswer, message_signal, widget_answer_signal
 from .voice.transcripts import VoiceNotes
@@ -89,7 +95,6 @@ EVENT_MESSAGE_STATUS: Final = "pacerelle_message_status"
 ATTR_ENTRY_ID: Final = "entry_id"
 ATTR_AGENT_ID: Final = "agent_id"
 ATTR_WIDGET_ID: Final = "widget_id"
-PUBLIC_ATTACHMENT_FIELDS: Final = ("id", "name", "mime", "size", "width", "height", "duration_ms")
 DOWNLOAD_DEADLINE: Final = 120.0
 """Seconds from the start of a message's downloads until its files not yet saved are
 given up (25 MiB at ~2 Mbit/s; the request timeout of one HTTP call is 30 s)."""
@@ -125,7 +130,7 @@ def event_data(
     """
     attachments = []
     for item in request.attachments:
-        public = {name: item[name] for name in PUBLIC_ATTACHMENT_FIELDS if name in item}
+        public = public_attachment(item)
         if saved is not None:
             public["path"] = saved.get(str(item.get("id")))
         attachments.append(public)
@@ -238,13 +243,13 @@ class MessageEvents:
         # The voice note's bytes, once downloaded for speech-to-text, are saved as they are.
         fetched: dict[str, bytes] = {}
 
-        async def fetch(attachment: Mapping[str, Any], deadline: float) -> bytes:
-            key = str(attachment.get("id"))
+        async def fetch(index: int, deadline: float) -> bytes:
+            key = str(request.attachments[index].get("id"))
             if key in fetched:
                 return fetched.pop(key)
             try:
                 async with asyncio.timeout_at(deadline), self._downloads:
-                    data = await self._download(attachment)
+                    data = await self._download(request.message_id, index)
             except TimeoutError:
                 # A PacerelleError: async_save_incoming marks the file unsaved and goes on.
                 raise PacerelleConnectionError(
@@ -258,13 +263,18 @@ class MessageEvents:
         # notes are heard (voice.py's lock), the files' once the note is; those waits are
         # not the relay's slowness.
         if note is not None and self._voice is not None:
+            # The note is the first attachment equal to it (voice_note: the first audio one).
+            at = request.attachments.index(note)
             await self._voice.async_transcribe(
-                request, note, lambda item: fetch(item, loop.time() + self._download_deadline)
+                request, note, lambda _note: fetch(at, loop.time() + self._download_deadline)
             )
         if save:
             deadline = loop.time() + self._download_deadline
             saved = await async_save_incoming(
-                self._hass, self._media_folder, request, lambda item: fetch(item, deadline)
+                self._hass,
+                self._media_folder,
+                request,
+                lambda _message_id, index: fetch(index, deadline),
             )
             self._saved[request.message_id] = saved
 

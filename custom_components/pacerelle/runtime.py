@@ -4,9 +4,7 @@ coordinator.py builds it (and hosts the agent); the platforms, actions and the A
 bridge read it. Every field is set before the runtime exists: no part of it is optional.
 """
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from homeassistant.config_entries import ConfigEntry
 
@@ -37,13 +35,6 @@ class PacerelleRuntime:
     @property
     def status(self) -> AgentStatus:
         return self.agent.status
-
-    def find_attachment(self, message_id: str, attachment_id: str) -> Mapping[str, Any] | None:
-        """An incoming attachment's full descriptor (with its key), to download it."""
-        request = self.agent.find_request(message_id)
-        if request is None:
-            return None
-        return next((a for a in request.attachments if a.get("id") == attachment_id), None)
 
 
 # The typed config entry, defined once next to the runtime data it types.

@@ -1,6 +1,5 @@
 """Actions about what arrived: mark_processed, get_history, get_status, download_attachment."""
 
-from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -9,9 +8,9 @@ from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse
 from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import config_validation as cv
 
-from ..client import HISTORY_LIMIT, MAX_NOTE_CHARS
+from ..client import HISTORY_LIMIT, MAX_NOTE_CHARS, public_attachment
 from ..const import CONF_AGENT_ID, DOMAIN
-from ..events import PUBLIC_ATTACHMENT_FIELDS, event_data
+from ..events import event_data
 from ..files.attachments import async_allowed_folder, async_save, target_of
 from ..runtime import PacerelleConfigEntry
 from .common import (
@@ -151,15 +150,16 @@ async def async_download_attachment(call: ServiceCall) -> ServiceResponse:
     for index, item in items:
         # Numbered as in the message, so a fallback name is the same as in the media folder.
         target = target_of(folder, item, index, None)
-        path = await async_save(hass, target, await _download(hass, entry, message_id, item))
-        public = {key: item[key] for key in PUBLIC_ATTACHMENT_FIELDS if key in item}
+        path = await async_save(hass, target, await _download(hass, entry, message_id, index))
+        public = public_attachment(item)
         files.append({**public, "path": path})
     return {"message_id": message_id, "files": files}
 
 
 async def _download(
-    hass: HomeAssistant, entry: PacerelleConfigEntry, message_id: str, item: Mapping[str, Any]
+    hass: HomeAssistant, entry: PacerelleConfigEntry, message_id: str, index: int
 ) -> bytes:
-    """The decrypted file, or a translated error saying why not (errors.py)."""
+    """The file, checked and decrypted by the client, or a translated error saying why not
+    (errors.py)."""
     with client_errors(hass, entry, message_id, failed="download_failed"):
-        return await entry.runtime_data.agent.download_attachment(item)
+        return await entry.runtime_data.agent.download(message_id, index)

@@ -21,6 +21,7 @@ from ..client import (
     WIDGET_STANDARD,
     WIDGET_UPDATE,
     History,
+    OutgoingFile,
     Reply,
     WidgetError,
     build_update,
@@ -31,7 +32,6 @@ from ..const import DOMAIN
 from ..errors import action_error
 from ..files.attachments import (
     MAX_ATTACHMENTS,
-    OutgoingFile,
     async_camera_snapshot,
     async_read_file,
 )
@@ -137,15 +137,11 @@ async def async_send_message(call: ServiceCall) -> ServiceResponse:
         raise ServiceValidationError(translation_domain=DOMAIN, translation_key="text_required")
     agent = entry.runtime_data.agent
     with client_errors(call.hass, entry, target["source_message_id"]):
-        uploaded = [
-            await agent.upload_attachment(item.content, name=item.name, mime=item.mime)
-            for item in files
-        ]
         reply = await agent.send_text(
             text,
             **target,
             reply_to_message_id=call.data.get(ATTR_REPLY_TO),
-            attachments=uploaded,
+            files=files,
             expire_after=expire_after(call),
         )
     return reply_response(reply, attachments=[{"name": f.name, "mime": f.mime} for f in files])

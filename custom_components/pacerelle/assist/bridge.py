@@ -60,7 +60,14 @@ from homeassistant.core import Context, HomeAssistant, callback
 from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.translation import async_get_exception_message
 
-from ..client import CHAT_MESSAGE, MAX_SEND_TEXT_CHARS, DeviceTrust, PacerelleError, Request
+from ..client import (
+    CHAT_MESSAGE,
+    MAX_SEND_TEXT_CHARS,
+    DeviceTrust,
+    OutgoingFile,
+    PacerelleError,
+    Request,
+)
 from ..const import CONF_AGENT_ID, CONF_OWNER_ID, DOMAIN
 from ..options import AgentOptions
 from ..runtime import PacerelleRuntime
@@ -226,22 +233,18 @@ class AssistBridge:
         spoken = await self._speak(message_id, pipeline, answer)
         agent = self._entry.runtime_data.agent
         try:
-            attachments = []
-            if spoken is not None:
-                try:
-                    attachments.append(
-                        await agent.upload_attachment(
-                            spoken.data, name=spoken.name, mime=spoken.mime
-                        )
-                    )
-                except PacerelleError as err:
-                    _LOGGER.warning("Spoken answer to %s not uploaded: %s", message_id, err)
+            # The spoken answer is optional: its upload failing, the text goes alone.
+            files = (
+                []
+                if spoken is None
+                else [OutgoingFile(spoken.name, spoken.mime, spoken.data, required=False)]
+            )
             # Offline, the answer is queued (durably) and goes out once connected.
             await agent.send_text(
                 answer,
                 source_message_id=message_id,
                 expire_after=ANSWER_EXPIRE_AFTER,
-                attachments=attachments,
+                files=files,
             )
             await agent.mark_processed(message_id, note=f"Answered by {agent_id} (Assist bridge)")
         except PacerelleError as err:

@@ -3,11 +3,17 @@
 from .agent import Agent, AgentStatus
 from .agent_core import AgentConfig, AgentHooks, ConnectionState
 from .agent_data import SECTIONS, AgentData, AgentDataError
+from .attachments import OutgoingFile
 from .conversations.checkpoints import ACTIVE, COMPLETED, MAX_CHECKPOINT_TEXT_CHARS, MAX_LABEL_CHARS
 from .conversations.groups import GroupError
 from .conversations.history import HISTORY_LIMIT, MAX_NOTE_CHARS, History, Reply
 from .conversations.history_v1 import HistoryKeyError
-from .conversations.payloads import CHAT_MESSAGE, WIDGET_RESPONSE
+from .conversations.payloads import (
+    CHAT_MESSAGE,
+    PUBLIC_ATTACHMENT_FIELDS,
+    WIDGET_RESPONSE,
+    public_attachment,
+)
 from .conversations.widget_answers import (
     Addressee,
     MemberAnswers,
@@ -45,7 +51,7 @@ from .errors import (
 from .identity import starting_data
 from .inbox.decrypt_failures import DecryptFailures, DecryptionOutcome, DeviceKey
 from .inbox.requests import Request, RequestTooLargeError
-from .limits import MAX_HANDED_OVER, MAX_SEND_TEXT_CHARS
+from .limits import MAX_FILE_BYTES, MAX_FILES_PER_SEND, MAX_HANDED_OVER, MAX_SEND_TEXT_CHARS
 from .outbox.queue import (
     DEFAULT_EXPIRE_AFTER,
     MAX_EXPIRE_AFTER,
@@ -65,6 +71,7 @@ from .relay.agent_connect import (
     request_runtime_token,
 )
 from .relay.frames import FrameError, group_recipient, is_group_recipient
+from .relay.http import ResponseTooLargeError
 from .relay.tokens import InstallationRevokedError, IssuedToken, RuntimeTokens
 from .signal.native import native_crypto_unavailable
 from .state.record_store import RecordStore
@@ -94,6 +101,8 @@ __all__ = [
     "MAX_AGENT_NAME",
     "MAX_CHECKPOINT_TEXT_CHARS",
     "MAX_EXPIRE_AFTER",
+    "MAX_FILES_PER_SEND",
+    "MAX_FILE_BYTES",
     "MAX_HANDED_OVER",
     "MAX_LABEL_CHARS",
     "MAX_NOTE_CHARS",
@@ -101,6 +110,7 @@ __all__ = [
     "MAX_QUEUED_SENDS",
     "MAX_SEND_TEXT_CHARS",
     "PERMISSION",
+    "PUBLIC_ATTACHMENT_FIELDS",
     "RESPONSE_MODES",
     "SECTIONS",
     "STORE_VERSION",
@@ -132,6 +142,7 @@ __all__ = [
     "KeyChangedError",
     "MemberAnswers",
     "MissingGroupKeyError",
+    "OutgoingFile",
     "PacerelleApiError",
     "PacerelleAuthError",
     "PacerelleConnectionError",
@@ -142,6 +153,7 @@ __all__ = [
     "Reply",
     "Request",
     "RequestTooLargeError",
+    "ResponseTooLargeError",
     "RuntimeTokens",
     "SendError",
     "SendRefusal",
@@ -167,6 +179,7 @@ __all__ = [
     "native_crypto_unavailable",
     "normalize_server_url",
     "parse_response",
+    "public_attachment",
     "register_client",
     "request_runtime_token",
     "same_code",

@@ -105,3 +105,14 @@ relay listing 256 envelopes over sessions it makes up costs ~0.6 s of CPU, not ~
 MAX_SEND_TEXT_CHARS: Final = 64 * 1024
 """One message the agent sends (automations, notify, Assist, the LLM), in characters: well
 under MAX_REQUEST_BYTES once sealed, and more than any app shows at once."""
+
+MAX_BLOB_BYTES: Final = 25 * 1024 * 1024
+"""One encrypted file as the relay stores it (its own limit): uploads over it are refused
+before they leave, downloads are read no further."""
+
+GCM_TAG_BYTES: Final = 16
+MAX_FILE_BYTES: Final = MAX_BLOB_BYTES - GCM_TAG_BYTES
+"""One file's plaintext: what fits one blob once sealed (AES-256-GCM adds its tag)."""
+
+MAX_FILES_PER_SEND: Final = 10
+"""Files attached to one message we send (each sealed and uploaded before the send)."""

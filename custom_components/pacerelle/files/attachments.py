@@ -10,14 +10,13 @@ base names by files/incoming.py, the one door from a sender's metadata to a path
 import logging
 import mimetypes
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from functools import partial
 from typing import Any, Final
 
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 
-from ..client import PacerelleError, Request
+from ..client import MAX_FILE_BYTES, MAX_FILES_PER_SEND, OutgoingFile, PacerelleError, Request
 from ..const import DOMAIN
 from .access import (
     NOT_ALLOWED,
@@ -37,20 +36,14 @@ from .incoming import (
 
 _LOGGER = logging.getLogger(__name__)
 
-# What the relay takes (25 MiB of ciphertext), less the GCM tag.
-MAX_UPLOAD_BYTES: Final = 25 * 1024 * 1024 - 16
-MAX_ATTACHMENTS: Final = 10
+# The client's bounds (client/limits.py): one file, files per message.
+MAX_UPLOAD_BYTES: Final = MAX_FILE_BYTES
+MAX_ATTACHMENTS: Final = MAX_FILES_PER_SEND
 DEFAULT_MIME: Final = "application/octet-stream"
 FALLBACK_OUTGOING_NAME: Final = "file"
 
-type Download = Callable[[Mapping[str, Any]], Awaitable[bytes]]
-
-
-@dataclass(frozen=True, slots=True)
-class OutgoingFile:
-    content: bytes
-    name: str
-    mime: str
+# The client's Agent.download(message id, index): the file's checked, decrypted bytes.
+type Download = Callable[[str, int], Awaitable[bytes]]
 
 
 def _not_allowed(path: str) -> ServiceValidationError:
@@ -116,7 +109,8 @@ async def async_save_incoming(
         attachment_id = str(item.get("id"))
         try:
             target = target_of(folder, item, index, request.message_id)
-            saved[attachment_id] = await async_save(hass, target, await download(item))
+            content = await download(request.message_id, index)
+            saved[attachment_id] = await async_save(hass, target, content)
         except (PacerelleError, HomeAssistantError) as err:
             _LOGGER.warning(
                 "Could not save attachment %d of message %r: %s",
@@ -161,7 +155,7 @@ async def async_read_file(hass: HomeAssistant, path: str) -> OutgoingFile:
             translation_placeholders={"path": path, "error": err.strerror or str(err)},
         ) from err
     name = safe_base_name(path) or FALLBACK_OUTGOING_NAME
-    return OutgoingFile(content, name, mimetypes.guess_type(name)[0] or DEFAULT_MIME)
+    return OutgoingFile(name, mimetypes.guess_type(name)[0] or DEFAULT_MIME, content)
 
 
 async def async_camera_snapshot(hass: HomeAssistant, entity_id: str) -> OutgoingFile:
@@ -179,4 +173,4 @@ async def async_camera_snapshot(hass: HomeAssistant, entity_id: str) -> Outgoing
         ) from err
     mime = image.content_type or "image/jpeg"
     extension = mimetypes.guess_extension(mime) or ".jpg"
-    return OutgoingFile(image.content, f"{entity_id.split('.', 1)[-1]}{extension}", mime)
+    return OutgoingFile(f"{entity_id.split('.', 1)[-1]}{extension}", mime, image.content)

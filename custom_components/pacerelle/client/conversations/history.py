@@ -111,6 +111,11 @@ class History:
         ]
         return History(tuple(requests[-limit:]), tuple(replies[-limit:]))
 
+    def for_host(self) -> History:
+        """The history as the host is given it (each request's `Request.for_host`)."""
+        requests = tuple(replace(item, request=item.request.for_host()) for item in self.requests)
+        return replace(self, requests=requests)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "requests": [item.to_json() for item in self.requests],

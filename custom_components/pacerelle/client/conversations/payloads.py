@@ -17,6 +17,8 @@ MAX_SECRET_TEXT = 512
 _SECRET_STRINGS = ("key_b64", "iv_b64")
 _SECRET_TEXT = ("name", "mime")
 _SECRET_COUNTS = ("size", "width", "height", "duration_ms")
+PUBLIC_ATTACHMENT_FIELDS = ("id", "name", "mime", "size", "width", "height", "duration_ms")
+"""What the host is shown of an attachment: never its key, IV, blob id or digest."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +49,11 @@ def parse_content(plaintext: str, public: Sequence[Mapping[str, Any]]) -> Conten
     if parsed.get("kind") == CHAT_MESSAGE and isinstance(parsed.get("text"), str):
         return Content(CHAT_MESSAGE, parsed["text"], _merge(public, _secrets(parsed)))
     return Content("text", plaintext, _merge(public, {}))
+
+
+def public_attachment(item: Mapping[str, Any]) -> dict[str, Any]:
+    """An attachment as the host sees it (PUBLIC_ATTACHMENT_FIELDS only)."""
+    return {name: item[name] for name in PUBLIC_ATTACHMENT_FIELDS if name in item}
 
 
 def chat_payload(text: str, attachments: Sequence[Mapping[str, Any]]) -> str:

@@ -33,7 +33,7 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 from ..conversations.groups import parse_message
-from ..conversations.payloads import Content
+from ..conversations.payloads import Content, public_attachment
 from ..errors import PacerelleError
 from ..limits import (
     MAX_ACCEPTED_RECEIPTS,
@@ -108,6 +108,13 @@ class Request:
     @property
     def is_group(self) -> bool:
         return is_group_recipient(self.to, self.conversation_id)
+
+    def for_host(self) -> Request:
+        """This request as the host is given it: its attachments' public fields only (the
+        keys stay in the client, which downloads: attachments.py)."""
+        if not self.attachments:
+            return self
+        return replace(self, attachments=tuple(public_attachment(a) for a in self.attachments))
 
     @property
     def judged(self) -> DeviceTrust:

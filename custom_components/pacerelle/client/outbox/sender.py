@@ -12,15 +12,11 @@ new; `expire_after=0` refuses it at once instead, as before the queue existed, a
 does a stopped or revoked agent.
 """
 
-import base64
 import logging
-import os
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
-
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ..agent_core import AgentCore, ConnectionState
 from ..agent_data import AgentData, UncertainSend, device_key
@@ -28,9 +24,16 @@ from ..conversations.history import FAILED, SENT, UNCERTAIN, Reply
 from ..conversations.payloads import chat_payload
 from ..crypto_jobs import Sealed, UntrustedGroupKeysError, seal
 from ..device_ids import is_device_id
-from ..errors import PacerelleConnectionError, PacerelleError, SendError, SendRefusal
+from ..errors import (
+    PacerelleConnectionError,
+    PacerelleError,
+    PacerelleResponseError,
+    SendError,
+    SendRefusal,
+)
 from ..inbox.requests import Request, payload_seal
 from ..limits import MAX_SEND_TEXT_CHARS
+from ..relay.answers import device_id
 from ..relay.api import AgentApi
 from ..relay.frames import build_message, is_group_recipient
 from ..signal.errors import SignalError, SignalErrorKind
@@ -42,9 +45,6 @@ from .queue import DEFAULT_EXPIRE_AFTER, QueuedSend, QueueFullError
 
 _LOGGER = logging.getLogger(__name__)
 
-BLOB_IV_BYTES = 12
-REDACTED_NAME = "attachment"
-REDACTED_MIME = "application/octet-stream"
 NOT_RUNNING = frozenset({ConnectionState.STOPPED, ConnectionState.DISCONNECTED})
 
 
@@ -326,66 +326,15 @@ class Sender:
         data = self._core.data
         await self._core.commit(replace(data, history=data.history.with_reply_status(ids, status)))
 
-    # Attachments
 
-    async def upload(
-        self, content: bytes, *, name: str, mime: str, extra: Mapping[str, int] | None = None
-    ) -> dict[str, Any]:
-        """Encrypt a file with a fresh key, upload it; the secret descriptor to send."""
-        key = AESGCM.generate_key(bit_length=256)
-        iv = os.urandom(BLOB_IV_BYTES)
-        ciphertext = await self._core.hooks.run_blocking(
-            lambda: AESGCM(key).encrypt(iv, content, None)
-        )
-        stored = await self._api.upload_blob(ciphertext)
-        descriptor: dict[str, Any] = {
-            "id": str(uuid.uuid4()),
-            "blob_id": stored["id"],
-            "key_b64": base64.b64encode(key).decode(),
-            "iv_b64": base64.b64encode(iv).decode(),
-            "name": name,
-            "mime": mime,
-            "size": len(content),
-            **dict(extra or {}),
-        }
-        if isinstance(stored.get("sha256"), str):
-            descriptor["sha256"] = stored["sha256"]
-        return descriptor
-
-    async def download(self, attachment: Mapping[str, Any]) -> bytes:
-        """Fetch and decrypt an incoming attachment (a descriptor from a request)."""
-        try:
-            key = base64.b64decode(str(attachment["key_b64"]), validate=True)
-            iv = base64.b64decode(str(attachment["iv_b64"]), validate=True)
-            blob_id = str(attachment["blob_id"])
-        except (KeyError, ValueError) as err:
-            raise SendError(SendRefusal.BAD_ATTACHMENT, "no key, IV or blob id") from err
-        ciphertext = await self._api.download_blob(blob_id)
-        try:
-            return await self._core.hooks.run_blocking(
-                lambda: AESGCM(key).decrypt(iv, ciphertext, None)
-            )
-        except Exception as err:
-            raise SendError(SendRefusal.BAD_ATTACHMENT, "the file does not decrypt") from err
+def checked_device(to_device_id: str | None) -> str | None:
+    """A device id given by the caller, canonical as the relay's (server_answers.device_id)."""
+    if to_device_id is None:
+        return None
+    try:
+        return device_id(to_device_id, "to_device_id")
+    except PacerelleResponseError:
+        raise SendError(SendRefusal.INVALID_DEVICE_ID, repr(to_device_id)[:40]) from None
 
 
-def public_descriptor(secret: Mapping[str, Any]) -> dict[str, Any]:
-    """What the relay may see of an attachment: no name, type or dimensions."""
-    public = {
-        "id": secret["id"],
-        "name": REDACTED_NAME,
-        "mime": REDACTED_MIME,
-        "size": secret["size"],
-        "blob_id": secret["blob_id"],
-    }
-    if "sha256" in secret:
-        public["sha256"] = secret["sha256"]
-    return public
-
-
-def secret_descriptor(secret: Mapping[str, Any]) -> dict[str, Any]:
-    """What travels inside the encryption (the relay's sha256 stays outside)."""
-    return {k: v for k, v in secret.items() if k != "sha256"}
-
-
-__all__ = ["SendError", "Sender", "chat_payload", "public_descriptor", "secret_descriptor"]
+__all__ = ["SendError", "Sender", "chat_payload"]

@@ -12,11 +12,11 @@ from urllib.parse import quote
 import aiohttp
 
 from ..errors import PacerelleApiError, PacerelleAuthError
+from ..limits import MAX_BLOB_BYTES
 from . import answers
 from .http import request_bytes, request_json
 from .tokens import RuntimeTokens
 
-MAX_BLOB_BYTES = 25 * 1024 * 1024
 MAX_GROUP_KEY_ENVELOPES = 256
 MAX_PREKEYS_PER_UPLOAD = 100
 MAX_DIGEST_CHARS = 128  # a hex SHA-256 is 64
@@ -68,10 +68,12 @@ class AgentApi:
             lambda token: self._raw("POST", self._base + "/agent/blobs", token, ciphertext)
         )
 
-    async def download_blob(self, blob_id: str) -> bytes:
-        """The ciphertext of a blob (at most MAX_BLOB_BYTES)."""
+    async def download_blob(self, blob_id: str, limit: int = MAX_BLOB_BYTES) -> bytes:
+        """The ciphertext of a blob; a PacerelleResponseError past `limit` bytes (at most
+        MAX_BLOB_BYTES)."""
         url = f"{self._base}/agent/blobs/{quote(blob_id, safe='')}"
-        return await self._with_token(lambda token: self._download(url, token))
+        bound = min(limit, MAX_BLOB_BYTES)
+        return await self._with_token(lambda token: self._download(url, token, bound))
 
     async def _with_token[T](self, call: Callable[[str], Awaitable[T]]) -> T:
         credential = await self._tokens.valid()
@@ -95,5 +97,5 @@ class AgentApi:
             stored["sha256"] = answers.text(value, "sha256", max_chars=MAX_DIGEST_CHARS)
         return stored
 
-    async def _download(self, url: str, token: str) -> bytes:
-        return await request_bytes(self._session, "GET", url, token=token, limit=MAX_BLOB_BYTES)
+    async def _download(self, url: str, token: str, limit: int) -> bytes:
+        return await request_bytes(self._session, "GET", url, token=token, limit=limit)

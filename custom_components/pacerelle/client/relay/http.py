@@ -37,6 +37,10 @@ async def request_json(
     return json_object(raw, f"{method} {url}")
 
 
+class ResponseTooLargeError(PacerelleResponseError):
+    """The body grew past the caller's limit: refused, read no further."""
+
+
 async def request_bytes(
     session: aiohttp.ClientSession,
     method: str,
@@ -72,7 +76,7 @@ async def request_bytes(
     except (aiohttp.ClientError, TimeoutError) as err:
         raise PacerelleConnectionError(f"{method} {url}: {err or type(err).__name__}") from err
     if raw is None:
-        raise PacerelleResponseError(f"{method} {url}: response over {limit} bytes")
+        raise ResponseTooLargeError(f"{method} {url}: response over {limit} bytes")
     if status >= 400:
         message = _error_message(raw, status)
         if status in (401, 403):

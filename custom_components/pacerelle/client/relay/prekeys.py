@@ -12,8 +12,10 @@ import asyncio
 import logging
 import time
 from dataclasses import replace
+from functools import partial
 
 from ..agent_core import AgentCore
+from ..agent_restore import MAX_HELD_FOR_REKEY, rekeyed_after_restore
 from ..encrypted_file import StoreError
 from ..errors import PacerelleError
 from ..signal.prekeys import one_time_prekeys_json
@@ -46,6 +48,33 @@ class PrekeyPublisher:
                 raise  # a failed save is no failed publication
             except PacerelleError as err:
                 _LOGGER.info("Could not replenish one-time prekeys yet: %s", err)
+
+    async def rekey_after_restore(self) -> None:
+        """A first message named a prekey this agent never held: most likely its state was
+        restored from a backup (a full restore is not seen at start-up): agent_restore.py."""
+        try:
+            await self._rekey_once()
+        except Exception:  # a failed save: never an error out of stop()
+            _LOGGER.exception("Could not make new one-time prekeys")
+
+    async def _rekey_once(self) -> None:
+        core = self._core
+        async with core.lock:
+            if len(core.data.signal.prekeys.one_time_prekeys) >= MAX_HELD_FOR_REKEY:
+                return
+            _LOGGER.warning(
+                "A first message names a prekey that agent %s does not hold: its state was "
+                "most likely restored from an older copy",
+                core.config.agent_id,
+            )
+            data = await core.hooks.run_blocking(partial(rekeyed_after_restore, core.data))
+            await core.commit(data)
+        try:
+            await self.publish()
+        except StoreError:
+            raise  # a failed save is no failed publication
+        except PacerelleError as err:  # they go out with the next connection's publication
+            _LOGGER.info("Could not publish the new one-time prekeys yet: %s", err)
 
     async def _prepare(self) -> None:
         """Rotate and top up, saved before anything is published."""
