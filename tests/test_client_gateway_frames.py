@@ -11,6 +11,7 @@ from custom_components.pacerelle.client.conversations import groups, history_v1
 from custom_components.pacerelle.client.conversations.payloads import Content, parse_content
 from custom_components.pacerelle.client.crypto_jobs import seal
 from custom_components.pacerelle.client.inbox.requests import MAX_PENDING, Inbox, Receipt, Request
+from custom_components.pacerelle.client.limits import low_water
 from custom_components.pacerelle.client.outbox.confirmations import CONFIRM_WINDOW, Outbox, Written
 from custom_components.pacerelle.client.relay.frames import (
     MAX_ATTACHMENTS,
@@ -242,9 +243,11 @@ def test_pending_requests_and_receipts_are_bounded() -> None:
         inbox = inbox.with_received(message.digest, request).accept([message.message_id])
     # Pending requests are bounded, with a count, before each save (store_bounds.py).
     data = within_bounds(AgentData(AgentSignalState.new(), inbox=inbox))
-    assert len(data.inbox.pending) == MAX_PENDING
-    assert next(iter(data.inbox.pending)) == "m5"  # the oldest went first
-    assert data.evictions.pending_requests == 5
+    # Past the bound, down to its low-water mark (limits.LOW_WATER_PERCENT), oldest first.
+    kept = low_water(MAX_PENDING)
+    assert len(data.inbox.pending) == kept
+    assert list(data.inbox.pending) == [f"m{i}" for i in range(MAX_PENDING + 5 - kept, 505)]
+    assert data.evictions.pending_requests == MAX_PENDING + 5 - kept
     assert len(inbox.accepted) == MAX_PENDING + 5  # receipts are kept longer
 
 

@@ -19,14 +19,18 @@ from custom_components.pacerelle.client.limits import (
     MAX_DEVICES_PER_PEER,
     MAX_HISTORY_BYTES,
     MAX_LAST_DEVICES,
+    MAX_PENDING,
+    MAX_PENDING_BYTES,
     MAX_RECEIVED,
     MAX_REQUEST_BYTES,
     MAX_SESSION_RECORDS,
+    low_water,
 )
 from custom_components.pacerelle.client.relay.frames import InboundMessage
 from custom_components.pacerelle.client.signal.session import PeerAddress, SessionRecord
 from custom_components.pacerelle.client.signal.state import AgentSignalState, is_established
 from custom_components.pacerelle.client.store_bounds import within_bounds
+from custom_components.pacerelle.client.stored_sizes import StoredSizes
 from custom_components.pacerelle.store.agent_store import migrate
 
 FIXTURE = Path(__file__).parent / "data" / "store_v1.json"
@@ -96,9 +100,12 @@ def test_history_beyond_its_budget_goes_oldest_first_and_is_counted() -> None:
     data = AgentData(empty)
     data = replace(data, history=replace(data.history, replies=replies))
     bounded = within_bounds(data)
-    assert 0 < bounded.evictions.history_entries < 5
-    assert bounded.history.replies == replies[bounded.evictions.history_entries :]
-    assert sum(stored_size(r.to_json()) for r in bounded.history.replies) <= MAX_HISTORY_BYTES
+    evicted = bounded.evictions.history_entries
+    assert bounded.history.replies == replies[evicted:]
+    # Down to the low-water mark (limits.LOW_WATER_PERCENT), and not one entry further.
+    sizes = [stored_size(r.to_json()) for r in replies]
+    assert sum(sizes[evicted:]) <= low_water(MAX_HISTORY_BYTES) < sum(sizes[evicted - 1 :])
+    assert 5 <= evicted <= 6  # 10% of 50 entries just over the bound
 
 
 def test_requests_never_handed_over_are_bounded_but_never_a_whole_batch() -> None:
@@ -111,6 +118,57 @@ def test_requests_never_handed_over_are_bounded_but_never_a_whole_batch() -> Non
     bounded = within_bounds(AgentData(empty, inbox=inbox))
     assert list(bounded.inbox.received) == [f"m{i}" for i in range(6, MAX_RECEIVED + 6)]
     assert bounded.evictions.received_requests == 6
+
+
+def _accepted(data: AgentData, first: int, count: int, text: str = "x") -> AgentData:
+    """`data` with `count` more requests handed over (one batch), ids m<first>...."""
+    inbox = data.inbox
+    ids = [f"m{n}" for n in range(first, first + count)]
+    for n, message_id in enumerate(ids, first):
+        request = Request.build(_message(message_id), Content("text", text), float(n))
+        inbox = inbox.with_received("digest", request)
+    return replace(data, inbox=inbox.accept(ids))
+
+
+def test_pending_past_the_bound_evicts_a_batch_down_to_low_water_then_none() -> None:
+    empty, _, _ = _state()
+    sizes = StoredSizes()
+    data = within_bounds(_accepted(AgentData(empty), 0, MAX_PENDING), sizes)
+    assert len(data.inbox.pending) == MAX_PENDING  # at the bound: nothing goes
+    assert data.evictions.pending_requests == 0
+    data = within_bounds(_accepted(data, MAX_PENDING, 1), sizes)  # one over
+    kept = low_water(MAX_PENDING)
+    evicted = MAX_PENDING + 1 - kept
+    assert list(data.inbox.pending) == [f"m{n}" for n in range(evicted, MAX_PENDING + 1)]
+    assert data.evictions.pending_requests == evicted
+    # The next messages up to the bound evict nothing: one batch per ~50 messages.
+    for n in range(MAX_PENDING + 1, MAX_PENDING + 1 + MAX_PENDING - kept):
+        data = within_bounds(_accepted(data, n, 1), sizes)
+        assert data.evictions.pending_requests == evicted
+    assert len(data.inbox.pending) == MAX_PENDING
+    data = within_bounds(_accepted(data, 2 * MAX_PENDING + 1 - kept, 1), sizes)
+    assert data.evictions.pending_requests == 2 * evicted
+    assert len(data.inbox.pending) == kept
+
+
+def test_a_batch_handed_over_at_the_byte_bound_is_kept_whole() -> None:
+    """Only requests older than every one kept go, never one of the batch being accepted
+    (the commit that accepts it is the one that evicts, before its ACK_READ): the low-water
+    mark of the bytes holds a whole batch of requests at their size limit."""
+    assert low_water(MAX_PENDING_BYTES) >= MAX_BATCH * MAX_REQUEST_BYTES
+    empty, _, _ = _state()
+    overhead = stored_size(Request.build(_message("m0"), Content("text", ""), 1.0).to_json())
+    text = "x" * (MAX_REQUEST_BYTES - overhead - 10)  # each request at its limit
+    old = MAX_PENDING_BYTES // MAX_REQUEST_BYTES  # just under the bound
+    data = within_bounds(_accepted(AgentData(empty), 0, old, text))
+    assert data.evictions.pending_requests == 0
+    data = within_bounds(_accepted(data, old, MAX_BATCH, text))
+    pending = list(data.inbox.pending)
+    batch = [f"m{n}" for n in range(old, old + MAX_BATCH)]
+    assert pending[-MAX_BATCH:] == batch  # the whole batch kept, in order
+    assert pending == [f"m{n}" for n in range(old + MAX_BATCH - len(pending), old + MAX_BATCH)]
+    total = sum(stored_size(r.to_json()) for r in data.inbox.pending.values())
+    assert total <= low_water(MAX_PENDING_BYTES) < total + MAX_REQUEST_BYTES
 
 
 def test_last_devices_forget_the_least_recently_heard_from() -> None:

@@ -41,11 +41,26 @@ the oldest, which the relay never redelivered, are evicted (never the batch in h
 MAX_PENDING: Final = 500
 """Requests not yet marked processed, by count..."""
 MAX_PENDING_BYTES: Final = 16 * 1024 * 1024
-"""...and by stored size; beyond either the oldest pending request is evicted."""
+"""...and by stored size; beyond either, the oldest pending requests are evicted down to
+the low-water marks below."""
 
 MAX_HISTORY_BYTES: Final = 8 * 1024 * 1024
 """Handled requests and replies kept as history (also at most HISTORY_LIMIT of each); the
-oldest, by their time, go first."""
+oldest, by their time, go first, down to HISTORY_BYTES_LOW_WATER."""
+
+LOW_WATER_PERCENT: Final = 90
+"""A bound of pending requests or history, once passed, is restored to this share of it,
+not to the bound itself: an agent at the bound then evicts once in many messages (one
+commit deleting ~50 pending requests), not at every message (a delete of the oldest, its
+log line and count in each commit: the cost per message at the caps was five times
+that of an empty store). Only the oldest go, as before, and never one of the batch in
+hand: the low-water mark of the bytes is above MAX_BATCH x MAX_REQUEST_BYTES (tested)."""
+
+
+def low_water(bound: int) -> int:
+    """What eviction restores once `bound` is passed (LOW_WATER_PERCENT of it)."""
+    return bound * LOW_WATER_PERCENT // 100
+
 
 MAX_ACCEPTED_RECEIPTS: Final = 2000
 MAX_REJECTED_RECEIPTS: Final = 500

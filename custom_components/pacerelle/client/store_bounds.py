@@ -1,14 +1,15 @@
 """Keep the agent's data within the bounds of limits.py: evict the oldest, log it, count it.
 
 `within_bounds` runs before every save (AgentCore.commit): pending requests by count and
-size, history by size, session records per person and conversation and in total, group
-keys per sender, group and in all (group_key_bounds.py). The
-writer then checks the real size of the serialized document; if it is still over the one
-limit that loading also applies, `shrink` evicts further (history, pending requests,
-archived session states, then whole session records, the least valuable first) and the
-save is tried again. So a sender can make the agent forget old things, never make its
-store unloadable. What was evicted is counted in `Evictions`, saved with the data and shown
-in diagnostics.
+size, history by size (once a bound is passed, down to its low-water mark, LOW_WATER_PERCENT
+of it: an agent at the bound evicts a batch once in many messages), session records per
+person and conversation and in total, group keys per sender, group and in all
+(group_key_bounds.py). The writer then checks the real size of the serialized document;
+if it is still over the one limit that loading also applies, `shrink` evicts further
+(history, pending requests, archived session states, then whole session records, the
+least valuable first) and the save is tried again. So a sender can make the agent forget
+old things, never make its store unloadable. What was evicted is counted in `Evictions`,
+saved with the data and shown in diagnostics.
 """
 
 import logging
@@ -31,6 +32,7 @@ from .limits import (
     MAX_PENDING_BYTES,
     MAX_RECEIVED,
     MAX_SESSION_RECORDS,
+    low_water,
 )
 from .signal.session_json import record_to_json, state_to_json
 from .stored_sizes import StoredSizes
@@ -174,22 +176,29 @@ def _bound_received(data: AgentData) -> AgentData:
 
 def _bound_pending(data: AgentData, memo: StoredSizes) -> AgentData:
     pending = data.inbox.pending
-    total = memo.total("pending", pending.values(), Request.to_json)
+    sizes = memo.sizes("pending", pending.values(), Request.to_json)
+    total = sum(sizes)
     count = len(pending)
+    if count <= MAX_PENDING and total <= MAX_PENDING_BYTES:
+        return data
+    low_count, low_bytes = low_water(MAX_PENDING), low_water(MAX_PENDING_BYTES)
     evicted: list[str] = []
-    for message_id, request in pending.items():  # oldest first
-        if count <= MAX_PENDING and total <= MAX_PENDING_BYTES:
+    for message_id, size in zip(pending, sizes, strict=True):  # oldest first
+        if count <= low_count and total <= low_bytes:
             break
         evicted.append(message_id)
         count -= 1
-        total -= memo.size_of("pending", request)
+        total -= size
     if not evicted:
         return data
     _LOGGER.warning(
-        "Evicted the %d oldest pending requests (over %d requests or %d bytes), first %s",
+        "Evicted the %d oldest pending requests (over %d requests or %d bytes: down to %d "
+        "and %d), first %s",
         len(evicted),
         MAX_PENDING,
         MAX_PENDING_BYTES,
+        low_count,
+        low_bytes,
         evicted[0],
     )
     inbox = data.inbox
@@ -230,8 +239,9 @@ def _bound_history(data: AgentData, memo: StoredSizes) -> AgentData:
     entries = _history_oldest_first(data.history, memo)
     total = sum(size for _, size in entries)
     drop = {"request": 0, "reply": 0}
+    low = low_water(MAX_HISTORY_BYTES)
     for kind, size in entries:
-        if total <= MAX_HISTORY_BYTES:
+        if total <= low:
             break
         drop[kind] += 1
         total -= size
@@ -239,7 +249,10 @@ def _bound_history(data: AgentData, memo: StoredSizes) -> AgentData:
     if not evicted:
         return data
     _LOGGER.warning(
-        "Evicted the %d oldest history entries (over %d bytes)", evicted, MAX_HISTORY_BYTES
+        "Evicted the %d oldest history entries (over %d bytes: down to %d)",
+        evicted,
+        MAX_HISTORY_BYTES,
+        low,
     )
     history = data.history
     history = replace(

@@ -2,21 +2,23 @@
 
 Serializing every pending request and history entry again at every save, to learn their
 sizes, was most of a save's CPU (500 pending requests: 5 ms, twice per message), and even
-looking each one up again grew with the store. The records are immutable, so a size is
-reused while the very same object (`is`) is in the data: `total` finds the known ones by
-identity in walks that run in C, and serializes only the new ones. One per agent
+looking each one up again grew with the store (~0.1 ms a save at the caps). The records are
+immutable, so a size is reused while the very same object (`is`) is in the data: `sizes`
+keeps, per collection, the records last measured (held, so that their ids stay theirs) and
+their sizes in order, aligns the new ones against them in pointer comparisons
+(state/alignment.py) and serializes only the records that are new. One per agent
 (AgentCore), used by one save at a time (under the agent's lock).
 """
 
-import itertools
-import operator
 from collections.abc import Callable, Collection, Hashable, Mapping
 from typing import Any
 
 from .inbox.requests import stored_size
+from .state.alignment import align
 
 type Known = tuple[object, int]  # the object measured (held: its id stays its own), size
-_SIZE = operator.itemgetter(1)
+# Per collection: the records last measured, their ids and their sizes, in order.
+type Measured = tuple[list[Any], list[object], list[int]]
 
 
 class StoredSizes:
@@ -25,9 +27,7 @@ class StoredSizes:
     def __init__(self) -> None:
         self._sizes: dict[Hashable, Known] = {}
         self._seen: dict[Hashable, Known] = {}
-        # By collection, id(record) -> (record, size): at most twice the records of the
-        # collection's last measure (and a few), the rest forgotten.
-        self._by_id: dict[str, dict[int, Known]] = {}
+        self._measured: dict[str, Measured] = {}
         # The group keys mapping and the seals last found within bounds (immutable:
         # replaced on change), so that a save that learned no key does not sort them again.
         self.bounded_group_keys: object = None
@@ -49,23 +49,32 @@ class StoredSizes:
 
     def total[T](self, kind: str, items: Collection[T], to_json: Callable[[T], Any]) -> int:
         """The stored sizes of `items` summed; only those not measured before are serialized."""
-        memo = self._by_id.pop(kind, {})  # put back once consistent
-        records = list(items)
-        found: list[Known | None] = list(map(memo.get, map(id, records)))
-        if None in found:
-            missing = map(operator.is_, found, itertools.repeat(None))
-            for index in itertools.compress(range(len(found)), missing):
-                record = records[index]
-                found[index] = memo[id(record)] = (record, stored_size(to_json(record)))
-        measured: list[Known] = found  # type: ignore[assignment]  # no None is left
-        if len(memo) > 2 * len(measured) + 64:
-            memo = {id(known[0]): known for known in measured}
-        self._by_id[kind] = memo
-        return sum(map(_SIZE, measured))
+        return sum(self.sizes(kind, items, to_json))
 
-    def size_of(self, kind: str, record: object) -> int:
-        """The size of a record that the last `total` of `kind` measured."""
-        return self._by_id[kind][id(record)][1]
+    def sizes[T](self, kind: str, items: Collection[T], to_json: Callable[[T], Any]) -> list[int]:
+        """The stored size of each of `items`, in their order (see the module docstring)."""
+        records = list(items)
+        ids: list[object] = list(map(id, records))
+        before = self._measured.get(kind)
+        found = None if before is None else align([before[1]], [ids])
+        gaps: list[int] = []  # the records not measured before
+        sizes: list[int]
+        if before is not None and found is not None:
+            sizes = []
+            for i, j, n in found.kept:  # records not in a kept run are new or replaced
+                gaps += range(len(sizes), j)
+                sizes += [0] * (j - len(sizes))
+                sizes += before[2][i : i + n]
+            gaps += range(len(sizes), len(records))
+            sizes += [0] * (len(records) - len(sizes))
+        else:
+            known = {} if before is None else dict(zip(before[1], before[2], strict=True))
+            sizes = [known.get(i, -1) for i in ids]
+            gaps = [index for index, size in enumerate(sizes) if size < 0]
+        for index in gaps:
+            sizes[index] = stored_size(to_json(records[index]))
+        self._measured[kind] = (records, ids, sizes)
+        return sizes
 
     def same_sessions(self, sessions: Mapping[str, object]) -> bool:
         """Whether the session names are those last found within bounds."""

@@ -28,7 +28,12 @@ from ..agent_data import AgentData
 from ..inbox.requests import Request
 from ..signal.session import Archived, SessionRecord, archived_state
 from ..signal.session_json import record_to_json, state_to_json
+from .alignment import align
 from .kinds import ARCHIVED, KINDS, REQUESTS, SESSIONS, Entry, Kind, Row, mapping_items
+
+# An ordered mapping as last committed: the mapping (held, so that the ids stay its
+# records'), its keys and the ids of its records, in order (alignment.py).
+type Listed = tuple[Mapping[str, object], list[str], list[int]]
 
 
 def request_key(request: Request) -> str:
@@ -73,6 +78,8 @@ class Changes:
         self.state = dict(records.state)  # a table's dict is replaced, never changed
         self.sources = dict(records.sources)
         self.sessions = dict(records.sessions)
+        self.listed = dict(records.listed)
+        self.sessions_listed = records.sessions_listed
         self.next_seq = dict(records.next_seq)
         self.refs = dict(records.refs)
         self.touched = set(records.unnamed)  # request keys whose count fell (or is 0)
@@ -92,6 +99,9 @@ class Records:
         self.sources: dict[str, object] = {}
         self.sessions: dict[str, SessionEntry] = {}
         self.sessions_source: tuple[Mapping[str, object], Mapping[str, float]] | None = None
+        self.listed: dict[str, Listed] = {}
+        # The sessions as last committed: [names, ids of the records, last uses].
+        self.sessions_listed: list[list[Any]] | None = None
         self.next_seq: dict[str, int] = {}
         self.refs: dict[str, int] = {}  # request key -> rows naming it
         self.unnamed: set[str] = set()  # request rows that no row names (from a load)
@@ -132,6 +142,8 @@ class Records:
         self.state = changes.state
         self.sources = changes.sources
         self.sessions = changes.sessions
+        self.listed = changes.listed
+        self.sessions_listed = changes.sessions_listed if data is not None else None
         self.next_seq = changes.next_seq
         self.refs = changes.refs
         self.unnamed = set()  # every request row no row named was deleted by `changes`
@@ -141,12 +153,15 @@ class Records:
         )
 
     def _diff(self, kind: Kind, source: object, changes: Changes) -> None:
-        if (
-            kind.ordered
-            and kind.items is mapping_items
-            and self._diff_appended(kind, source, changes)
-        ):
-            return
+        if kind.ordered and kind.items is mapping_items:
+            mapping = cast(Mapping[str, object], source)
+            listed: Listed = (mapping, list(mapping), list(map(id, mapping.values())))
+            done = self._diff_aligned(kind, listed, changes) or self._diff_appended(
+                kind, mapping, changes
+            )
+            changes.listed[kind.table] = listed
+            if done:
+                return
         table = kind.table
         old = changes.state[table]
         new: dict[str, Entry] = {}
@@ -169,6 +184,40 @@ class Records:
         self._gone(kind, old, new, changes)
         changes.state[table] = new
         changes.next_seq[table] = next_seq
+
+    def _diff_aligned(self, kind: Kind, listed: Listed, changes: Changes) -> bool:
+        """`_diff` of a mapping against its last commit's lists (alignment.py): the usual
+        commit costs pointer comparisons for the records it kept; False, nothing done, if
+        there is no last commit or the change is unusual."""
+        before = changes.listed.get(kind.table)
+        if before is None:
+            return False
+        source, keys, ids = listed
+        found = align([before[1], before[2]], [keys, ids])
+        if found is None:
+            return False
+        table, old_keys = kind.table, before[1]
+        values = list(source.values())
+        new = dict(changes.state[table])
+        for _, j in found.changed:
+            entry, value = new[keys[j]], values[j]  # the key of old_keys in its place
+            if not kind.same(entry[0], value):  # rewritten in its place
+                new[keys[j]] = self._write(kind, keys[j], value, entry[1], entry, changes)
+        for start, end in found.gone:
+            for key in old_keys[start:end]:
+                if key not in new or key in source:
+                    continue  # moved to the tail: rewritten there
+                self._drop(kind, key, new.pop(key), changes)
+        last = new[keys[found.tail - 1]][1] if found.tail else -1
+        next_seq = changes.next_seq.get(table, 0)
+        for index in range(found.tail, len(keys)):
+            key = keys[index]
+            seq = max(next_seq, last + 1)
+            next_seq, last = seq + 1, seq
+            new[key] = self._write(kind, key, values[index], seq, new.pop(key, None), changes)
+        changes.state[table] = new
+        changes.next_seq[table] = next_seq
+        return True
 
     def _diff_appended(self, kind: Kind, source: Any, changes: Changes) -> bool:
         """`_diff` of a mapping whose records kept their order, new ones only after them
@@ -252,8 +301,19 @@ class Records:
         last_used = data.signal.last_used
         sessions = data.signal.sessions
         before = self.sessions_source
-        if before is not None and old.keys() == sessions.keys():
-            # The usual commit: a record or two changed, found by walks that run in C.
+        listed: list[list[Any]] = [list(sessions), list(map(id, sessions.values()))]
+        listed.append(list(map(last_used.get, listed[0])))
+        changes.sessions_listed = listed
+        found = None
+        if before is not None and self.sessions_listed is not None:
+            found = align(self.sessions_listed, listed)
+        if found is not None and not found.gone and found.tail == len(listed[0]) == len(old):
+            # The usual commit: a record or two changed, found by pointer comparisons
+            # (the names in the same order, held by `before`, so an equal id is the record).
+            new = dict(old)
+            names = [listed[0][j] for _, j in found.changed]
+        elif before is not None and old.keys() == sessions.keys():
+            # Many records changed: found by walks that run in C.
             new = dict(old)
             names = list(sessions)
             records = map(operator.is_not, map(before[0].get, names), sessions.values())
