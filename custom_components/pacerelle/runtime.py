@@ -30,6 +30,7 @@ from .client import (
     AgentHooks,
     AgentSignalState,
     AgentStatus,
+    AgentStore,
     DecryptFailures,
     DeviceTrust,
     IssuedToken,
@@ -62,7 +63,7 @@ from .issues.decrypt import DecryptionWatch
 from .issues.runtime import clear_store_issue, raise_store_issue
 from .options import AgentOptions
 from .repairs import async_watch_trust
-from .store.agent_store import AgentStore
+from .store.agent_store import agent_store
 from .store.generation import async_advance, async_advance_at_stop
 from .trust import TrustManager
 from .voice.privacy import async_keep_messages_unrecorded
@@ -115,7 +116,7 @@ type PacerelleConfigEntry = ConfigEntry[PacerelleRuntime]
 async def async_setup_runtime(hass: HomeAssistant, entry: PacerelleConfigEntry) -> PacerelleRuntime:
     agent_id: str = entry.data[CONF_AGENT_ID]
     agent_name = str(entry.data.get(CONF_AGENT_NAME) or entry.title)
-    store = AgentStore(hass, agent_id)
+    store = agent_store(hass, agent_id)
     document, data = await _async_load(hass, entry, store, agent_name)
     installation = document["installation"]
     server_url = str(entry.data.get(CONF_SERVER_URL) or DEFAULT_SERVER_URL)
@@ -191,12 +192,8 @@ async def async_setup_runtime(hass: HomeAssistant, entry: PacerelleConfigEntry) 
     if not options.encrypted:
         _LOGGER.warning("Agent %s runs WITHOUT end-to-end encryption (debugging option)", agent_id)
     hooks = AgentHooks(
-        save=store.async_save,
-        commit=store.async_commit,
-        sync=store.async_sync,
         run_blocking=run_blocking,
         deliver=events.deliver,
-        mark=store.mark,
         prepare=events.prepare,
         may_prepare=events.may_prepare,
         status_changed=status_changed,
@@ -210,14 +207,14 @@ async def async_setup_runtime(hass: HomeAssistant, entry: PacerelleConfigEntry) 
     # The client's trust door, with the saved book: it judges and seals (trust.py).
     door = await trust.async_load(data)
     async_watch_trust(hass, entry.entry_id, agent_name, trust)
-    agent = Agent(session, config, hooks, tokens, data, extra, door)
+    agent = Agent(session, config, hooks, tokens, data, extra, door, store=store)
     entry.async_on_unload(_async_start_once_started(hass, agent))
 
     async def stop(_event: Event | None = None) -> None:
         await agent.stop()
         await async_advance_at_stop(hass, store, agent_id)
         # Closed: the lock released, the next start reads the disk (a folder put back).
-        await store.async_close()
+        await store.close()
 
     entry.async_on_unload(hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, stop))
     entry.async_on_unload(stop)
@@ -248,8 +245,8 @@ async def _async_load(
     """The document and the agent's data; a new identity only for a store that never had one."""
     path = hass.config.path(".storage", DOMAIN)
     try:
-        # Reading and parsing the rows takes milliseconds: in the executor (store.py).
-        document, data = await store.async_load_data()
+        # Reading and parsing the rows takes milliseconds: in the executor (the client's store).
+        document, data = await store.load_data()
         _check_installation(document)
     except (StoreError, AgentDataError) as err:
         problem = err.problem if isinstance(err, StoreError) else StoreProblem.CORRUPT
@@ -265,7 +262,7 @@ async def _async_load(
         # First start of a new installation: the identity is made once and saved before
         # anything about it is published.
         data = AgentData(await hass.async_add_executor_job(AgentSignalState.new))
-        await store.async_commit(document, data)
+        await store.commit(document, data)
     # A store behind its witness was put back from an older copy (store/generation.py).
     document, restored = await async_advance(
         hass,
@@ -279,7 +276,7 @@ async def _async_load(
         # The newer state's one-time prekeys are replaced before anything is published.
         _LOGGER.warning("The store of agent %s is an older copy (restored)", agent_name)
         data = await hass.async_add_executor_job(rekeyed_after_restore, data)
-        await store.async_commit(document, data)
+        await store.commit(document, data)
     return document, data
 
 

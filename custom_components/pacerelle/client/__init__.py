@@ -62,7 +62,7 @@ from .relay.frames import FrameError, group_recipient, is_group_recipient
 from .relay.tokens import InstallationRevokedError, IssuedToken, RuntimeTokens
 from .signal.native import native_crypto_unavailable
 from .signal.state import AgentSignalState
-from .state.record_store import RecordStore
+from .state.agent_store import AgentStore, AgentStores, StoreLocation
 from .state.versions import STORE_VERSION, migrate, versioned
 from .trust.book import (
     DeviceTrust,
@@ -110,6 +110,8 @@ __all__ = [
     "AgentHooks",
     "AgentSignalState",
     "AgentStatus",
+    "AgentStore",
+    "AgentStores",
     "AuthorizationRequest",
     "ConnectionState",
     "DecryptFailures",
@@ -134,7 +136,6 @@ __all__ = [
     "PacerelleError",
     "PacerelleResponseError",
     "QueueFullError",
-    "RecordStore",
     "Reply",
     "Request",
     "RequestTooLargeError",
@@ -142,6 +143,7 @@ __all__ = [
     "SendError",
     "SendRefusal",
     "StoreError",
+    "StoreLocation",
     "StoreProblem",
     "TrustBook",
     "TrustDoor",

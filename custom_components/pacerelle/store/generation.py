@@ -28,10 +28,9 @@ from typing import Any, Final
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.storage import Store
 
-from ..client import StoreError
+from ..client import AgentStore, StoreError
 from ..const import DOMAIN
 from ..issues.runtime import raise_store_restored
-from .agent_store import AgentStore
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -81,7 +80,7 @@ async def async_advance_at_stop(hass: HomeAssistant, store: AgentStore, agent_id
     witness = _witness(hass)
     known = await witness.async_load() or {}
     try:
-        document, _ = await store.async_load_data()
+        document, _ = await store.load_data()
     except StoreError as err:  # checked at start: only a disk failure since, told at start
         _LOGGER.warning("Could not advance the store's generation at stop: %s", err)
         return
@@ -99,7 +98,7 @@ async def _async_write(
     generation: int,
 ) -> dict[str, Any]:
     document = {**document, GENERATION_KEY: generation}
-    await store.async_save_keys({GENERATION_KEY: generation})  # the store first: the
+    await store.save_keys({GENERATION_KEY: generation})  # the store first: the
     # witness never runs ahead
     await witness.async_save({**known, agent_id: generation})
     return document
