@@ -19,7 +19,8 @@ stop, not at every save, to keep Home Assistant's storage quiet.
 
 What such a restored state handed over before is never handed over again, seen here or
 not: the marks of the last hand-overs are kept beside this witness, outside the agent's
-folder (store/handed_over.py, client/inbox/handed_over.py), and consulted for every message.
+folder (client/state/handed_over_file.py, client/inbox/handed_over.py), and consulted for
+every message.
 """
 
 import logging
