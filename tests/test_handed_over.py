@@ -117,7 +117,6 @@ async def test_the_marks_stay_when_the_agents_folder_is_put_back(
 
     newer = replace(data, handed_over=data.handed_over.with_marks(_marks(2)))
     await store.save({"installation": {"token": "t"}, **newer.sections()})
-    await store.sync()
     marks_file = folder.parent / f"{DOMAIN}.handed_over.{AGENT}"
     assert marks_file.is_file()
     tables = await hass.async_add_executor_job(_tables, folder / f"{AGENT}.db")
@@ -168,8 +167,7 @@ async def test_marks_that_cannot_be_written_never_fail_the_save(
     newer = replace(data, handed_over=data.handed_over.with_marks(_marks(1)))
     with caplog.at_level(logging.ERROR):
         await store.save({"installation": {"token": "t"}, **newer.sections()})
-        await store.sync()
-    # One message, however many steps failed (the load's mapping, the save's rewrite).
+        # One message, however many steps failed (the load's mapping, the save's rewrite).
     assert caplog.text.count("Could not keep the marks of the requests handed over") == 1
     loaded = AgentData.from_document(await store.load())
     assert loaded is not None

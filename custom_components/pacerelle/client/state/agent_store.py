@@ -115,10 +115,6 @@ class AgentStore:
         (handed_over_file.py), right before its event (inbox/pipeline.py)."""
         self._marks.append(mark, trusted=trusted)
 
-    async def sync(self) -> None:
-        """Make the marks appended survive a power cut (the records already do)."""
-        await self._locked(self._marks.sync_pending)
-
     async def save_keys(self, values: dict[str, Any]) -> None:
         """Change only the integration's keys `values` (the generation, say)."""
         await self._locked(partial(self.records.save_keys, values))
