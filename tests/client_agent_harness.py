@@ -1,10 +1,13 @@
-"""An HA-free agent wired to a running emulator, with its saves and hand-overs recorded."""
+"""An HA-free agent wired to a running emulator, with its saves and hand-overs recorded.
+
+The agent commits through the client's whole-document store (client/state/document_store.py)
+into `Recorder.save`: each document it would write, as written."""
 
 import asyncio
 import copy
 import json
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +25,7 @@ from custom_components.pacerelle.client.inbox.requests import Request
 from custom_components.pacerelle.client.relay.agent_connect import request_runtime_token
 from custom_components.pacerelle.client.relay.tokens import IssuedToken, RuntimeTokens
 from custom_components.pacerelle.client.signal.state import AgentSignalState
+from custom_components.pacerelle.client.state.document_store import DocumentStore
 from custom_components.pacerelle.client.trust.book import TrustBook, session_identities
 from custom_components.pacerelle.client.trust.door import TrustDoor
 from tests.emulator_fixtures import EmulatorHandle, Installed
@@ -34,15 +38,12 @@ async def to_thread[T](function: Callable[[], T]) -> T:
 @dataclass
 class Recorder:
     delivered: list[Request] = field(default_factory=list)
-    # (mark, trusted) as AgentHooks.mark keeps them, in order.
+    # (mark, trusted) as the store's `mark` keeps them, in order.
     marks: list[tuple[str, bool]] = field(default_factory=list)
     documents: list[dict[str, Any]] = field(default_factory=list)
     identity_changes: list[str] = field(default_factory=list)
     revoked: int = 0
     token_requests: int = 0
-    # AgentHooks.save_unsynced and .sync, when a test writes a real store.
-    save_unsynced: Callable[[dict[str, Any]], Awaitable[None]] | None = None
-    sync: Callable[[], Awaitable[None]] | None = None
 
     async def save(self, document: dict[str, Any]) -> None:
         # Through JSON, as the store would: proves the document is plain JSON.
@@ -91,15 +92,11 @@ def make_agent(
         backoff_cap=0.2,
     )
     hooks = AgentHooks(
-        save=recorder.save,
         run_blocking=to_thread,
         deliver=recorder.deliver,
-        mark=recorder.mark,
         prepare=recorder.prepare,
         identity_changed=recorder.identity_changes.append,
         revoked=recorder.on_revoked,
-        save_unsynced=recorder.save_unsynced,
-        sync=recorder.sync,
     )
     # As the host keeps the trust book beside the store: a restarted agent's book is the
     # one a host seeds from its sessions (the owner's devices trusted), unless given.
@@ -114,6 +111,7 @@ def make_agent(
         data or AgentData(AgentSignalState.new()),
         {"installation": {"agent_id": installed.agent_id}},
         trust,
+        store=DocumentStore(recorder.save, to_thread, mark=recorder.mark),
     )
 
 

@@ -20,7 +20,7 @@ from custom_components.pacerelle.const import (
     ENTRY_VERSION,
 )
 from custom_components.pacerelle.runtime import PacerelleRuntime
-from custom_components.pacerelle.store.agent_store import AgentStore
+from custom_components.pacerelle.store.agent_store import agent_store
 from tests.emulator_fixtures import EmulatorHandle, Installed
 
 
@@ -34,7 +34,7 @@ async def add_entry(
 ) -> MockConfigEntry:
     """The entry and store the config flow would have made for `installed`."""
     if create_store:
-        await AgentStore(hass, installed.agent_id).async_create(
+        await agent_store(hass, installed.agent_id).create(
             {
                 "installation": {
                     "token": installed.installation_token,

@@ -17,7 +17,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.pacerelle.client_registry import STORAGE_KEY
 from custom_components.pacerelle.const import DOMAIN
-from custom_components.pacerelle.store.agent_store import AgentStore
+from custom_components.pacerelle.store.agent_store import agent_store
 from tests.config_flow_driver import REDIRECT_URI, FlowDriver, query_of, user_input
 from tests.emulator import EmulatorConfig
 from tests.emulator_fixtures import EmulatorHandle, running_emulator
@@ -95,7 +95,7 @@ async def test_happy_path_creates_the_agent(hass: HomeAssistant, driver: FlowDri
     assert entry.options == {}
 
     # The installation token lives only in the agent's encrypted store.
-    document = await AgentStore(hass, agent_id).async_load()
+    document = await agent_store(hass, agent_id).load()
     token = document["installation"]["token"]
     assert document["installation"] == {
         "token": token,
@@ -360,9 +360,9 @@ async def test_existing_store_is_never_overwritten(hass: HomeAssistant, driver: 
     redirect_url = await driver.answer(external)
     [installation] = await _installations(driver.emulator)
     agent_id = str(installation["agent_id"])
-    await AgentStore(hass, agent_id).async_create({"installation": {"token": "older"}})
+    await agent_store(hass, agent_id).create({"installation": {"token": "older"}})
     await driver.come_back(redirect_url)
     result = await driver.fetch(external["flow_id"])
     assert (result["type"], result["reason"]) == ("abort", "store_failed")
     assert hass.config_entries.async_entries(DOMAIN) == []
-    assert (await AgentStore(hass, agent_id).async_load())["installation"] == {"token": "older"}
+    assert (await agent_store(hass, agent_id).load())["installation"] == {"token": "older"}

@@ -13,7 +13,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers.config_entry_oauth2_flow import AUTH_CALLBACK_PATH
 
 from custom_components.pacerelle.const import DOMAIN
-from custom_components.pacerelle.store.agent_store import AgentStore
+from custom_components.pacerelle.store.agent_store import agent_store
 from tests.config_flow_driver import FlowDriver, query_of
 from tests.emulator_fixtures import running_emulator
 
@@ -110,14 +110,14 @@ async def test_reauth_that_cannot_keep_the_new_agent_keeps_the_old_one(
     redirect_url = await driver.answer(external)
     new_agent_id = await _new_agent_id(driver, {old_agent_id})
     # A store of that agent exists already (say, restored from a backup): never overwritten.
-    await AgentStore(hass, new_agent_id).async_create({"installation": {"token": "older"}})
+    await agent_store(hass, new_agent_id).create({"installation": {"token": "older"}})
     await driver.come_back(redirect_url)
     result = await driver.fetch(flow["flow_id"])
     assert (result["type"], result["reason"]) == ("abort", "store_failed")
     await hass.async_block_till_done()
     # The entry is as it was, set up again (and asking for reauth again: still revoked).
     assert dict(entry.data) == old_data
-    assert await AgentStore(hass, old_agent_id).async_exists()
+    assert await agent_store(hass, old_agent_id).exists()
     assert entry.state is ConfigEntryState.SETUP_ERROR
-    document = await AgentStore(hass, new_agent_id).async_load()
+    document = await agent_store(hass, new_agent_id).load()
     assert document["installation"] == {"token": "older"}

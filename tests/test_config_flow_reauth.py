@@ -7,7 +7,7 @@ from homeassistant.config_entries import SOURCE_REAUTH, ConfigEntry, ConfigEntry
 from homeassistant.core import HomeAssistant
 
 from custom_components.pacerelle.const import DOMAIN
-from custom_components.pacerelle.store.agent_store import AgentStore
+from custom_components.pacerelle.store.agent_store import agent_store
 from tests.config_flow_driver import FlowDriver
 
 pytest_plugins = ["tests.config_flow_fixtures"]
@@ -37,7 +37,7 @@ async def _revoked_entry(hass: HomeAssistant, driver: FlowDriver) -> tuple[Confi
 
 
 async def _token(hass: HomeAssistant, agent_id: str) -> str:
-    document: dict[str, Any] = await AgentStore(hass, agent_id).async_load()
+    document: dict[str, Any] = await agent_store(hass, agent_id).load()
     return str(document["installation"]["token"])
 
 
@@ -75,7 +75,7 @@ async def test_reauth_replaces_the_agent(hass: HomeAssistant, driver: FlowDriver
         "agent_name": "Maison",
     }
     # The old agent's store is gone, the new one holds the new token.
-    assert not await AgentStore(hass, old_agent_id).async_exists()
+    assert not await agent_store(hass, old_agent_id).exists()
     new_token = await _token(hass, new_agent_id)
     assert new_token != old_token
     assert await driver.emulator.runtime_token(new_token)
@@ -124,7 +124,7 @@ async def test_reauth_with_another_account_changes_nothing(
     await hass.async_block_till_done()
     assert (entry.unique_id, dict(entry.data)) == before
     # The old store is untouched; the other account's agent got no store here.
-    assert await AgentStore(hass, entry.data["agent_id"]).async_exists()
+    assert await agent_store(hass, entry.data["agent_id"]).exists()
     installations = await driver.emulator.admin("GET", "/installations")
     [other] = [item for item in installations if item["owner_id"] == "usr_neighbour"]
-    assert not await AgentStore(hass, other["agent_id"]).async_exists()
+    assert not await agent_store(hass, other["agent_id"]).exists()

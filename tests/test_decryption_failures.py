@@ -30,7 +30,7 @@ from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.diagnostics import async_get_config_entry_diagnostics
 from custom_components.pacerelle.events import EVENT_DECRYPTION_FAILED
 from custom_components.pacerelle.issues.runtime import decryption_stalled_id
-from custom_components.pacerelle.store.agent_store import AgentStore
+from custom_components.pacerelle.store.agent_store import agent_store
 from custom_components.pacerelle.store.generation import GENERATION_KEY, WITNESS_KEY
 from tests.emulator_fixtures import EmulatorHandle, Installed
 from tests.runtime_harness import add_entry, connected_entry, wait_until
@@ -198,7 +198,7 @@ async def test_restarts_raise_nothing_and_a_full_restore_is_left_to_the_failures
     issues = ir.async_get(hass)
     async with connected_entry(hass, entry):
         await _exchange(hass, emulator, installed, entry)
-    generation = (await AgentStore(hass, installed.agent_id).async_load())[GENERATION_KEY]
+    generation = (await agent_store(hass, installed.agent_id).load())[GENERATION_KEY]
     assert generation == 2  # one at start, one at stop
     await _copy(hass, store, backup / "store")
     witness = copy.deepcopy(hass_storage[WITNESS_KEY])  # HA's storage, in memory in tests

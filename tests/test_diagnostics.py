@@ -17,7 +17,7 @@ from syrupy.assertion import SnapshotAssertion
 from custom_components.pacerelle.client import OutgoingFile
 from custom_components.pacerelle.diagnostics import Pseudonyms
 from custom_components.pacerelle.options import CONF_LLM_CONVERSATIONS
-from custom_components.pacerelle.store.agent_store import AgentStore
+from custom_components.pacerelle.store.agent_store import agent_store
 from tests.emulator_fixtures import EmulatorHandle
 from tests.entity_harness import Setup, ha_snapshot, replacing, setup_agent, wait_state
 from tests.runtime_harness import wait_until
@@ -45,7 +45,7 @@ def strings_in(value: Any) -> Iterator[str]:
 
 async def secrets_of(hass: HomeAssistant, emulator: EmulatorHandle, setup: Setup) -> set[str]:
     """Every token, key and piece of Signal state the agent holds (long strings only)."""
-    document = await AgentStore(hass, setup.installed.agent_id).async_load()
+    document = await agent_store(hass, setup.installed.agent_id).load()
     found = {setup.installed.installation_token}
     found |= {
         token.token

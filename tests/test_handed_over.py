@@ -1,8 +1,9 @@
 """The hand-over marks: bounded, what the relay cannot change, kept outside the agent's folder.
 
-client/inbox/handed_over.py decides what a mark is and how many are kept; store.py keeps them in
-their own file beside the folder (store/handed_over.py), so a restore of the folder alone
-does not take them back, and a file that is damaged is read as no marks (never a refusal).
+client/inbox/handed_over.py decides what a mark is and how many are kept; the agent's store
+keeps them in their own file beside the folder (client/state/handed_over_file.py), so a
+restore of the folder alone does not take them back, and a file that is damaged is read as
+no marks (never a refusal).
 """
 
 import base64
@@ -25,9 +26,9 @@ from custom_components.pacerelle.client.inbox.handed_over import (
 from custom_components.pacerelle.client.limits import MAX_HANDED_OVER
 from custom_components.pacerelle.client.relay.frames import InboundMessage
 from custom_components.pacerelle.client.signal.state import AgentSignalState
+from custom_components.pacerelle.client.state.handed_over_file import MAX_FILE_BYTES
 from custom_components.pacerelle.const import DOMAIN
-from custom_components.pacerelle.store.agent_store import AgentStore
-from custom_components.pacerelle.store.handed_over import MAX_FILE_BYTES
+from custom_components.pacerelle.store.agent_store import agent_store
 
 AGENT = "agent-1"
 
@@ -106,41 +107,40 @@ def test_an_unreadable_payload_is_marked_by_its_conversation_and_id() -> None:
 async def test_the_marks_stay_when_the_agents_folder_is_put_back(
     hass: HomeAssistant, caplog: pytest.LogCaptureFixture
 ) -> None:
-    store = AgentStore(hass, AGENT)
+    store = agent_store(hass, AGENT)
     folder = Path(hass.config.path(".storage", DOMAIN))
     data = AgentData(signal=await hass.async_add_executor_job(_signal))
-    await store.async_create({"installation": {"token": "t"}})
-    await store.async_save({"installation": {"token": "t"}, **data.sections()})
+    await store.create({"installation": {"token": "t"}})
+    await store.save({"installation": {"token": "t"}, **data.sections()})
     backup = Path(hass.config.path("copy"))
     await hass.async_add_executor_job(shutil.copytree, folder, backup)
 
     newer = replace(data, handed_over=data.handed_over.with_marks(_marks(2)))
-    await store.async_save_unsynced({"installation": {"token": "t"}, **newer.sections()})
-    await store.async_sync()
+    await store.save({"installation": {"token": "t"}, **newer.sections()})
     marks_file = folder.parent / f"{DOMAIN}.handed_over.{AGENT}"
     assert marks_file.is_file()
     tables = await hass.async_add_executor_job(_tables, folder / f"{AGENT}.db")
     assert "handed_over" not in tables  # the folder keeps no marks
-    await store.async_close()  # Home Assistant stopped (the store is read again)
+    await store.close()  # Home Assistant stopped (the store is read again)
 
     def restore() -> None:
         shutil.rmtree(folder)
         shutil.copytree(backup, folder)
 
     await hass.async_add_executor_job(restore)
-    loaded = AgentData.from_document(await AgentStore(hass, AGENT).async_load())
+    loaded = AgentData.from_document(await agent_store(hass, AGENT).load())
     assert loaded is not None
     assert loaded.handed_over.to_json() == {"all": _marks(2), "trusted": []}
 
     # A save without the section (the config flow's) leaves the marks alone.
     without = {key: value for key, value in data.sections().items() if key != "handed_over"}
-    await store.async_save({"installation": {"token": "t"}, **without})
+    await store.save({"installation": {"token": "t"}, **without})
     assert marks_file.is_file()
 
     await hass.async_add_executor_job(marks_file.write_text, "{not json")
-    await store.async_close()
+    await store.close()
     with caplog.at_level(logging.WARNING):
-        damaged = await AgentStore(hass, AGENT).async_load()
+        damaged = await agent_store(hass, AGENT).load()
     assert "handed_over" not in damaged
     assert "is not a file of hand-over marks" in caplog.text
 
@@ -159,17 +159,17 @@ def _signal() -> AgentSignalState:
 async def test_marks_that_cannot_be_written_never_fail_the_save(
     hass: HomeAssistant, caplog: pytest.LogCaptureFixture
 ) -> None:
-    store = AgentStore(hass, AGENT)
+    store = agent_store(hass, AGENT)
     data = AgentData(signal=await hass.async_add_executor_job(_signal))
-    await store.async_create({"installation": {"token": "t"}})
+    await store.create({"installation": {"token": "t"}})
     marks_file = Path(hass.config.path(".storage", f"{DOMAIN}.handed_over.{AGENT}"))
     await hass.async_add_executor_job(marks_file.mkdir)  # in the way of the rename
     newer = replace(data, handed_over=data.handed_over.with_marks(_marks(1)))
     with caplog.at_level(logging.ERROR):
-        await store.async_save_unsynced({"installation": {"token": "t"}, **newer.sections()})
-        await store.async_sync()
-    assert "Could not save the marks of the requests handed over" in caplog.text
-    loaded = AgentData.from_document(await store.async_load())
+        await store.save({"installation": {"token": "t"}, **newer.sections()})
+        # One message, however many steps failed (the load's mapping, the save's rewrite).
+    assert caplog.text.count("Could not keep the marks of the requests handed over") == 1
+    loaded = AgentData.from_document(await store.load())
     assert loaded is not None
     assert loaded.signal.prekeys.identity_key == data.signal.prekeys.identity_key
     leftovers = [p.name for p in marks_file.parent.iterdir() if p.name.endswith(".tmp")]

@@ -21,13 +21,13 @@ from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.client.agent_restore import RESTORE_REKEYED_PREKEYS
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.state.record_store import RecordStore
-from custom_components.pacerelle.store.agent_store import AgentStore
+from custom_components.pacerelle.store.agent_store import agent_store
 from tests.emulator_fixtures import EmulatorHandle
 from tests.runtime_harness import add_entry, wait_until
 
 
 async def _stored(hass: HomeAssistant, agent_id: str) -> AgentData | None:
-    return AgentData.from_document(await AgentStore(hass, agent_id).async_load())
+    return AgentData.from_document(await agent_store(hass, agent_id).load())
 
 
 async def test_a_failed_save_of_a_new_identity_leaves_none_and_the_retry_makes_one(
@@ -77,37 +77,51 @@ async def test_a_failed_save_of_a_new_identity_leaves_none_and_the_retry_makes_o
     assert await hass.config_entries.async_unload(entry.entry_id)
 
 
-def _hooks(commits: list[AgentData]) -> AgentHooks:
-    async def commit(
-        extra: dict[str, Any], data: AgentData, bound: Callable[[AgentData], AgentData], sync: bool
-    ) -> AgentData:
-        assert extra == {"installation": {"token": "t"}}
-        commits.append(bound(data))
-        return commits[-1]
+class _Store:
+    """A store that keeps what it is given (the unit tests of the decision alone)."""
 
+    def __init__(self, commits: list[AgentData], fails: bool = False) -> None:
+        self.commits, self.fails = commits, fails
+
+    async def commit(
+        self,
+        extra: dict[str, Any],
+        data: AgentData,
+        bound: Callable[[AgentData], AgentData] | None = None,
+    ) -> AgentData:
+        if self.fails:
+            raise OSError("disk full")
+        assert extra == {"installation": {"token": "t"}}
+        self.commits.append(bound(data) if bound is not None else data)
+        return self.commits[-1]
+
+    def mark(self, mark: str, trusted: bool) -> None:
+        raise AssertionError("nothing is handed over before the start")
+
+
+def _hooks() -> AgentHooks:
     async def run_blocking(function: Callable[[], Any]) -> Any:
         return function()
 
-    async def save(_document: dict[str, Any]) -> None:
-        raise AssertionError("the per-record commit is used")
-
-    return AgentHooks(save=save, run_blocking=run_blocking, deliver=lambda _r: None, commit=commit)
+    return AgentHooks(run_blocking=run_blocking, deliver=lambda _r: None)
 
 
 async def test_the_client_decides_new_kept_or_rekeyed() -> None:
     extra = {"installation": {"token": "t"}}
     commits: list[AgentData] = []
-    hooks = _hooks(commits)
+    hooks, store = _hooks(), _Store(commits)
 
-    made = await starting_data(None, restored=True, hooks=hooks, extra=extra)
+    made = await starting_data(None, restored=True, hooks=hooks, store=store, extra=extra)
     assert commits == [made]  # committed before it is returned; nothing to re-key
     held = made.signal.prekeys.one_time_prekeys
 
     stored = AgentData(AgentSignalState.new())
-    assert await starting_data(stored, restored=False, hooks=hooks, extra=extra) is stored
+    assert (
+        await starting_data(stored, restored=False, hooks=hooks, store=store, extra=extra) is stored
+    )
     assert commits == [made]  # a stored identity is kept as it is: no commit
 
-    rekeyed = await starting_data(stored, restored=True, hooks=hooks, extra=extra)
+    rekeyed = await starting_data(stored, restored=True, hooks=hooks, store=store, extra=extra)
     assert commits[-1] is rekeyed
     prekeys = rekeyed.signal.prekeys
     assert prekeys.identity_key == stored.signal.prekeys.identity_key  # the same identity
@@ -117,17 +131,8 @@ async def test_the_client_decides_new_kept_or_rekeyed() -> None:
 
 
 async def test_a_failed_commit_returns_no_identity() -> None:
-    async def failing(*_args: Any) -> AgentData:
-        raise OSError("disk full")
-
-    async def run_blocking(function: Callable[[], Any]) -> Any:
-        return function()
-
-    async def save(_document: dict[str, Any]) -> None:
-        raise AssertionError
-
-    hooks = AgentHooks(
-        save=save, run_blocking=run_blocking, deliver=lambda _r: None, commit=failing
-    )
+    store = _Store([], fails=True)
     with pytest.raises(OSError, match="disk full"):
-        await starting_data(None, restored=False, hooks=hooks, extra={})
+        await starting_data(
+            None, restored=False, hooks=_hooks(), store=store, extra={"installation": {}}
+        )

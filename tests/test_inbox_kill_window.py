@@ -32,19 +32,10 @@ class DiskRecorder(Recorder):
     def __init__(self, file: EncryptedFile) -> None:
         super().__init__()
         self.file = file
-        self.save_unsynced = self._save_unsynced
-        self.sync = self._sync
 
     async def save(self, document: dict[str, Any]) -> None:
         await super().save(document)
         await asyncio.to_thread(self.file.write, document)
-
-    async def _save_unsynced(self, document: dict[str, Any]) -> None:
-        await super().save(document)
-        await asyncio.to_thread(self.file.write, document, sync_directory=False)
-
-    async def _sync(self) -> None:
-        await asyncio.to_thread(self.file.sync_directory)
 
 
 async def test_no_acceptance_on_disk_without_its_event_at_a_directory_fsync(

@@ -28,7 +28,7 @@ from custom_components.pacerelle.client.agent_restore import RESTORE_REKEYED_PRE
 from custom_components.pacerelle.client.signal import prekeys as prekeys_module
 from custom_components.pacerelle.client.state.record_store import RecordStore
 from custom_components.pacerelle.const import DOMAIN
-from custom_components.pacerelle.store.agent_store import AgentStore
+from custom_components.pacerelle.store.agent_store import agent_store
 from custom_components.pacerelle.store.generation import WITNESS_KEY
 from tests.emulator.human_side import _take_bundle
 from tests.emulator_fixtures import EmulatorHandle, Installed
@@ -151,7 +151,7 @@ async def test_a_restore_whose_first_start_fails_keeps_its_new_prekeys(
     await emulator.faults(runtime_token_status=503)  # the relay is down at that start
     assert not await hass.config_entries.async_setup(entry.entry_id)
     assert entry.state is ConfigEntryState.SETUP_RETRY
-    stored = AgentData.from_document(await AgentStore(hass, installed.agent_id).async_load())
+    stored = AgentData.from_document(await agent_store(hass, installed.agent_id).load())
     assert stored is not None
     assert len(stored.signal.prekeys.one_time_prekeys) == held + RESTORE_REKEYED_PREKEYS
     await emulator.faults(runtime_token_status=None)

@@ -17,7 +17,7 @@ from pytest_homeassistant_custom_component.common import async_capture_events
 
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.const import DOMAIN
-from custom_components.pacerelle.store.agent_store import AgentStore
+from custom_components.pacerelle.store.agent_store import agent_store
 from tests.config_flow_driver import FlowDriver
 from tests.runtime_harness import wait_until
 
@@ -105,7 +105,7 @@ async def test_reauth_keeps_device_entities_and_device_triggers(
     assert all(not entity_id.endswith("_2") for entity_id in hass.states.async_entity_ids())
     assert dr.async_get(hass).async_get_devices(identifiers={(DOMAIN, old_agent_id)}) == []
     assert entry.unique_id == entry.data["owner_id"]
-    assert not await AgentStore(hass, old_agent_id).async_exists()
+    assert not await agent_store(hass, old_agent_id).exists()
 
     # The automation made before the reauth runs on a message to the new agent.
     await wait_until(lambda: entry.runtime_data.status.state is ConnectionState.CONNECTED)

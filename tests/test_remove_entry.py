@@ -6,7 +6,7 @@ from pathlib import Path
 from homeassistant.core import HomeAssistant
 
 from custom_components.pacerelle.const import DOMAIN
-from custom_components.pacerelle.store.agent_store import AgentStore
+from custom_components.pacerelle.store.agent_store import agent_store
 from tests.emulator_fixtures import EmulatorHandle
 from tests.entity_harness import setup_agent
 
@@ -29,12 +29,12 @@ async def test_deleting_the_entry_deletes_the_store(
     assert marks.is_file()
     assert await hass.config_entries.async_remove(setup.entry.entry_id)
     await hass.async_block_till_done()
-    assert not await AgentStore(hass, agent_id).async_exists()
+    assert not await agent_store(hass, agent_id).exists()
     assert list(folder.glob(f"{agent_id}.*")) == []
     assert not marks.exists()
     assert (folder.parent / f"{DOMAIN}.handed_over.{other.installed.agent_id}").is_file()
     # Another agent's store is not touched.
-    assert await AgentStore(hass, other.installed.agent_id).async_exists()
+    assert await agent_store(hass, other.installed.agent_id).exists()
     assert await hass.config_entries.async_unload(other.entry.entry_id)
 
 

@@ -24,9 +24,9 @@ from homeassistant.helpers import issue_registry as ir
 
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.client.limits import MAX_HANDED_OVER
+from custom_components.pacerelle.client.state.handed_over_file import file_bytes, parsed_marks
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
-from custom_components.pacerelle.store.handed_over import file_bytes, parsed_marks
 from tests.emulator_fixtures import EmulatorHandle
 from tests.runtime_harness import wait_until
 from tests.services_harness import Agent, human_writes, start_agent

@@ -18,7 +18,7 @@ from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.repairs import issue_id as trust_issue_id
 from custom_components.pacerelle.runtime import EVENT_MESSAGE
 from custom_components.pacerelle.signals import status_signal
-from custom_components.pacerelle.store.agent_store import AgentStore, record_store
+from custom_components.pacerelle.store.agent_store import agent_store
 from tests.emulator_fixtures import EmulatorHandle
 from tests.runtime_harness import add_entry, connected_entry, wait_until
 
@@ -66,7 +66,7 @@ async def test_message_fires_the_event_and_the_store_keeps_everything(
     assert entry.state is ConfigEntryState.NOT_LOADED
 
     # Written and read back: the same identity, the request still pending, the reply kept.
-    document = await AgentStore(hass, installed.agent_id).async_load()
+    document = await agent_store(hass, installed.agent_id).load()
     assert document["installation"]["token"] == installed.installation_token
     saved = AgentData.from_document(document)
     assert saved is not None
@@ -108,7 +108,7 @@ async def test_missing_store_is_a_repair_issue(
     issue = ir.async_get(hass).async_get_issue(DOMAIN, f"store_{entry.entry_id}")
     assert issue is not None
     assert issue.translation_key == "store_key_missing"
-    assert not await AgentStore(hass, installed.agent_id).async_exists()
+    assert not await agent_store(hass, installed.agent_id).exists()
 
 
 async def test_revocation_after_setup_starts_reauth(
@@ -205,10 +205,10 @@ async def test_damaged_runtime_data_is_a_corrupt_store_issue(
 ) -> None:
     installed = await emulator.install()
     entry = await add_entry(hass, emulator, installed)
-    store = AgentStore(hass, installed.agent_id)
-    await store.async_load()
+    store = agent_store(hass, installed.agent_id)
+    await store.load()
     # A row that decrypts (the store key made it) but whose Signal state does not parse.
-    records = record_store(hass, installed.agent_id)
+    records = agent_store(hass, installed.agent_id).records
     bad = orjson.dumps(["", {"format": 1}, None])
     await hass.async_add_executor_job(records.file.apply, [("prekeys", "", 0, bad)], [])
     await hass.async_add_executor_job(records.close)

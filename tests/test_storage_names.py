@@ -30,7 +30,7 @@ from custom_components.pacerelle.client.signal.session import (
 from custom_components.pacerelle.store.agent_store import (
     STORE_DIRECTORY,
     STORE_VERSION,
-    AgentStore,
+    agent_store,
     migrate,
 )
 from tests.reference_peer import ReferencePeer, reference_peer_available
@@ -173,15 +173,15 @@ async def test_home_assistant_loads_a_store_written_by_version_1(hass: HomeAssis
     await hass.async_add_executor_job(
         EncryptedFile(directory, "agt_v1").create, fixture["document"]
     )
-    store = AgentStore(hass, "agt_v1")
-    document = await store.async_load()
+    store = agent_store(hass, "agt_v1")
+    document = await store.load()
     assert document["version"] == 2
     assert "human:a%3Ab:c:device:1" in document["signal"]["sessions"]
     data = await hass.async_add_executor_job(AgentData.from_document, document)
     assert data is not None
     await hass.async_add_executor_job(_check_each_peer_still_talks, data, fixture["peers"])
-    await store.async_save(document)  # saved at version 2 ...
-    assert (await store.async_load())["signal"]["sessions"] == document["signal"]["sessions"]
+    await store.save(document)  # saved at version 2 ...
+    assert (await store.load())["signal"]["sessions"] == document["signal"]["sessions"]
 
 
 def test_a_version_1_name_reads_only_a_canonical_device_id() -> None:

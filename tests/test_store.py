@@ -12,25 +12,24 @@ from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.state import versions
 from custom_components.pacerelle.store.agent_store import (
     STORE_VERSION,
-    AgentStore,
+    agent_store,
     migrate,
-    record_store,
 )
 
 INSTALLATION = {"token": "inst-secret", "agent_id": "agent-1"}
 
 
 async def test_created_saved_loaded_removed(hass: HomeAssistant) -> None:
-    store = AgentStore(hass, "agent-1")
-    assert not await store.async_exists()
-    await store.async_create({"installation": INSTALLATION})
-    assert await store.async_exists()
-    assert await store.async_load() == {"installation": INSTALLATION, "version": STORE_VERSION}
+    store = agent_store(hass, "agent-1")
+    assert not await store.exists()
+    await store.create({"installation": INSTALLATION})
+    assert await store.exists()
+    assert await store.load() == {"installation": INSTALLATION, "version": STORE_VERSION}
     data = AgentData(await hass.async_add_executor_job(AgentSignalState.new))
-    await store.async_commit({"installation": INSTALLATION}, data)
-    assert (await store.async_load())["signal"] == data.sections()["signal"]
-    record_store(hass, "agent-1").close()  # read again from the disk
-    assert (await store.async_load())["signal"] == data.sections()["signal"]
+    await store.commit({"installation": INSTALLATION}, data)
+    assert (await store.load())["signal"] == data.sections()["signal"]
+    agent_store(hass, "agent-1").records.close()  # read again from the disk
+    assert (await store.load())["signal"] == data.sections()["signal"]
     directory = Path(hass.config.path(".storage", "pacerelle"))
     identity = data.signal.prekeys.identity
     for path in directory.iterdir():
@@ -40,22 +39,22 @@ async def test_created_saved_loaded_removed(hass: HomeAssistant) -> None:
         for secret in (identity.private, identity.public):
             assert secret not in content
             assert base64.b64encode(secret) not in content
-    await store.async_remove()
-    assert not await store.async_exists()
+    await store.remove()
+    assert not await store.exists()
     assert list(directory.iterdir()) == []
 
 
 async def test_create_never_overwrites_an_identity(hass: HomeAssistant) -> None:
-    store = AgentStore(hass, "agent-1")
-    await store.async_create({"installation": INSTALLATION})
+    store = agent_store(hass, "agent-1")
+    await store.create({"installation": INSTALLATION})
     with pytest.raises(FileExistsError):
-        await store.async_create({"installation": {"token": "other"}})
-    assert (await store.async_load())["installation"] == INSTALLATION
+        await store.create({"installation": {"token": "other"}})
+    assert (await store.load())["installation"] == INSTALLATION
 
 
 async def test_missing_store_is_reported(hass: HomeAssistant) -> None:
     with pytest.raises(StoreError) as err:
-        await AgentStore(hass, "nobody").async_load()
+        await agent_store(hass, "nobody").load()
     assert err.value.problem is StoreProblem.KEY_MISSING
 
 

@@ -8,7 +8,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers.storage import Store
 
 from custom_components.pacerelle.const import DOMAIN
-from custom_components.pacerelle.store.agent_store import AgentStore
+from custom_components.pacerelle.store.agent_store import agent_store
 from custom_components.pacerelle.store.generation import (
     GENERATION_KEY,
     WITNESS_KEY,
@@ -20,8 +20,8 @@ from custom_components.pacerelle.store.generation import (
 async def test_an_unreadable_store_at_stop_is_not_advanced(
     hass: HomeAssistant, caplog: pytest.LogCaptureFixture
 ) -> None:
-    store = AgentStore(hass, "agt_stop")
-    await store.async_create({GENERATION_KEY: 4})
+    store = agent_store(hass, "agt_stop")
+    await store.create({GENERATION_KEY: 4})
     witness: Store[dict[str, int]] = Store(hass, WITNESS_VERSION, WITNESS_KEY)
     await witness.async_save({"agt_stop": 4})
     data_path = Path(hass.config.path(".storage", DOMAIN, "agt_stop.db"))
@@ -42,14 +42,14 @@ async def test_an_unreadable_store_at_stop_is_not_advanced(
 
 
 async def test_a_readable_store_at_stop_advances_past_its_witness(hass: HomeAssistant) -> None:
-    store = AgentStore(hass, "agt_stop")
-    await store.async_create({GENERATION_KEY: 2})
+    store = agent_store(hass, "agt_stop")
+    await store.create({GENERATION_KEY: 2})
     witness: Store[dict[str, int]] = Store(hass, WITNESS_VERSION, WITNESS_KEY)
     await witness.async_save({"agt_stop": 5, "agt_other": 1})
 
     await async_advance_at_stop(hass, store, "agt_stop")
 
-    assert (await store.async_load())[GENERATION_KEY] == 6
+    assert (await store.load())[GENERATION_KEY] == 6
     assert await Store(hass, WITNESS_VERSION, WITNESS_KEY).async_load() == {
         "agt_stop": 6,
         "agt_other": 1,

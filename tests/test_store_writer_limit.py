@@ -30,6 +30,7 @@ from custom_components.pacerelle.client.signal.consts import (
 from custom_components.pacerelle.client.signal.double_ratchet import SkippedKey
 from custom_components.pacerelle.client.signal.engine import decrypt
 from custom_components.pacerelle.client.signal.session import PeerAddress, SessionRecord
+from custom_components.pacerelle.client.state.document_store import DocumentStore
 from tests.reference_peer import ReferencePeer, reference_peer_available
 from tests.signal.interop import AGENT_NAME, Agent
 
@@ -119,8 +120,9 @@ async def test_a_save_too_large_to_load_evicts_more_instead_of_failing(
     def run_blocking[T](function: Callable[[], T]) -> Any:
         return asyncio.to_thread(function)
 
-    hooks = AgentHooks(save=save, run_blocking=run_blocking, deliver=lambda _: None)
-    core = AgentCore(AgentConfig("agt_1", "u", "c", "http://127.0.0.1"), hooks, base, {})
+    hooks = AgentHooks(run_blocking=run_blocking, deliver=lambda _: None)
+    config = AgentConfig("agt_1", "u", "c", "http://127.0.0.1")
+    core = AgentCore(config, hooks, base, {}, store=DocumentStore(save, run_blocking))
     async with asyncio.timeout(60):
         await core.commit(data)
 

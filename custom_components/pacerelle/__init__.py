@@ -16,7 +16,7 @@ from .llm.api import async_register_llm_api
 from .migration import async_migrate_entry
 from .runtime import PacerelleConfigEntry
 from .services import async_setup_services
-from .store.agent_store import AgentStore
+from .store.agent_store import agent_store
 from .trust import async_remove_trust
 
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
@@ -53,7 +53,7 @@ async def async_unload_entry(hass: HomeAssistant, entry: PacerelleConfigEntry) -
 async def async_remove_entry(hass: HomeAssistant, entry: PacerelleConfigEntry) -> None:
     """Delete the agent's encrypted store: its identity, keys and token go with the entry,
     and so do the trust decisions about the people it talked to."""
-    await AgentStore(hass, entry.data[CONF_AGENT_ID]).async_remove()
+    await agent_store(hass, entry.data[CONF_AGENT_ID]).remove()
     await async_remove_trust(hass, entry.entry_id)
 
 

@@ -1,10 +1,11 @@
 """Home Assistant backups: each agent's store is one consistent file while a backup runs.
 
 Before the backup, every open store's write-ahead log is folded into its database file
-(store.py: `async_pause_all`) and its commits are held until the backup is done: the
-`.db` file in the backup is complete on its own and no commit lands half in the WAL,
-half not. Messages that arrive meanwhile wait for their commit, so they are acknowledged
-to the relay only after it: the relay redelivers nothing is lost. The restore detection
+(the client's `AgentStores.pause_writes`, through store/agent_store.py) and its commits
+are held until the backup is done: the `.db` file in the backup is complete on its own and
+no commit lands half in the WAL, half not. Messages that arrive meanwhile wait for their
+commit, so they are acknowledged to the relay only after it: the relay redelivers, nothing
+is lost. The restore detection
 (store/generation.py) is unchanged: the generation is in the store, the witness beside it.
 """
 

@@ -79,7 +79,7 @@ from .oauth_callback import CallbackState, redirect_uri
 from .options_flow import PacerelleOptionsFlow
 from .runtime import PacerelleConfigEntry
 from .server_url import InsecureServerUrlError, checked_server_url
-from .store.agent_store import AgentStore
+from .store.agent_store import agent_store
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -322,14 +322,14 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
         except AbortFlow:
             self.hass.config_entries.async_schedule_reload(entry.entry_id)
             raise
-        await AgentStore(self.hass, entry.data[CONF_AGENT_ID]).async_remove()
+        await agent_store(self.hass, entry.data[CONF_AGENT_ID]).remove()
         return self.async_update_reload_and_abort(
             entry, data=self._entry_data(installation), reason="reauth_successful"
         )
 
     async def _async_create_store(self, installation: Installation) -> None:
         """The installation token's only home: the agent's encrypted store."""
-        store = AgentStore(self.hass, installation.agent_id)
+        store = agent_store(self.hass, installation.agent_id)
         document = {
             "installation": {
                 "token": installation.installation_token,
@@ -340,7 +340,7 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
             }
         }
         try:
-            await store.async_create(document)
+            await store.create(document)
         except FileExistsError as err:
             # Another store for this agent id holds an identity: never overwrite it.
             _LOGGER.exception("A store for agent %s exists already", installation.agent_id)
@@ -349,7 +349,7 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
             _LOGGER.exception("Cannot create the store of agent %s", installation.agent_id)
             # Best effort: a disk that refused the write may refuse the cleanup too.
             with contextlib.suppress(OSError):
-                await store.async_remove()
+                await store.remove()
             raise AbortFlow("store_failed") from err
 
     def _entry_data(self, installation: Installation) -> dict[str, str]:

@@ -55,7 +55,7 @@ from .options import AgentOptions
 from .repairs import async_watch_trust
 from .runtime import PacerelleConfigEntry, PacerelleRuntime, judged
 from .signals import message_status_signal, status_signal
-from .store.agent_store import AgentStore
+from .store.agent_store import agent_store
 from .store.generation import async_advance, async_advance_at_stop, async_found_restored
 from .trust import TrustManager
 from .voice.privacy import async_keep_messages_unrecorded
@@ -80,7 +80,7 @@ class AgentCoordinator:
         self.owner_id = str(entry.data[CONF_OWNER_ID])
         self.server_url = str(entry.data.get(CONF_SERVER_URL) or DEFAULT_SERVER_URL)
         self.options = AgentOptions.from_options(entry.options)
-        self.store = AgentStore(hass, self.agent_id)
+        self.store = agent_store(hass, self.agent_id)
         self.failures = DecryptFailures()
         self._session = async_get_clientsession(hass)
         self._agent: Agent | None = None  # set by async_setup, before anything calls it
@@ -114,14 +114,18 @@ class AgentCoordinator:
         hooks = self._hooks(events)
         # The client decides: a new identity, the stored one, or it re-keyed (identity.py),
         # committed before the witness moves past a restore and before anything can fail.
-        data = await starting_data(stored, restored=restored, hooks=hooks, extra=_extra(document))
+        data = await starting_data(
+            stored, restored=restored, hooks=hooks, store=self.store, extra=_extra(document)
+        )
         document = await async_advance(hass, self.store, document, self.agent_id)
         extra = _extra(document)
         tokens = await self._async_tokens(str(document["installation"]["token"]))
         # The client's trust door, with the saved book: it judges and seals (trust.py).
         door = await trust.async_load(data)
         async_watch_trust(hass, entry.entry_id, self.agent_name, trust)
-        agent = self._agent = Agent(self._session, self._config(), hooks, tokens, data, extra, door)
+        agent = self._agent = Agent(
+            self._session, self._config(), hooks, tokens, data, extra, door, store=self.store
+        )
         entry.async_on_unload(async_at_started(hass, self._start))
         entry.async_on_unload(hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, self.async_stop))
         entry.async_on_unload(self.async_stop)
@@ -143,7 +147,7 @@ class AgentCoordinator:
         path = hass.config.path(".storage", DOMAIN)
         try:
             # Reading and parsing the rows takes milliseconds: in the executor (store/).
-            document, data = await self.store.async_load_data()
+            document, data = await self.store.load_data()
             _check_installation(document)
         except (StoreError, AgentDataError) as err:
             problem = err.problem if isinstance(err, StoreError) else StoreProblem.CORRUPT
@@ -195,7 +199,6 @@ class AgentCoordinator:
         )
 
     def _hooks(self, events: MessageEvents) -> AgentHooks:
-        store = self.store
         watch = DecryptionWatch(
             self.hass,
             self.entry.entry_id,
@@ -205,12 +208,8 @@ class AgentCoordinator:
             self.status_changed,
         )
         return AgentHooks(
-            save=store.async_save,
-            commit=store.async_commit,
-            sync=store.async_sync,
             run_blocking=self.run_blocking,
             deliver=events.deliver,
-            mark=store.mark,
             prepare=events.prepare,
             may_prepare=events.may_prepare,
             status_changed=self.status_changed,
@@ -264,7 +263,7 @@ class AgentCoordinator:
         next start reads the disk, a folder put back)."""
         await self.agent.stop()
         await async_advance_at_stop(self.hass, self.store, self.agent_id)
-        await self.store.async_close()
+        await self.store.close()
 
 
 def _extra(document: Mapping[str, Any]) -> dict[str, Any]:

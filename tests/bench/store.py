@@ -34,11 +34,11 @@ from custom_components.pacerelle.client.encrypted_file import EncryptedFile
 from custom_components.pacerelle.client.inbox.handed_over import HandedOver
 from custom_components.pacerelle.client.limits import MAX_HANDED_OVER
 from custom_components.pacerelle.client.signal.state import AgentSignalState
+from custom_components.pacerelle.client.state.handed_over_file import HandedOverFile
 from custom_components.pacerelle.client.state.record_store import RecordStore
 from custom_components.pacerelle.client.store_bounds import within_bounds
 from custom_components.pacerelle.client.stored_sizes import StoredSizes
 from custom_components.pacerelle.store.agent_store import migrate
-from custom_components.pacerelle.store.handed_over import HandedOverFile
 from tests.store_states import SHAPES, grown, model_session, request
 
 ROUNDS = 3

@@ -74,7 +74,7 @@ from .relay.frames import FrameError, group_recipient, is_group_recipient
 from .relay.http import ResponseTooLargeError
 from .relay.tokens import InstallationRevokedError, IssuedToken, RuntimeTokens
 from .signal.native import native_crypto_unavailable
-from .state.record_store import RecordStore
+from .state.agent_store import AgentStore, AgentStores, StoreLocation
 from .state.versions import STORE_VERSION, migrate, versioned
 from .trust.book import (
     DeviceTrust,
@@ -124,6 +124,8 @@ __all__ = [
     "AgentDataError",
     "AgentHooks",
     "AgentStatus",
+    "AgentStore",
+    "AgentStores",
     "AuthorizationRequest",
     "ConnectionState",
     "DecryptFailures",
@@ -149,7 +151,6 @@ __all__ = [
     "PacerelleError",
     "PacerelleResponseError",
     "QueueFullError",
-    "RecordStore",
     "Reply",
     "Request",
     "RequestTooLargeError",
@@ -158,6 +159,7 @@ __all__ = [
     "SendError",
     "SendRefusal",
     "StoreError",
+    "StoreLocation",
     "StoreProblem",
     "TrustBook",
     "TrustDoor",

@@ -15,7 +15,7 @@ from typing import Any
 
 import aiohttp
 
-from .agent_core import AgentConfig, AgentCore, AgentHooks, ConnectionState
+from .agent_core import AgentConfig, AgentCore, AgentHooks, ConnectionState, Storage
 from .agent_data import AgentData
 from .attachments import (
     Files,
@@ -67,14 +67,17 @@ class Agent:
         data: AgentData,
         extra: dict[str, Any],
         trust: TrustDoor | None = None,
+        *,
+        store: Storage,
     ) -> None:
-        """`trust`: the door with the host's loaded trust book (none: a new, empty one)."""
+        """`trust`: the door with the host's loaded trust book (none: a new, empty one);
+        `store`: the agent's own store, loaded (state/agent_store.py), which it commits to."""
         self._tokens = tokens
         self._rekeyed = False  # prekeys re-keyed once per run at most (agent_restore.py)
         # The host is given requests without attachment keys (attachments.py).
         hooks = replace(hooks_for_host(hooks), decryption=self._watching_prekeys(hooks.decryption))
         door = trust if trust is not None else TrustDoor(config.owner_id)
-        self._core = AgentCore(config, hooks, data, extra, door)
+        self._core = AgentCore(config, hooks, data, extra, door, store=store)
         self._api = AgentApi(session, config.server_url, tokens)
         self._inbox = InboxPipeline(self._core, self._api)
         self._prekeys = PrekeyPublisher(self._core, self._api)

@@ -1,8 +1,9 @@
 """What the agent's parts share: configuration, hooks, the data and its one writer.
 
 Every change to the agent's data is a transaction under `lock`: compute a new AgentData
-(in the executor when it is crypto), `commit` it (the document is built in the executor
-and saved through the hook), and only then use it. A failed save keeps the old data.
+(in the executor when it is crypto), `commit` it to the agent's own store (state/agent_store.py:
+within its bounds, in the executor, durable when it returns), and only then use it. A failed
+commit keeps the old data.
 """
 
 import asyncio
@@ -16,36 +17,15 @@ from typing import Any, Protocol
 
 from .agent_data import AgentData
 from .conversations.group_key_bounds import KeyValue
-from .encrypted_file import DocumentTooLargeError
 from .errors import PacerelleConnectionError
 from .inbox.decrypt_failures import DecryptionOutcome
 from .inbox.requests import Request
 from .relay.gateway import GatewayConnection
-from .store_bounds import shrink, within_bounds
+from .store_bounds import within_bounds
 from .stored_sizes import StoredSizes
 from .trust.door import TrustDoor
 
 _LOGGER = logging.getLogger(__name__)
-
-
-MAX_SHRINKS = 3
-"""Extra evictions tried when the writer finds a document too large (one is the rule)."""
-
-
-def _document(extra: dict[str, Any], data: AgentData) -> dict[str, Any]:
-    """The whole store document: the integration's keys and the runtime's sections."""
-    return {**extra, **data.sections()}
-
-
-def _bounded_document(
-    extra: dict[str, Any],
-    data: AgentData,
-    sizes: StoredSizes,
-    group_keys_valued: KeyValue | None = None,
-) -> tuple[AgentData, dict[str, Any]]:
-    """`data` within bounds and its document: one executor job (each hop costs latency)."""
-    data = within_bounds(data, sizes, group_keys_valued)
-    return data, _document(extra, data)
 
 
 def _within_bounds(
@@ -56,8 +36,8 @@ def _within_bounds(
 
 @dataclass(frozen=True, slots=True)
 class CommitTiming:
-    """Wall seconds of the last commit: bounds and document (executor), then the save
-    (JSON, encryption, write and fsyncs). For scripts/bench's stage times."""
+    """Wall seconds of the last commit: `build` (0: the bounds run in the store's job), then
+    the store's job (bounds, encryption, write and fsyncs). For scripts/bench's stage times."""
 
     build: float
     save: float
@@ -72,13 +52,28 @@ class ConnectionState(StrEnum):
 
 
 type Bound = Callable[[AgentData], AgentData]
-type CommitHook = Callable[[dict[str, Any], AgentData, Bound, bool], Awaitable[AgentData]]
 
 
 class BlockingRunner(Protocol):
     """Runs a blocking function off the event loop (Home Assistant's executor)."""
 
     def __call__[T](self, function: Callable[[], T], /) -> Awaitable[T]: ...
+
+
+class Storage(Protocol):
+    """The agent's store (state/agent_store.py; state/document_store.py writes whole
+    documents): `commit` writes the integration's keys and `data` within `bound`, durable
+    (the marks kept so far too) when it returns, and returns the data committed; `mark`
+    keeps a request's hand-over mark (inbox/handed_over.py: the mark, whether the request is
+    trusted) right before its event: synchronously, on the loop, without a system call, and
+    durable against a killed process at once (state/handed_over_file.py), so that after a
+    kill the agent knows which events fired."""
+
+    async def commit(
+        self, extra: dict[str, Any], data: AgentData, bound: Bound | None = None
+    ) -> AgentData: ...
+
+    def mark(self, mark: str, trusted: bool) -> None: ...
 
 
 def _nothing(*_args: Any) -> None:
@@ -110,17 +105,11 @@ class AgentHooks:
     request: when it is False for a whole batch, prepare is not called and the batch is
     handed over under the same hold of the lock as its decryption (inbox/pipeline.py). It
     must not guess low: a request it wrongly rules out is handed over unprepared.
-    `mark` keeps a request's hand-over mark (handed_over.py: the mark, whether the request
-    is trusted) right before its event: synchronously, on the loop, without a system call,
-    and durable against a killed process at once (the host's journal: store/handed_over.py),
-    so that after a kill the agent knows which events fired. Without it, the marks are kept
-    only with the data `save` writes.
+    The agent's data is not the host's: the agent commits it to its own store (Storage).
     """
 
-    save: Callable[[dict[str, Any]], Awaitable[None]]
     run_blocking: BlockingRunner
     deliver: Callable[[Request], None]
-    mark: Callable[[str, bool], None] = field(default=_nothing)
     prepare: Callable[[Request], Awaitable[None] | None] = field(default=_nothing)
     may_prepare: Callable[[Request], bool] = field(default=_always)
     identity_changed: Callable[[str], None] = field(default=_nothing)
@@ -130,27 +119,15 @@ class AgentHooks:
     decryption: Callable[[DecryptionOutcome], None] = field(default=_nothing)
     # (message id, conversation id, status) of each send as it changes (outbox/flush.py).
     send_status: Callable[[str, str, str], None] = field(default=_nothing)
-    # A save that survives a killed process but not yet a power cut, and what makes the
-    # last one survive that too (AgentCore.commit's `sync`). Without them, `save` alone.
-    save_unsynced: Callable[[dict[str, Any]], Awaitable[None]] | None = None
-    sync: Callable[[], Awaitable[None]] | None = None
-    # A store that writes only what changed (client/state/): takes the integration's keys,
-    # the data, the bounds to apply first (in one executor job) and `sync` (as `commit`'s),
-    # and returns the data it committed. When set, `save` (a whole document) is not used
-    # by commits; `sync` then makes what it wrote unsynced survive a power cut.
-    commit: CommitHook | None = None
 
 
 async def commit_before_start(
-    hooks: AgentHooks, extra: Mapping[str, Any], data: AgentData
+    store: Storage, extra: Mapping[str, Any], data: AgentData
 ) -> AgentData:
-    """Commit `data` before the agent's core exists (identity.py): through the host's
-    `commit` (or a whole document through `save`), as it is (the store it was read from
-    holds it within bounds); the data committed. A failed save raises and changes nothing."""
-    if hooks.commit is not None:
-        return await hooks.commit(dict(extra), data, _as_is, True)
-    await hooks.save(_document(dict(extra), data))
-    return data
+    """Commit `data` before the agent's core exists (identity.py), as it is (the store it
+    was read from holds it within bounds); the data committed. A failed commit raises and
+    changes nothing."""
+    return await store.commit(dict(extra), data, _as_is)
 
 
 def _as_is(data: AgentData) -> AgentData:
@@ -165,9 +142,12 @@ class AgentCore:
         data: AgentData,
         extra: dict[str, Any],
         trust: TrustDoor | None = None,
+        *,
+        store: Storage,
     ) -> None:
         self.config = config
         self.hooks = hooks
+        self.store = store
         self.lock = asyncio.Lock()
         self._data = data
         self._extra = extra  # the integration's document keys, passed through
@@ -176,7 +156,6 @@ class AgentCore:
         self.state = ConnectionState.STOPPED
         self._sizes = StoredSizes()  # used under `lock` only
         self.last_commit = CommitTiming(0.0, 0.0)
-        self._unsynced = False  # the last commit's rename not yet made power-cut durable
         # The one door for trust (trust/door.py): the group keys it would seal with are
         # the last evicted (group_key_bounds.py).
         self.trust = trust if trust is not None else TrustDoor(config.owner_id)
@@ -185,73 +164,34 @@ class AgentCore:
     def data(self) -> AgentData:
         return self._data
 
-    async def commit(self, data: AgentData, *, sync: bool = True) -> None:
+    async def commit(self, data: AgentData) -> None:
         """Save `data` durably, then make it current. Call with `lock` held.
 
         What is saved is `data` within the store's bounds (store_bounds.py): the oldest
-        requests and sessions beyond them are evicted first, and again if the writer finds
-        the document still too large to load, so a save never fails for its size alone.
-        With `sync` False (and the host's `save_unsynced`), the save survives a killed
-        process but a power cut only after `sync()`: the caller acts in between, as soon
-        as the document is in place (inbox/pipeline.py: the events). With the host's
-        `commit` (the per-record store, client/state/), the bounds and the commit run in
-        one executor job, only what changed is written, and every commit is already
-        durable against a power cut (`sync` has nothing left to do).
+        requests and sessions beyond them are evicted first, in the store's executor job,
+        so a save never fails for its size alone.
         """
         if data is not self._data:
-            await self._save(data, sync=sync)
+            await self._save(data)
 
     async def commit_handed_over(self, data: AgentData, hand_over: Callable[[], None]) -> None:
         """Make `data` (requests accepted) current, `hand_over` them (marks and events,
-        synchronously), then save `data` and make everything survive a power cut. Call with
-        `lock` held. The requests were handed over once `hand_over` returns, so the agent
-        holds them as accepted even if the save fails: a redelivery is then only
-        acknowledged, the next commit writes them, and after a restart their marks say the
-        same (inbox/pipeline.py)."""
+        synchronously), then save `data` with the marks (one commit: both survive a power
+        cut when it returns). Call with `lock` held. The requests were handed over once
+        `hand_over` returns, so the agent holds them as accepted even if the save fails: a
+        redelivery is then only acknowledged, the next commit writes them, and after a
+        restart their marks say the same (inbox/pipeline.py)."""
         self._data = data
         hand_over()
-        await self._save(data, sync=False)
-        await self.sync()
+        await self._save(data)
 
-    async def _save(self, data: AgentData, *, sync: bool) -> None:
-        save = self.hooks.save
-        if not sync and self.hooks.save_unsynced is not None:
-            save = self.hooks.save_unsynced
+    async def _save(self, data: AgentData) -> None:
         started = time.perf_counter()
-        extra = dict(self._extra)
         valued = self.trust.seal_rule().group_key_allowed(None)
-        if self.hooks.commit is not None:
-            bound = partial(_within_bounds, self._sizes, valued)
-            data = await self.hooks.commit(extra, data, bound, sync)
-            self.last_commit = CommitTiming(0.0, time.perf_counter() - started)
-            self._data = data
-            # The records are durable at once (record_file.py); what the host writes beside
-            # them (store.py: the hand-over marks) only after `sync` when `sync` is False.
-            self._unsynced = not sync
-            return
-        data, document = await self.hooks.run_blocking(
-            partial(_bounded_document, extra, data, self._sizes, valued)
-        )
-        built = time.perf_counter()
-        for attempt in range(MAX_SHRINKS + 1):
-            try:
-                await save(document)
-            except DocumentTooLargeError as err:
-                if attempt == MAX_SHRINKS:
-                    raise
-                data = await self.hooks.run_blocking(partial(shrink, data, err.excess))
-                document = await self.hooks.run_blocking(partial(_document, extra, data))
-            else:
-                break
-        self.last_commit = CommitTiming(built - started, time.perf_counter() - built)
+        bound = partial(_within_bounds, self._sizes, valued)
+        data = await self.store.commit(dict(self._extra), data, bound)
+        self.last_commit = CommitTiming(0.0, time.perf_counter() - started)
         self._data = data
-        self._unsynced = save is not self.hooks.save
-
-    async def sync(self) -> None:
-        """Make the last commit survive a power cut too (see `commit`)."""
-        if self._unsynced and self.hooks.sync is not None:
-            await self.hooks.sync()
-        self._unsynced = False
 
     def set_state(self, state: ConnectionState) -> None:
         if state is not self.state:

@@ -3,7 +3,7 @@
 `starting_data` is the one place that decides both. A store that never had an identity gets a
 new one; a store that was read (whatever else it holds) is never given another: an
 unreadable store is an error before this is reached (the host's load). Each change is
-committed through the host's store before it is returned, and nothing of it is published
+committed to the agent's store before it is returned, and nothing of it is published
 before the agent starts: a failed commit leaves the store as it was (no identity, or the
 old prekeys) and the next start decides again, so an identity is published only once it is
 the one the store holds. A store put back from an older copy (the host's witness says so)
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
-from .agent_core import AgentHooks, commit_before_start
+from .agent_core import AgentHooks, Storage, commit_before_start
 from .agent_data import AgentData
 from .agent_restore import rekeyed_after_restore
 from .signal.state import AgentSignalState
@@ -26,6 +26,7 @@ async def starting_data(
     *,
     restored: bool,
     hooks: AgentHooks,
+    store: Storage,
     extra: Mapping[str, Any],
 ) -> AgentData:
     """The data the agent starts with, committed: `stored`, a new identity for a store that
@@ -33,9 +34,9 @@ async def starting_data(
     if stored is None:
         # Key generation is CPU work: in the host's executor.
         data = AgentData(await hooks.run_blocking(AgentSignalState.new))
-        return await commit_before_start(hooks, extra, data)
+        return await commit_before_start(store, extra, data)
     if restored:
         return await commit_before_start(
-            hooks, extra, await hooks.run_blocking(partial(rekeyed_after_restore, stored))
+            store, extra, await hooks.run_blocking(partial(rekeyed_after_restore, stored))
         )
     return stored

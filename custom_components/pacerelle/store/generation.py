@@ -19,7 +19,8 @@ stop, not at every save, to keep Home Assistant's storage quiet.
 
 What such a restored state handed over before is never handed over again, seen here or
 not: the marks of the last hand-overs are kept beside this witness, outside the agent's
-folder (store/handed_over.py, client/inbox/handed_over.py), and consulted for every message.
+folder (client/state/handed_over_file.py, client/inbox/handed_over.py), and consulted for
+every message.
 """
 
 import logging
@@ -28,10 +29,9 @@ from typing import Any, Final
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.storage import Store
 
-from ..client import StoreError
+from ..client import AgentStore, StoreError
 from ..const import DOMAIN
 from ..issues.runtime import raise_store_restored
-from .agent_store import AgentStore
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -78,7 +78,7 @@ async def async_advance(
 async def async_advance_at_stop(hass: HomeAssistant, store: AgentStore, agent_id: str) -> None:
     """After the agent stopped: one more generation, so a copy taken while it ran is older."""
     try:
-        document, _ = await store.async_load_data()
+        document, _ = await store.load_data()
     except StoreError as err:  # checked at start: only a disk failure since, told at start
         _LOGGER.warning("Could not advance the store's generation at stop: %s", err)
         return
@@ -94,7 +94,7 @@ async def _async_write(
     generation: int,
 ) -> dict[str, Any]:
     document = {**document, GENERATION_KEY: generation}
-    await store.async_save_keys({GENERATION_KEY: generation})  # the store first: the
+    await store.save_keys({GENERATION_KEY: generation})  # the store first: the
     # witness never runs ahead
     await witness.async_save({**known, agent_id: generation})
     return document

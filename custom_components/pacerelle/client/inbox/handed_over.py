@@ -6,8 +6,8 @@ message sent on a chain the copy knew decrypts again (its message keys were used
 the lost state), a group message opens as long as its sender's key is held. A relay that
 redelivers such a message, by mistake or on purpose (under its id or a new one), would make
 the home act on it again. So each hand-over leaves a mark, the agent's `handed_over`
-section, which the host keeps OUTSIDE the restorable agent store (store.py: beside the
-generation witness, store/generation.py), and the inbox pipeline refuses (acknowledges,
+section, which the agent's store keeps OUTSIDE its restorable folder (state/agent_store.py,
+state/handed_over_file.py), and the inbox pipeline refuses (acknowledges,
 logs, never hands over) a message whose mark it holds, whatever the inbox says.
 
 A mark is what the relay cannot change without the message failing to open: the digest of
@@ -25,14 +25,15 @@ their events); one that keeps every message and causes more than that many hand-
 between (invented senders) can push the oldest marks of untrusted requests out, never those
 of trusted ones: only the trusted people's own messages move that window.
 
-Order: a request's mark is kept by the host (AgentHooks.mark: a journal a killed process
-keeps at once) right before its event, after the write that stored the request as received
+Order: a request's mark is kept by the agent's store (Storage.mark: a journal a killed
+process keeps at once) right before its event, after the write that stored the request as received
 and before the write that accepts it (inbox/pipeline.py). So after a kill a received
 request with a mark was handed over (it is accepted then, without a second event), and one
 without a mark was not (its stored copy is handed over at the redelivery). Only a kill in
 the instant between a mark and its event (a few bytecodes, no system call) loses that
-event. The host makes the marks survive a power cut before any ACK_READ; a cut before that
-may take them back, and the relay's redelivery then fires the event again.
+event. The commit that accepts them makes the marks survive a power cut before any
+ACK_READ; a cut before that may take them back, and the relay's redelivery then fires the
+event again.
 """
 
 import hashlib

@@ -9,8 +9,9 @@ For a batch of incoming messages, in order:
 3. save the Signal state and the decrypted requests together, as received (one write);
 4. let the host prepare each request (save its files), WITHOUT the agent's lock;
 5. hand them over: for each, its mark kept by the host and its event fired, on the loop
-   with nothing in between (AgentHooks.mark: a journal a killed process keeps at once);
-   then save them as accepted, make it all survive a power cut, and send ACK_READ for each.
+   with nothing in between (Storage.mark: a journal a killed process keeps at once);
+   then save them as accepted with the marks, durable against a power cut (one commit), and
+   send ACK_READ for each.
 When the host has nothing to prepare for any request of the batch (`may_prepare`: a text
 has no files to save), 5 follows 3 under the same hold of the lock.
 Steps 1-3 and 5 are transactions under the agent's lock; step 4 and the group key fetch
@@ -28,11 +29,12 @@ system call, no await) loses that event: the mark is what makes the acceptance c
 nothing slower than the mark (the executor, a disk write) may stand between it and the
 event. That is why acceptance is saved after the events: saved before them, a kill in the
 executor's hand-back lost a message 1 run in 10 under load.
-A power cut before 5's sync can take back the marks and the acceptance: the relay, never
+A power cut before 5's commit can take back the marks and the acceptance: the relay, never
 acknowledged, redelivers, and the events fire again (at least once across a power cut).
 A request handed over before is never handed over again, even after the store was put
-back from an older copy: the marks are kept by the host outside the restorable store, and
-step 1 refuses a new message whose mark is held (acknowledged, logged, no event).
+back from an older copy: the marks are kept outside the restorable folder
+(state/agent_store.py), and step 1 refuses a new message whose mark is held (acknowledged,
+logged, no event).
 """
 
 import asyncio
@@ -360,7 +362,7 @@ async def _hand_over(core: AgentCore, stored: Sequence[tuple[InboundMessage, Req
     def hand_over() -> None:
         # Synchronous: nothing runs between a mark and its event.
         for mark, request in marked:
-            core.hooks.mark(mark, request.judged.trusted)
+            core.store.mark(mark, request.judged.trusted)
             core.hooks.deliver(request)
         # The status (pending count, last message: Home Assistant writes nine entity states,
         # a millisecond or two) is told at the loop's next pass, after what the events woke

@@ -1,11 +1,11 @@
 """The agent's hand-over marks, in a mapped file of their own outside the agent's folder.
 
-`.storage/pacerelle.handed_over.<agent id>`, beside the generation witness
-(`.storage/pacerelle.generations`): putting the agent's folder `.storage/pacerelle/` back
+`<marks folder>/pacerelle.handed_over.<agent id>` (in Home Assistant `.storage/`, beside the
+generation witness `.storage/pacerelle.generations`): putting the agent's folder back
 from an older copy leaves it as it was, so the restored agent still refuses what the newer
 state handed over (client/inbox/handed_over.py). A full restore of Home Assistant's storage puts
 it back with the folder: then the marks are as old as the state, a limit written down in
-store/generation.py and the README's "Backups".
+the host's restore detection and the README's "Backups".
 
 Why a mapping: a mark must be on record when its request's event fires, with nothing in
 between. The inbox pipeline (client/inbox/pipeline.py) appends it on the event loop right
@@ -22,9 +22,9 @@ it) and per window a ring of `slots` marks of 16 bytes. An append stores the mar
 slot, then the count: a kill between the two leaves the mark uncounted (the window one
 shorter), never a torn mark counted. Digests of ciphertexts only, never a message, a key or
 an id in clear, so the file is not encrypted (mode 0600). A file that is not of this shape
-is reported at warning and read as no marks (started anew); a file that cannot be made or
-mapped at error: either weakens the refusal of a restore's replays and of a kill's
-redelivery, never refuses or loses a message.
+is reported at warning and read as no marks (started anew); a file that cannot be made,
+mapped or synced at error, once (`report`): either weakens the refusal of a restore's
+replays and of a kill's redelivery, never refuses or loses a message.
 
 Blocking file work (open, read, create, msync): call those from an executor. `append` is
 the one call made on the loop. Only the agent's pipeline appends, and only while it holds
@@ -39,7 +39,7 @@ import struct
 from pathlib import Path
 from typing import Any, Final
 
-from ..client import MAX_HANDED_OVER
+from ..limits import MAX_HANDED_OVER
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ FILE_MODE: Final = 0o600
 MAGIC: Final = b"PCRLHOM\0"
 VERSION: Final = 1
 WINDOWS: Final = ("all", "trusted")  # client/inbox/handed_over.py
-MARK_BYTES: Final = 16  # client/handed_over.MARK_LENGTH hex characters
+MARK_BYTES: Final = 16  # inbox/handed_over.MARK_LENGTH hex characters
 HEADER: Final = struct.Struct("<8sII")  # magic, version, slots per window
 COUNT: Final = struct.Struct("<Q")
 HEADER_BYTES: Final = 64
@@ -79,7 +79,9 @@ class HandedOverFile:
                 self._create(marks)
             self._map = self._mapped()
         except OSError as err:
-            self._report(err)
+            self.report(err)
+        else:
+            self._failed = False
         return marks
 
     def _read(self) -> tuple[int, dict[str, list[str]] | None]:
@@ -101,27 +103,31 @@ class HandedOverFile:
         mapping, no system call; durable against a kill at once (module docstring)."""
         mapping = self._map
         if mapping is None:
-            self._report(None)
+            self.report(None)
             return
         raw = bytes.fromhex(mark)
         for window in (0, 1) if trusted else (0,):
             _append(mapping, self._slots, window, raw)
         self._unsynced = True
 
-    def write(self, section: dict[str, Any], *, sync: bool = True) -> None:
+    def write(self, section: dict[str, Any]) -> None:
         """Replace the marks by `section` (the client's {window: marks}, a whole document
-        saved: a restore, a migration). OSError when the file cannot be made."""
+        saved: a restore, a migration), synced; reported (`report`) when it cannot be made."""
         marks = {window: [str(m) for m in section.get(window) or ()] for window in WINDOWS}
         self.close()
-        self._create(marks)
-        self._map = self._mapped()
-        if sync:
-            self.sync_pending()
+        try:
+            self._create(marks)
+            self._map = self._mapped()
+        except OSError as err:
+            self.report(err)
 
     def sync_pending(self) -> None:
-        """Make the marks appended so far survive a power cut (msync)."""
-        if self._unsynced and self._map is not None:
-            self._map.flush()
+        """Make the marks appended so far survive a power cut (msync); reported if not."""
+        try:
+            if self._unsynced and self._map is not None:
+                self._map.flush()
+        except OSError as err:
+            self.report(err)
         self._unsynced = False
 
     def close(self) -> None:
@@ -165,7 +171,9 @@ class HandedOverFile:
             raise
         _fsync_directory(self.path.parent)
 
-    def _report(self, err: OSError | None) -> None:
+    def report(self, err: OSError | None) -> None:
+        """The one message for marks that cannot be kept (once until the file maps again):
+        the records are saved all the same, only a restore's or a kill's refusal weakens."""
         if self._failed:
             return
         self._failed = True
@@ -174,7 +182,7 @@ class HandedOverFile:
             "restore of an older copy of the agent's folder, or a crash, the relay could "
             "have them handed over again",
             self.path.name,
-            err.strerror if err is not None else "not mapped",
+            (err.strerror or err) if err is not None else "not mapped",
         )
 
 
