@@ -224,3 +224,12 @@ async def test_an_unknown_conversation_id_aborts_with_a_translated_reason(
     assert (twice["type"], twice["reason"]) == (FlowResultType.ABORT, "already_named")
     assert [s.title for s in agent.entry.subentries.values()] == ["Family"]
     assert abort_text("already_named")
+
+
+async def test_naming_needs_a_running_agent(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
+    agent = await start_agent(hass, emulator)
+    assert await hass.config_entries.async_unload(agent.entry.entry_id)
+    stopped = await start_flow(hass, agent)
+    assert (stopped["type"], stopped["reason"]) == (FlowResultType.ABORT, "agent_not_loaded")
+    assert "not running" in abort_text("agent_not_loaded")
+    assert not agent.entry.subentries
