@@ -36,7 +36,12 @@ from typing import Any, override
 
 import aiohttp
 import probatio
-from homeassistant.config_entries import SOURCE_REAUTH, ConfigFlow, ConfigFlowResult
+from homeassistant.config_entries import (
+    SOURCE_REAUTH,
+    ConfigFlow,
+    ConfigFlowResult,
+    ConfigSubentryFlow,
+)
 from homeassistant.core import callback
 from homeassistant.data_entry_flow import AbortFlow, section
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
@@ -80,6 +85,7 @@ from .options_flow import PacerelleOptionsFlow
 from .runtime import PacerelleConfigEntry
 from .server_url import InsecureServerUrlError, checked_server_url
 from .store.agent_store import agent_store
+from .subentry_flow import SUBENTRY_FLOWS
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -137,6 +143,15 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
     @override
     def async_get_options_flow(config_entry: PacerelleConfigEntry) -> PacerelleOptionsFlow:
         return PacerelleOptionsFlow()
+
+    @classmethod
+    @callback
+    @override
+    def async_get_supported_subentry_types(
+        cls, config_entry: PacerelleConfigEntry
+    ) -> dict[str, type[ConfigSubentryFlow]]:
+        """Named conversations (subentry_flow.py)."""
+        return SUBENTRY_FLOWS
 
     @override
     async def async_step_user(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:

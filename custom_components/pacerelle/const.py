@@ -13,6 +13,10 @@ CONF_SERVER_URL: Final = "server_url"
 CONF_AGENT_ID: Final = "agent_id"
 CONF_OWNER_ID: Final = "owner_id"
 CONF_CONVERSATION_ID: Final = "conversation_id"
+# A named conversation (config subentry, subentry_flow.py): its data is the conversation id
+# and the `to` a message for all of it takes (`group:<id>`, or the person of a direct one).
+SUBENTRY_CONVERSATION: Final = "conversation"
+CONF_RECIPIENT: Final = "recipient"
 
 # Config entry version. 1.2: unique id = the owner's Pacerelle account, device and entity
 # unique ids keyed on the entry (migration.py migrates 1.1 entries).

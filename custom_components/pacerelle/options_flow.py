@@ -147,9 +147,7 @@ class PacerelleOptionsFlow(OptionsFlowWithReload):
         known = [str(entry.data[CONF_CONVERSATION_ID]), *current.llm_conversations]
         runtime = getattr(entry, "runtime_data", None)
         if runtime is not None:
-            data = runtime.agent.data
-            known += [item.request.conversation_id for item in data.history.requests]
-            known += [request.conversation_id for request in data.inbox.pending.values()]
+            known += [seen.conversation_id for seen in runtime.agent.conversations()]
         return list(dict.fromkeys(known))
 
     def _usable_folder(self, path: str) -> bool:

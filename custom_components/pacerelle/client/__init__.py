@@ -14,6 +14,7 @@ from .conversations.payloads import (
     WIDGET_RESPONSE,
     public_attachment,
 )
+from .conversations.seen import SeenConversation
 from .conversations.widget_answers import (
     Addressee,
     MemberAnswers,
@@ -156,6 +157,7 @@ __all__ = [
     "RequestTooLargeError",
     "ResponseTooLargeError",
     "RuntimeTokens",
+    "SeenConversation",
     "SendError",
     "SendRefusal",
     "StoreError",

@@ -27,6 +27,7 @@ from .attachments import (
 from .conversations.checkpoints import Checkpoint
 from .conversations.history import History, Reply
 from .conversations.payloads import chat_payload
+from .conversations.seen import SeenConversation, seen_conversations
 from .errors import SendError, SendRefusal
 from .inbox import handling
 from .inbox.decrypt_failures import DecryptionOutcome
@@ -191,6 +192,10 @@ class Agent:
     def history(self, conversation_id: str | None = None, limit: int = 50) -> History:
         history = self._core.data.history.filtered(conversation_id, max(1, min(limit, 50)))
         return history.for_host()
+
+    def conversations(self) -> list[SeenConversation]:
+        """The conversations seen (conversations/seen.py), the most recently active first."""
+        return seen_conversations(self._core.data, self._core.config.agent_id)
 
     def checkpoints(
         self, conversation_id: str | None = None, include_completed: bool = False

@@ -1,0 +1,122 @@
+"""Naming a conversation: the `conversation` config subentry ("Add conversation").
+
+The flow lists the conversations the running agent has seen (client: `Agent.conversations`)
+that are not named yet, each with its members and when it was last active, and asks for a
+name. The owner's direct conversation is not offered: the agent's own notify entity is
+already it. Naming one only adds Home Assistant objects (its notify entity, notify.py):
+nothing of the agent's sessions or trust decisions is made or changed here, and removing
+the subentry removes only its entities.
+
+Aborts (translated): agent_not_loaded (no running agent to ask), no_conversations (every
+seen one is named), unknown_conversation (an id the agent has not seen, e.g. typed or gone
+since the form was shown), already_named.
+"""
+
+from datetime import UTC, datetime
+from typing import Any
+
+import probatio
+from homeassistant.config_entries import (
+    ConfigEntryState,
+    ConfigSubentryFlow,
+    SubentryFlowResult,
+)
+from homeassistant.const import CONF_NAME
+from homeassistant.helpers.selector import (
+    SelectOptionDict,
+    SelectSelector,
+    SelectSelectorConfig,
+    SelectSelectorMode,
+    TextSelector,
+)
+
+from .client import SeenConversation
+from .const import CONF_CONVERSATION_ID, CONF_RECIPIENT, SUBENTRY_CONVERSATION
+from .runtime import PacerelleConfigEntry
+
+MAX_NAME = 100
+MAX_LISTED_MEMBERS = 5
+
+
+def named_conversations(entry: PacerelleConfigEntry) -> set[str]:
+    """The conversation ids the entry's subentries name."""
+    return {
+        str(subentry.data[CONF_CONVERSATION_ID])
+        for subentry in entry.subentries.values()
+        if subentry.subentry_type == SUBENTRY_CONVERSATION
+    }
+
+
+def unnamed(entry: PacerelleConfigEntry) -> list[SeenConversation]:
+    """The seen conversations a user may name: not the owner's direct one, not named yet."""
+    taken = named_conversations(entry) | {str(entry.data[CONF_CONVERSATION_ID])}
+    return [c for c in entry.runtime_data.agent.conversations() if c.conversation_id not in taken]
+
+
+def label(conversation: SeenConversation) -> str:
+    """What the list shows: the id, the members, when last active (the step's description
+    says so, translated); ids are pseudonymous."""
+    members = list(conversation.member_ids[:MAX_LISTED_MEMBERS])
+    if len(conversation.member_ids) > MAX_LISTED_MEMBERS:
+        members.append("…")
+    parts = [conversation.conversation_id, ", ".join(members) or "?"]
+    if conversation.last_active_at is not None:
+        at = datetime.fromtimestamp(conversation.last_active_at, UTC)
+        parts.append(at.strftime("%Y-%m-%d %H:%M UTC"))
+    return " · ".join(parts)
+
+
+class ConversationSubentryFlow(ConfigSubentryFlow):
+    """Name one conversation the agent has seen."""
+
+    async def async_step_user(self, user_input: dict[str, Any] | None = None) -> SubentryFlowResult:
+        entry: PacerelleConfigEntry = self._get_entry()
+        if entry.state is not ConfigEntryState.LOADED:
+            return self.async_abort(reason="agent_not_loaded")
+        offered = unnamed(entry)
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            chosen = str(user_input[CONF_CONVERSATION_ID]).strip()
+            if chosen in named_conversations(entry):
+                return self.async_abort(reason="already_named")
+            found = next((c for c in offered if c.conversation_id == chosen), None)
+            if found is None:
+                return self.async_abort(
+                    reason="unknown_conversation",
+                    description_placeholders={"conversation_id": chosen[:MAX_NAME]},
+                )
+            name = str(user_input[CONF_NAME]).strip()
+            if name and len(name) <= MAX_NAME:
+                return self.async_create_entry(
+                    title=name,
+                    data={CONF_CONVERSATION_ID: chosen, CONF_RECIPIENT: found.recipient},
+                    unique_id=chosen,
+                )
+            errors[CONF_NAME] = "invalid_name"
+        if not offered:
+            return self.async_abort(reason="no_conversations")
+        return self.async_show_form(
+            step_id="user",
+            data_schema=self.add_suggested_values_to_schema(_schema(offered), user_input or {}),
+            errors=errors,
+        )
+
+
+def _schema(offered: list[SeenConversation]) -> probatio.Schema:
+    choices = [SelectOptionDict(value=c.conversation_id, label=label(c)) for c in offered]
+    return probatio.Schema(
+        {
+            # custom_value: an id copied from event data may be typed (and is checked).
+            probatio.Required(CONF_CONVERSATION_ID): SelectSelector(
+                SelectSelectorConfig(
+                    options=choices, mode=SelectSelectorMode.LIST, custom_value=True
+                )
+            ),
+            probatio.Required(CONF_NAME): TextSelector(),
+        }
+    )
+
+
+SUBENTRY_FLOWS: dict[str, type[ConfigSubentryFlow]] = {
+    SUBENTRY_CONVERSATION: ConversationSubentryFlow
+}
