@@ -6,5 +6,6 @@ sys.path; importing ours first, before Home Assistant starts, keeps `pacerelle` 
 
 import custom_components.pacerelle  # noqa: F401
 
-# The Pacerelle emulator as a real server on loopback, for every test that asks for it.
-pytest_plugins = ["tests.emulator_fixtures"]
+# The Pacerelle emulator as a real server on loopback, and Assist with a light to switch,
+# for every test that asks for them.
+pytest_plugins = ["tests.emulator_fixtures", "tests.helpers.assist"]

@@ -1,12 +1,10 @@
-"""An agent set up in Home Assistant against the emulator, and its entities by key."""
+"""Entity states to wait for, and snapshots as Home Assistant's own tests write them."""
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er
-from pytest_homeassistant_custom_component.common import MockConfigEntry
 from pytest_homeassistant_custom_component.syrupy import (
     HomeAssistantSnapshotExtension,
     HomeAssistantSnapshotSerializer,
@@ -15,48 +13,7 @@ from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.amber.serializer import AmberDataSerializer
 from syrupy.types import SerializableData
 
-from custom_components.pacerelle.client.agent_core import ConnectionState
-from custom_components.pacerelle.const import DOMAIN
-from custom_components.pacerelle.runtime import PacerelleRuntime
-from tests.emulator_fixtures import EmulatorHandle, Installed
-from tests.runtime_harness import add_entry, wait_until
-
-
-@dataclass
-class Setup:
-    installed: Installed
-    entry: MockConfigEntry
-    runtime: PacerelleRuntime
-
-    def entity_id(self, hass: HomeAssistant, platform: str, key: str) -> str:
-        unique_id = f"{self.entry.entry_id}_{key}"
-        entity_id = er.async_get(hass).async_get_entity_id(platform, DOMAIN, unique_id)
-        assert entity_id is not None, f"no {platform} entity {unique_id}"
-        return entity_id
-
-    def volatile(self) -> dict[str, str]:
-        """Values that differ on every run, with the placeholder snapshots show instead."""
-        return {
-            self.installed.agent_id: "<agent_id>",
-            self.installed.owner_id: "<owner_id>",
-            self.installed.conversation_id: "<conversation_id>",
-            self.entry.entry_id: "<entry_id>",
-            self.runtime.status.verification_code: "<verification_code>",
-        }
-
-
-async def setup_agent(
-    hass: HomeAssistant, emulator: EmulatorHandle, *, options: dict[str, Any] | None = None
-) -> Setup:
-    """An installed agent, its entry set up, connected."""
-    installed = await emulator.install()
-    entry = await add_entry(hass, emulator, installed, options=options)
-    assert await hass.config_entries.async_setup(entry.entry_id)
-    await hass.async_block_till_done()
-    runtime: PacerelleRuntime = entry.runtime_data
-    await wait_until(lambda: runtime.status.state is ConnectionState.CONNECTED)
-    await hass.async_block_till_done()
-    return Setup(installed, entry, runtime)
+from tests.runtime_harness import wait_until
 
 
 def state_of(hass: HomeAssistant, entity_id: str) -> str:

@@ -1,40 +1,17 @@
-"""Helpers of the LLM API and Assist bridge tests: agents on the emulator, tool calls."""
+"""Helpers of the LLM API and Assist bridge tests: tool calls and held requests."""
 
 from typing import Any
 
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.helpers import llm
-from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.pacerelle.client.agent_core import ConnectionState
-from custom_components.pacerelle.const import CONF_AGENT_NAME
 from custom_components.pacerelle.runtime import PacerelleRuntime
-from tests.emulator_fixtures import EmulatorHandle, Installed
-from tests.runtime_harness import add_entry, wait_until
+from tests.emulator_fixtures import EmulatorHandle
+from tests.runtime_harness import wait_until
 
 LLM_CONTEXT = llm.LLMContext(
     platform="test", context=Context(), language="en", assistant="conversation", device_id=None
 )
-
-
-async def running_agent(
-    hass: HomeAssistant,
-    emulator: EmulatorHandle,
-    *,
-    name: str = "Home",
-    options: dict[str, Any] | None = None,
-) -> tuple[Installed, MockConfigEntry]:
-    """An installed agent, set up in Home Assistant and connected."""
-    installed = await emulator.install(name=name)
-    entry = await add_entry(hass, emulator, installed, options=options)
-    if name != "Home":
-        hass.config_entries.async_update_entry(
-            entry, title=name, data={**entry.data, CONF_AGENT_NAME: name}
-        )
-    assert await hass.config_entries.async_setup(entry.entry_id)
-    runtime: PacerelleRuntime = entry.runtime_data
-    await wait_until(lambda: runtime.status.state is ConnectionState.CONNECTED)
-    return installed, entry
 
 
 async def call(hass: HomeAssistant, tool: str, **args: Any) -> Any:

@@ -1,57 +1,15 @@
-"""An agent the person has already written to, and helpers to call its actions."""
+"""Helpers to call an agent's actions and to find what the person and the agent exchanged."""
 
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
-from homeassistant.helpers import device_registry as dr
-from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
 
-from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.const import DOMAIN
-from custom_components.pacerelle.events import EVENT_MESSAGE
-from custom_components.pacerelle.runtime import PacerelleRuntime
-from tests.emulator_fixtures import EmulatorHandle, Installed
-from tests.runtime_harness import add_entry, wait_until
-
-
-@dataclass
-class Agent:
-    installed: Installed
-    entry: MockConfigEntry
-    events: list[Any]  # pacerelle_message events
-
-    @property
-    def runtime(self) -> PacerelleRuntime:
-        runtime: PacerelleRuntime = self.entry.runtime_data
-        return runtime
-
-    @property
-    def conversation_id(self) -> str:
-        return self.installed.conversation_id
-
-    def device_id(self, hass: HomeAssistant) -> str:
-        device = dr.async_get(hass).async_get_or_create(
-            config_entry_id=self.entry.entry_id,
-            identifiers={(DOMAIN, self.entry.entry_id)},  # the agent's own device
-        )
-        return device.id
-
-
-async def start_agent(
-    hass: HomeAssistant, emulator: EmulatorHandle, *, options: dict[str, Any] | None = None
-) -> Agent:
-    """An installed agent, set up and connected; nobody has written to it yet."""
-    installed = await emulator.install()
-    entry = await add_entry(hass, emulator, installed, options=options)
-    events = async_capture_events(hass, EVENT_MESSAGE)
-    assert await hass.config_entries.async_setup(entry.entry_id)
-    await hass.async_block_till_done()
-    agent = Agent(installed, entry, events)
-    await wait_until(lambda: agent.runtime.status.state is ConnectionState.CONNECTED)
-    return agent
+from tests.emulator_fixtures import EmulatorHandle
+from tests.helpers.agent import Agent
+from tests.runtime_harness import wait_until
 
 
 async def human_writes(emulator: EmulatorHandle, agent: Agent, **body: Any) -> dict[str, Any]:
@@ -71,13 +29,6 @@ async def event_of(agent: Agent, message_id: str, within: float = 10.0) -> dict[
     data = found()
     assert data is not None
     return data
-
-
-async def spoken_agent(hass: HomeAssistant, emulator: EmulatorHandle, **kwargs: Any) -> Agent:
-    """An agent the person has written to once (so it may answer)."""
-    agent = await start_agent(hass, emulator, **kwargs)
-    await human_writes(emulator, agent, text="Hello")
-    return agent
 
 
 async def call(

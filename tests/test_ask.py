@@ -10,8 +10,9 @@ from pytest_homeassistant_custom_component.common import async_capture_events
 
 from custom_components.pacerelle.events import EVENT_WIDGET_RESPONSE
 from tests.emulator_fixtures import EmulatorHandle
+from tests.helpers.agent import Agent, start_agent
 from tests.runtime_harness import wait_until
-from tests.services_harness import Agent, call, refused, spoken_agent, start_agent
+from tests.services_harness import call, refused
 
 
 async def ask_script(hass: HomeAssistant, ask: dict[str, Any]) -> None:
@@ -54,7 +55,7 @@ async def widget_on_device(emulator: EmulatorHandle, agent: Agent, count: int) -
 
 
 async def test_answer_returns_to_the_script(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     answers = async_capture_events(hass, EVENT_WIDGET_RESPONSE)
     await ask_script(
         hass, {"kind": "confirm", "title": "Unlock the front door?", "danger": True, "timeout": 30}
@@ -83,7 +84,7 @@ async def test_answer_returns_to_the_script(hass: HomeAssistant, emulator: Emula
 async def test_choice_answer_and_options_as_text(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     task = hass.async_create_task(
         call(hass, "ask", {"kind": "choice", "title": "Mode?", "options": ["Away", "Home"]})
     )
@@ -100,7 +101,7 @@ async def test_choice_answer_and_options_as_text(
 
 
 async def test_cancel_is_its_own_answer(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     await ask_script(hass, {"kind": "datetime", "title": "When?", "mode": "date", "timeout": 30})
     script = run_script(hass)
     question = await widget_on_device(emulator, agent, 1)
@@ -114,7 +115,7 @@ async def test_cancel_is_its_own_answer(hass: HomeAssistant, emulator: EmulatorH
 
 
 async def test_nobody_answers(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     await ask_script(
         hass,
         {
@@ -141,7 +142,7 @@ async def test_nobody_answers(hass: HomeAssistant, emulator: EmulatorHandle) -> 
 async def test_other_answers_do_not_end_the_wait(
     hass: HomeAssistant, emulator: EmulatorHandle, caplog: pytest.LogCaptureFixture
 ) -> None:
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     task = hass.async_create_task(call(hass, "ask", {"kind": "permission", "title": "Camera?"}))
     question = await widget_on_device(emulator, agent, 1)
     await emulator.send(agent.conversation_id, widget_response={"ref": "another", "value": True})

@@ -8,8 +8,8 @@ import json
 from homeassistant.core import HomeAssistant
 
 from tests.emulator_fixtures import EmulatorHandle
+from tests.helpers.agent import Agent, start_agent
 from tests.llm_harness import held
-from tests.services_harness import Agent, spoken_agent
 from tests.test_ask import ask_script, run_script, widget_on_device
 
 
@@ -45,7 +45,7 @@ async def forged_answer(
 async def test_only_the_person_asked_in_its_conversation_answers(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     owner = agent.installed.owner_id
     await ask_script(hass, {"kind": "confirm", "title": "Unlock the front door?", "timeout": 30})
     script = run_script(hass)

@@ -12,6 +12,8 @@ from homeassistant.setup import async_setup_component
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.repairs import issue_id
 from tests.emulator_fixtures import EmulatorHandle
+from tests.helpers.groups import DEVICES, member_writes
+from tests.helpers.readme import example
 from tests.runtime_harness import wait_until
 from tests.services_harness import trust as trust_device
 from tests.test_group_ask import (
@@ -23,8 +25,6 @@ from tests.test_group_ask import (
     trusted_family,
     widget_on_every_phone,
 )
-from tests.test_group_conversations import DEVICES, member_writes
-from tests.test_readme_examples import example
 
 NOT_YET = "Your answer does not count yet"
 

@@ -10,9 +10,9 @@ from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.emulator.clock import Clock
 from tests.emulator_fixtures import EmulatorHandle
-from tests.llm_harness import running_agent
+from tests.helpers.agent import start_agent
+from tests.helpers.assist import KITCHEN
 from tests.runtime_harness import wait_until
-from tests.test_assist_bridge import KITCHEN, kitchen_light  # noqa: F401
 
 TOO_OLD = "too late to run it as a command"
 
@@ -25,9 +25,8 @@ async def test_a_command_queued_while_home_assistant_was_off_is_not_run(
     # time Home Assistant spent off while the command waited at the relay.
     waited = MAX_REQUEST_AGE + 60
     emulator.emulator.clock = Clock(-waited)
-    installed, entry = await running_agent(
-        hass, emulator, options={CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT}
-    )
+    started = await start_agent(hass, emulator, options={CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT})
+    installed, entry = started.installed, started.entry
     conversation = installed.conversation_id
     assert await hass.config_entries.async_unload(entry.entry_id)
 

@@ -23,42 +23,12 @@ from custom_components.pacerelle.client.conversations import groups
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.emulator_fixtures import EmulatorHandle, Installed
-from tests.llm_harness import held, running_agent
+from tests.helpers.agent import start_agent
+from tests.helpers.assist import KITCHEN
+from tests.llm_harness import held
 from tests.runtime_harness import wait_until
 
-KITCHEN = "light.kitchen_light"
 APOLOGY = "Sorry, I could not answer that. The problem was logged in Home Assistant"
-
-
-@pytest.fixture
-async def kitchen_light(hass: HomeAssistant) -> None:
-    """Assist and a "Kitchen light" (a template light over an input boolean)."""
-    assert await async_setup_component(hass, "homeassistant", {})
-    assert await async_setup_component(hass, "conversation", {})
-    assert await async_setup_component(
-        hass, "input_boolean", {"input_boolean": {"kitchen_power": {"name": "Relay 7"}}}
-    )
-    power = {"entity_id": "input_boolean.kitchen_power"}
-    assert await async_setup_component(
-        hass,
-        "template",
-        {
-            "template": [
-                {
-                    "light": [
-                        {
-                            "name": "Kitchen light",
-                            "state": "{{ is_state('input_boolean.kitchen_power', 'on') }}",
-                            "turn_on": [{"action": "input_boolean.turn_on", "target": power}],
-                            "turn_off": [{"action": "input_boolean.turn_off", "target": power}],
-                        }
-                    ]
-                }
-            ]
-        },
-    )
-    await hass.async_block_till_done()
-    assert hass.states.get(KITCHEN).state == "off"
 
 
 async def answered(emulator: EmulatorHandle, installed: Installed, count: int) -> dict[str, object]:
@@ -70,9 +40,8 @@ async def answered(emulator: EmulatorHandle, installed: Installed, count: int) -
 async def test_owner_turns_on_the_kitchen_light_through_assist(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    installed, entry = await running_agent(
-        hass, emulator, options={CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT}
-    )
+    started = await start_agent(hass, emulator, options={CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT})
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     conversation = installed.conversation_id
 
@@ -101,9 +70,8 @@ async def test_owner_turns_on_the_kitchen_light_through_assist(
 
 @pytest.mark.usefixtures("kitchen_light")
 async def test_someone_else_is_ignored(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
-    installed, entry = await running_agent(
-        hass, emulator, options={CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT}
-    )
+    started = await start_agent(hass, emulator, options={CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT})
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     conversation = installed.conversation_id
     # A second user's device, with its own Signal session, writes in the conversation.
@@ -134,7 +102,8 @@ async def test_someone_else_is_ignored(hass: HomeAssistant, emulator: EmulatorHa
 
 
 async def test_off_by_default(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
-    installed, entry = await running_agent(hass, emulator)
+    started = await start_agent(hass, emulator)
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     message_id = await emulator.send(installed.conversation_id, text="turn on the kitchen light")
     await held(runtime, message_id)
@@ -150,9 +119,8 @@ async def test_a_failing_agent_answers_with_an_apology(
 ) -> None:
     assert await async_setup_component(hass, "homeassistant", {})
     assert await async_setup_component(hass, "conversation", {})
-    installed, entry = await running_agent(
-        hass, emulator, options={CONF_ASSIST_AGENT: "conversation.nobody"}
-    )
+    started = await start_agent(hass, emulator, options={CONF_ASSIST_AGENT: "conversation.nobody"})
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     asked = await emulator.send(installed.conversation_id, text="hello")
     reply = await answered(emulator, installed, 1)
@@ -163,9 +131,8 @@ async def test_a_failing_agent_answers_with_an_apology(
 
 @pytest.mark.usefixtures("kitchen_light")
 async def test_group_messages_are_ignored(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
-    installed, entry = await running_agent(
-        hass, emulator, options={CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT}
-    )
+    started = await start_agent(hass, emulator, options={CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT})
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     conversation = installed.conversation_id
     # The owner's group key reaches the agent over Signal, then a group message uses it.
@@ -214,7 +181,8 @@ async def test_group_messages_are_ignored(hass: HomeAssistant, emulator: Emulato
 async def test_requests_from_before_the_bridge_are_not_answered(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    installed, entry = await running_agent(hass, emulator)
+    started = await start_agent(hass, emulator)
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     old = await emulator.send(installed.conversation_id, text="turn on the kitchen light")
     await held(runtime, old)
@@ -256,9 +224,9 @@ async def test_a_stuck_agent_times_out_with_an_apology(
     model = MockConfigEntry(domain="test", title="Stuck model")
     model.add_to_hass(hass)
     conversation.async_set_agent(hass, model, StuckAgent())
-    installed, _entry = await running_agent(
-        hass, emulator, options={CONF_ASSIST_AGENT: model.entry_id}
-    )
+    installed = (
+        await start_agent(hass, emulator, options={CONF_ASSIST_AGENT: model.entry_id})
+    ).installed
     await emulator.send(installed.conversation_id, text="first")
     await emulator.send(installed.conversation_id, text="second")
     inbox = await emulator.wait_inbox(installed.conversation_id, 2, within=20)
@@ -295,9 +263,8 @@ async def test_an_answer_waits_for_the_reconnection(
     model.add_to_hass(hass)
     gated = GatedAgent()
     conversation.async_set_agent(hass, model, gated)
-    installed, entry = await running_agent(
-        hass, emulator, options={CONF_ASSIST_AGENT: model.entry_id}
-    )
+    started = await start_agent(hass, emulator, options={CONF_ASSIST_AGENT: model.entry_id})
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     asked = await emulator.send(installed.conversation_id, text="close the shutters")
     await asyncio.wait_for(gated.asked.wait(), 10)

@@ -21,7 +21,7 @@ from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from custom_components.pacerelle.signals import Delivered, message_signal
 from tests.emulator_fixtures import EmulatorHandle
-from tests.llm_harness import running_agent
+from tests.helpers.agent import start_agent
 from tests.runtime_harness import wait_until
 
 APOLOGY = "Sorry, I could not answer that. The problem was logged in Home Assistant"
@@ -56,9 +56,8 @@ async def scripted(
     model.add_to_hass(hass)
     agent = ScriptedAgent(speeches)
     conversation.async_set_agent(hass, model, agent)
-    installed, entry = await running_agent(
-        hass, emulator, options={CONF_ASSIST_AGENT: model.entry_id}
-    )
+    started = await start_agent(hass, emulator, options={CONF_ASSIST_AGENT: model.entry_id})
+    installed, entry = started.installed, started.entry
     return installed, entry.runtime_data, agent
 
 

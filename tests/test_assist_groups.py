@@ -7,10 +7,11 @@ from homeassistant.core import HomeAssistant
 
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT, CONF_ASSIST_IN_GROUPS
 from tests.emulator_fixtures import EmulatorHandle
+from tests.helpers.agent import start_agent
+from tests.helpers.assist import KITCHEN
+from tests.helpers.groups import DEVICES, family_group, member_writes
 from tests.runtime_harness import wait_until
-from tests.services_harness import start_agent, trust
-from tests.test_assist_bridge import KITCHEN, kitchen_light  # noqa: F401 - a fixture
-from tests.test_group_conversations import DEVICES, family_group, member_writes
+from tests.services_harness import trust
 
 ANA = "usr_ana"
 OPTIONS = {CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT, CONF_ASSIST_IN_GROUPS: True}

@@ -12,10 +12,10 @@ from custom_components.pacerelle.assist import sharing
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.emulator_fixtures import EmulatorHandle
-from tests.llm_harness import running_agent
+from tests.helpers.agent import start_agent
+from tests.helpers.assist import KITCHEN
+from tests.helpers.readme import example
 from tests.runtime_harness import wait_until
-from tests.test_assist_bridge import KITCHEN, kitchen_light  # noqa: F401 (a fixture)
-from tests.test_readme_examples import example
 
 
 @pytest.mark.usefixtures("kitchen_light")
@@ -23,9 +23,8 @@ async def test_a_keyword_automation_answers_alone_and_assist_answers_the_rest(
     hass: HomeAssistant, emulator: EmulatorHandle, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="custom_components.pacerelle.assist.bridge")
-    installed, entry = await running_agent(
-        hass, emulator, options={CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT}
-    )
+    started = await start_agent(hass, emulator, options={CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT})
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     conversation = installed.conversation_id
     for entity_id, state in (
@@ -65,9 +64,9 @@ async def test_a_request_an_automation_took_is_left_at_once(
     the grace for a request already answered (a grace of a minute here shows it)."""
     monkeypatch.setattr(sharing, "AUTOMATION_GRACE", 60.0)
     caplog.set_level(logging.DEBUG, logger="custom_components.pacerelle.assist.bridge")
-    installed, _entry = await running_agent(
-        hass, emulator, options={CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT}
-    )
+    installed = (
+        await start_agent(hass, emulator, options={CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT})
+    ).installed
     for entity_id, state in (
         ("lock.front_door", "locked"),
         ("alarm_control_panel.home", "disarmed"),

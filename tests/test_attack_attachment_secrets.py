@@ -16,14 +16,8 @@ from homeassistant.core import HomeAssistant
 
 from custom_components.pacerelle.client import MAX_FILE_BYTES, PUBLIC_ATTACHMENT_FIELDS
 from tests.emulator_fixtures import EmulatorHandle
-from tests.services_harness import (
-    Agent,
-    call,
-    human_writes,
-    refused,
-    spoken_agent,
-    stored_attachment,
-)
+from tests.helpers.agent import Agent, start_agent
+from tests.services_harness import call, human_writes, refused, stored_attachment
 
 CONTENT = b"the plan of the house " * 50
 SECRET_FIELDS = ("key_b64", "iv_b64", "blob_id", "sha256")
@@ -48,7 +42,7 @@ def _secrets(agent: Agent, message_id: str) -> list[str]:
 async def test_no_attachment_secret_reaches_home_assistant(
     hass: HomeAssistant, emulator: EmulatorHandle, tmp_path: Path
 ) -> None:
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     event = await human_writes(emulator, agent, text="see", attachments=[_file()])
     message_id = event["message_id"]
     secrets = _secrets(agent, message_id)
@@ -90,7 +84,7 @@ async def test_no_attachment_secret_reaches_home_assistant(
 async def test_a_file_that_is_not_what_its_sender_declared_is_refused(
     hass: HomeAssistant, emulator: EmulatorHandle, tmp_path: Path
 ) -> None:
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     media = tmp_path / "media"
     media.mkdir()
     hass.config.allowlist_external_dirs = {str(media)}

@@ -19,7 +19,8 @@ from custom_components.pacerelle.client.relay.answers import device_id
 from custom_components.pacerelle.client.relay.frames import RefusedMessage, parse_frame
 from tests.client_agent_harness import Recorder, connected_agent, wait_for
 from tests.emulator_fixtures import EmulatorHandle
-from tests.services_harness import refused, spoken_agent, start_agent
+from tests.helpers.agent import start_agent
+from tests.services_harness import refused
 
 IMPOSTORS = ("01", "+1", " 1", "1\n", "\u0661", "\uff11", "1_0")
 
@@ -108,7 +109,7 @@ async def test_a_send_to_a_non_canonical_device_is_refused(emulator: EmulatorHan
 async def test_the_send_action_refuses_a_non_canonical_device_with_a_translated_error(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     error = await refused(
         hass, "send_message", {"text": "hi", "to_device_id": "\u0661"}, "invalid_device_id"
     )

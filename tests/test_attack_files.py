@@ -19,7 +19,8 @@ from custom_components.pacerelle.files.incoming import MAX_FILE_NAME_BYTES
 from custom_components.pacerelle.options import CONF_MEDIA_FOLDER
 from tests.emulator import human_side
 from tests.emulator_fixtures import EmulatorHandle
-from tests.services_harness import Agent, call, human_writes, refused, start_agent
+from tests.helpers.agent import Agent, start_agent
+from tests.services_harness import call, human_writes, refused
 
 
 def b64(data: bytes) -> str:

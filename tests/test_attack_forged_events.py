@@ -19,11 +19,12 @@ from pytest_homeassistant_custom_component.typing import WebSocketGenerator
 from custom_components.pacerelle.events import EVENT_MESSAGE, EVENT_WIDGET_RESPONSE
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from tests.emulator_fixtures import EmulatorHandle
-from tests.entity_harness import setup_agent, wait_state
+from tests.entity_harness import wait_state
+from tests.helpers.agent import Agent, start_agent
+from tests.helpers.assist import KITCHEN
 from tests.runtime_harness import wait_until
-from tests.services_harness import Agent, event_of, human_writes, spoken_agent, start_agent
+from tests.services_harness import event_of, human_writes
 from tests.test_ask import ask_script, run_script, widget_on_device
-from tests.test_assist_bridge import KITCHEN, kitchen_light  # noqa: F401 (a fixture)
 
 
 async def fire_from_scripts(hass: HomeAssistant, event_type: str, *forged: dict[str, Any]) -> None:
@@ -55,7 +56,7 @@ def now_iso() -> str:
 async def test_a_forged_widget_answer_does_not_answer_ask(
     hass: HomeAssistant, emulator: EmulatorHandle, hass_ws_client: WebSocketGenerator
 ) -> None:
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     answers = async_capture_events(hass, EVENT_WIDGET_RESPONSE)
     await ask_script(
         hass, {"kind": "confirm", "title": "Unlock the front door?", "danger": True, "timeout": 30}
@@ -139,7 +140,7 @@ async def test_a_forged_message_does_not_drive_assist(
 async def test_a_forged_message_does_not_reach_the_event_entity(
     hass: HomeAssistant, emulator: EmulatorHandle, hass_ws_client: WebSocketGenerator
 ) -> None:
-    setup = await setup_agent(hass, emulator)
+    setup = await start_agent(hass, emulator)
     messages = setup.entity_id(hass, "event", "messages")
     conversation = setup.installed.conversation_id
     real = await emulator.send(conversation, text="Is the door locked?")

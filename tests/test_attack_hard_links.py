@@ -19,7 +19,8 @@ from custom_components.pacerelle.files.access import (
     read_regular_file,
 )
 from tests.emulator_fixtures import EmulatorHandle
-from tests.services_harness import call, received, refused, spoken_agent
+from tests.helpers.agent import start_agent
+from tests.services_harness import call, received, refused
 
 
 def _share(hass: HomeAssistant) -> Path:
@@ -32,7 +33,7 @@ def _share(hass: HomeAssistant) -> Path:
 async def test_a_hard_link_to_the_key_or_secrets_is_refused(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     share = _share(hass)
     key = Path(hass.config.path(".storage", "pacerelle", f"{agent.installed.agent_id}.key"))
     secrets = Path(hass.config.path("secrets.yaml"))
@@ -54,7 +55,7 @@ async def test_an_ordinary_file_with_two_names_is_sent(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
     """More than one link alone is no reason to refuse (deduplicated media, backups)."""
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     share = _share(hass)
     (share / "photo.jpg").write_bytes(b"public")
     os.link(share / "photo.jpg", share / "same-photo.jpg")

@@ -19,7 +19,8 @@ from homeassistant.exceptions import HomeAssistantError
 
 from custom_components.pacerelle.files.attachments import MAX_UPLOAD_BYTES
 from tests.emulator_fixtures import EmulatorHandle
-from tests.services_harness import Agent, call, received, refused, spoken_agent
+from tests.helpers.agent import Agent, start_agent
+from tests.services_harness import call, received, refused
 
 # Sends raced against the swapping thread; the old check-then-open lost ~1 in 5.
 RACE_SENDS = 40
@@ -34,7 +35,7 @@ def key_file(hass: HomeAssistant, agent: Agent) -> Path:
 
 async def share_agent(hass: HomeAssistant, emulator: EmulatorHandle, tmp_path: Path) -> Agent:
     (tmp_path / "share").mkdir()
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     hass.config.allowlist_external_dirs = {str(tmp_path / "share")}
     return agent
 

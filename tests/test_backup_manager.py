@@ -11,8 +11,9 @@ from homeassistant.setup import async_setup_component
 from custom_components.pacerelle.store.agent_store import migrate
 from tests.backup_files import store_files_of
 from tests.emulator_fixtures import EmulatorHandle
+from tests.helpers.agent import start_agent
 from tests.runtime_harness import wait_until
-from tests.services_harness import human_writes, start_agent
+from tests.services_harness import human_writes
 
 
 async def test_a_backup_of_the_running_agent_loads_with_its_messages(

@@ -15,8 +15,9 @@ from custom_components.pacerelle.client.state.record_store import RecordStore
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.store.agent_store import migrate
 from tests.emulator_fixtures import EmulatorHandle
+from tests.helpers.agent import start_agent
 from tests.runtime_harness import wait_until
-from tests.services_harness import event_of, human_writes, start_agent
+from tests.services_harness import event_of, human_writes
 
 
 def _copied_alone(folder: Path, agent_id: str, target: Path) -> RecordStore:

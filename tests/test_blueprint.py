@@ -12,7 +12,8 @@ from homeassistant.util.yaml import load_yaml_dict
 from pytest_homeassistant_custom_component.common import async_mock_service
 
 from tests.emulator_fixtures import EmulatorHandle
-from tests.entity_harness import setup_agent, wait_state
+from tests.entity_harness import wait_state
+from tests.helpers.agent import start_agent
 
 BLUEPRINTS = Path(__file__).parent.parent / "blueprints" / "automation" / "pacerelle"
 
@@ -29,7 +30,7 @@ def test_blueprint_is_valid(path: Path) -> None:
 async def test_answer_keyword_blueprint_answers_and_marks_processed(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    setup = await setup_agent(hass, emulator)
+    setup = await start_agent(hass, emulator)
     installed = setup.installed
     target = Path(hass.config.path("blueprints", "automation", "pacerelle"))
     target.mkdir(parents=True)
@@ -69,7 +70,7 @@ async def test_answer_keyword_blueprint_answers_and_marks_processed(
 async def test_confirm_command_blueprint_asks_first(
     hass: HomeAssistant, emulator: EmulatorHandle, answer: bool, reply: str
 ) -> None:
-    setup = await setup_agent(hass, emulator)
+    setup = await start_agent(hass, emulator)
     conversation = setup.installed.conversation_id
     target = Path(hass.config.path("blueprints", "automation", "pacerelle"))
     target.mkdir(parents=True)

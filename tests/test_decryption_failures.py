@@ -33,7 +33,8 @@ from custom_components.pacerelle.issues.runtime import decryption_stalled_id
 from custom_components.pacerelle.store.agent_store import agent_store
 from custom_components.pacerelle.store.generation import GENERATION_KEY, WITNESS_KEY
 from tests.emulator_fixtures import EmulatorHandle, Installed
-from tests.runtime_harness import add_entry, connected_entry, wait_until
+from tests.helpers.agent import add_entry, connected_entry
+from tests.runtime_harness import wait_until
 
 DEVICE = DeviceKey("human-1", "conversation-1", "1")
 EVENT_FIELDS = {

@@ -18,7 +18,7 @@ from homeassistant.setup import async_setup_component
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT, CONF_VOICE_PIPELINE
 from tests.demo_speech_harness import ENGINE, KITCHEN_LIGHT, async_demo_voice, spoken
 from tests.emulator_fixtures import EmulatorHandle
-from tests.llm_harness import running_agent
+from tests.helpers.agent import start_agent
 from tests.runtime_harness import wait_until
 from tests.voice_harness import send_voice_note
 
@@ -101,7 +101,7 @@ async def test_said_to_the_agent_the_light_turns_on_and_milk_is_listed(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
     options = {CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT, CONF_VOICE_PIPELINE: OPTION_PREFERRED}
-    installed, _ = await running_agent(hass, emulator, options=options)
+    installed = (await start_agent(hass, emulator, options=options)).installed
     conversation = installed.conversation_id
     assert _state(hass, KITCHEN_LIGHT) != "on"
     light = await hass.async_add_executor_job(spoken, "turn_on_the_kitchen_light.wav")

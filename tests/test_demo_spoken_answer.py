@@ -30,7 +30,7 @@ from tests.demo_speech_harness import (
     spoken,
 )
 from tests.emulator_fixtures import EmulatorHandle
-from tests.llm_harness import running_agent
+from tests.helpers.agent import start_agent
 from tests.voice_harness import send_voice_note, wait_received_audio
 
 HEARD_WITHIN = 60.0  # seconds: PocketSphinx, Assist, espeak-ng and ffmpeg on a shared machine
@@ -80,7 +80,7 @@ async def test_a_voice_note_is_answered_with_a_voice_note_and_the_text(
         CONF_VOICE_PIPELINE: OPTION_PREFERRED,
         CONF_VOICE_SPOKEN_ANSWER: True,
     }
-    installed, _ = await running_agent(hass, emulator, options=options)
+    installed = (await start_agent(hass, emulator, options=options)).installed
     note = await hass.async_add_executor_job(spoken, "turn_on_the_kitchen_light.wav")
     asked = await send_voice_note(emulator, installed.conversation_id, note, "audio/wav")
 

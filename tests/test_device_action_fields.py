@@ -16,7 +16,8 @@ from custom_components.pacerelle.device_action import (
 )
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.emulator_fixtures import EmulatorHandle
-from tests.llm_harness import held, running_agent
+from tests.helpers.agent import start_agent
+from tests.llm_harness import held
 from tests.test_trust import forged_text
 
 
@@ -63,7 +64,8 @@ async def test_trusting_asks_for_the_code_compared_blocking_does_not(
 async def test_the_action_decides_for_the_person_it_names(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    installed, entry = await running_agent(hass, emulator)
+    started = await start_agent(hass, emulator)
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     assert runtime.trust is not None
     owner = installed.owner_id

@@ -12,14 +12,15 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry, async_
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.device_trigger import async_get_trigger_capabilities
 from tests.emulator_fixtures import EmulatorHandle
+from tests.helpers.agent import start_agent
 from tests.runtime_harness import wait_until
-from tests.services_harness import human_writes, spoken_agent
+from tests.services_harness import human_writes
 
 
 async def test_the_editor_offers_both_triggers(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     device_id = agent.device_id(hass)
     found = await async_get_device_automations(hass, DeviceAutomationType.TRIGGER, [device_id])
     # The agent's entities add their own (sensor, event) triggers; ours are the domain's.
@@ -35,7 +36,7 @@ async def test_the_editor_offers_both_triggers(
 
 
 async def test_triggers_run_automations(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     device_id = agent.device_id(hass)
     fired = async_capture_events(hass, "pacerelle_test_fired")
     assert await async_setup_component(
@@ -88,7 +89,8 @@ async def test_triggers_run_automations(hass: HomeAssistant, emulator: EmulatorH
 
 
 async def test_from_a_trusted_device_only(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
-    agent = await spoken_agent(hass, emulator)  # the owner's device 1: trusted on first use
+    # the owner's device 1: trusted on first use
+    agent = await start_agent(hass, emulator, spoken=True)
     device_id = agent.device_id(hass)
     config = {"domain": DOMAIN, "device_id": device_id}
     capabilities = await async_get_trigger_capabilities(

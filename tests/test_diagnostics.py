@@ -19,7 +19,8 @@ from custom_components.pacerelle.diagnostics import Pseudonyms
 from custom_components.pacerelle.options import CONF_LLM_CONVERSATIONS
 from custom_components.pacerelle.store.agent_store import agent_store
 from tests.emulator_fixtures import EmulatorHandle
-from tests.entity_harness import Setup, ha_snapshot, replacing, setup_agent, wait_state
+from tests.entity_harness import ha_snapshot, replacing, wait_state
+from tests.helpers.agent import Agent, start_agent
 from tests.runtime_harness import wait_until
 
 USER_TEXT = "The alarm code is quokka-4711, open the garage"
@@ -43,7 +44,7 @@ def strings_in(value: Any) -> Iterator[str]:
             yield from strings_in(item)
 
 
-async def secrets_of(hass: HomeAssistant, emulator: EmulatorHandle, setup: Setup) -> set[str]:
+async def secrets_of(hass: HomeAssistant, emulator: EmulatorHandle, setup: Agent) -> set[str]:
     """Every token, key and piece of Signal state the agent holds (long strings only)."""
     document = await agent_store(hass, setup.installed.agent_id).load()
     found = {setup.installed.installation_token}
@@ -61,7 +62,7 @@ async def secrets_of(hass: HomeAssistant, emulator: EmulatorHandle, setup: Setup
     return found
 
 
-async def converse(hass: HomeAssistant, emulator: EmulatorHandle, setup: Setup) -> None:
+async def converse(hass: HomeAssistant, emulator: EmulatorHandle, setup: Agent) -> None:
     """A conversation with everything that carries secrets: text, files, a note, a widget."""
     installed, agent = setup.installed, setup.runtime.agent
     pending = setup.entity_id(hass, "sensor", "pending_requests")
@@ -86,7 +87,7 @@ async def test_no_secret_in_diagnostics_or_logs(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    setup = await setup_agent(hass, emulator)
+    setup = await start_agent(hass, emulator)
     await converse(hass, emulator, setup)
     diagnostics = await get_diagnostics_for_config_entry(hass, hass_client, setup.entry)
     secrets = await secrets_of(hass, emulator, setup)
@@ -142,7 +143,7 @@ async def test_diagnostics_snapshot(
     emulator: EmulatorHandle,
     snapshot: SnapshotAssertion,
 ) -> None:
-    setup = await setup_agent(hass, emulator)
+    setup = await start_agent(hass, emulator)
     message_id = await emulator.send(setup.installed.conversation_id, text="status?")
     await wait_until(lambda: setup.runtime.status.pending == 1)
     await setup.runtime.agent.send_text("All calm", source_message_id=message_id)
@@ -167,7 +168,7 @@ async def test_the_options_conversations_are_labels_too(
     hass: HomeAssistant, hass_client: ClientSessionGenerator, emulator: EmulatorHandle
 ) -> None:
     group = "cnv_family_group_4711"
-    setup = await setup_agent(hass, emulator, options={CONF_LLM_CONVERSATIONS: [group]})
+    setup = await start_agent(hass, emulator, options={CONF_LLM_CONVERSATIONS: [group]})
     diagnostics = await get_diagnostics_for_config_entry(hass, hass_client, setup.entry)
     assert await hass.config_entries.async_unload(setup.entry.entry_id)
     assert group not in json.dumps(diagnostics)

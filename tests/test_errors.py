@@ -28,8 +28,8 @@ from custom_components.pacerelle.errors import (
     translation,
 )
 from tests.emulator_fixtures import EmulatorHandle
-from tests.llm_harness import running_agent
-from tests.services_harness import human_writes, refused, spoken_agent, stored_attachment
+from tests.helpers.agent import start_agent
+from tests.services_harness import human_writes, refused, stored_attachment
 
 PACKAGE = Path(__file__).parent.parent / "custom_components" / "pacerelle"
 STRINGS = [PACKAGE / "strings.json", PACKAGE / "translations" / "en.json"]
@@ -131,7 +131,7 @@ async def test_an_action_that_meets_a_revoked_installation_asks_to_sign_in_again
     """The relay refuses the installation token while the gateway stays up: the running
     agent has not met it, the action does (a blob route refuses its runtime token, the
     renewal is refused), and says so translated, with a reauth flow waiting."""
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     (tmp_path / "media").mkdir()
     hass.config.allowlist_external_dirs = {str(tmp_path / "media")}
     file = {"name": "a.txt", "data_b64": base64.b64encode(b"a").decode()}
@@ -159,7 +159,8 @@ async def test_a_tool_that_meets_a_revoked_installation_asks_to_sign_in_again(
 ) -> None:
     """No tool reaches the REST API yet; one that does is held to the same rule: the model
     reads `llm_revoked`, the user gets one reauth flow."""
-    _, entry = await running_agent(hass, emulator)
+    started = await start_agent(hass, emulator)
+    _, entry = started.installed, started.entry
     for _ in range(2):
         with pytest.raises(HomeAssistantError) as caught, tool_errors(hass, entry):
             raise client.InstallationRevokedError(401, "the installation was revoked")

@@ -9,13 +9,14 @@ from syrupy.assertion import SnapshotAssertion
 
 from custom_components.pacerelle.runtime import EVENT_MESSAGE
 from tests.emulator_fixtures import EmulatorHandle
-from tests.entity_harness import ha_snapshot, replacing, setup_agent, state_of, wait_state
+from tests.entity_harness import ha_snapshot, replacing, state_of, wait_state
+from tests.helpers.agent import start_agent
 
 
 async def test_messages_and_widget_answers_fire_the_event_entity(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    setup = await setup_agent(hass, emulator)
+    setup = await start_agent(hass, emulator)
     installed = setup.installed
     messages = setup.entity_id(hass, "event", "messages")
     assert state_of(hass, messages) == STATE_UNKNOWN
@@ -70,7 +71,7 @@ async def test_event_snapshot(
     hass: HomeAssistant, emulator: EmulatorHandle, snapshot: SnapshotAssertion
 ) -> None:
     with patch("custom_components.pacerelle.PLATFORMS", [Platform.EVENT]):
-        setup = await setup_agent(hass, emulator)
+        setup = await start_agent(hass, emulator)
     matcher = replacing(setup.volatile())
     snapshot = ha_snapshot(snapshot)
     (entry,) = er.async_entries_for_config_entry(er.async_get(hass), setup.entry.entry_id)

@@ -11,7 +11,8 @@ from pytest_homeassistant_custom_component.components.recorder.common import (
 )
 
 from tests.emulator_fixtures import EmulatorHandle
-from tests.entity_harness import setup_agent, wait_state
+from tests.entity_harness import wait_state
+from tests.helpers.agent import start_agent
 
 
 @pytest.fixture(autouse=True)
@@ -23,7 +24,7 @@ def auto_enable_custom_integrations(recorder_db_url: str, request: pytest.Fixtur
 async def test_what_people_wrote_stays_out_of_the_recorder(
     recorder_mock: Recorder, hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    setup = await setup_agent(hass, emulator)
+    setup = await start_agent(hass, emulator)
     messages = setup.entity_id(hass, "event", "messages")
     start = dt_util.utcnow()
     files = [{"name": "secret.txt", "mime": "text/plain", "data_b64": "c2VjcmV0"}]

@@ -25,10 +25,11 @@ from custom_components.pacerelle.client.conversations.widget_answers import (
     group_members,
 )
 from tests.emulator_fixtures import EmulatorHandle
+from tests.helpers.agent import Agent, start_agent
+from tests.helpers.groups import DEVICES, family_group, member_writes
+from tests.helpers.readme import example
 from tests.runtime_harness import wait_until
-from tests.services_harness import Agent, call, human_writes, refused, start_agent, trust
-from tests.test_group_conversations import DEVICES, family_group, member_writes
-from tests.test_readme_examples import example
+from tests.services_harness import call, human_writes, refused, trust
 
 ANA, BEN = "usr_ana", "usr_ben"
 

@@ -8,6 +8,7 @@ one asked in reply to them.
 from homeassistant.core import HomeAssistant
 
 from tests.emulator_fixtures import EmulatorHandle
+from tests.helpers.groups import DEVICES, member_writes
 from tests.runtime_harness import wait_until
 from tests.services_harness import call
 from tests.test_group_ask import (
@@ -20,7 +21,6 @@ from tests.test_group_ask import (
     trusted_family,
     widget_on_every_phone,
 )
-from tests.test_group_conversations import DEVICES, member_writes
 
 
 async def test_the_response_names_the_device_judged_and_it_can_be_blocked(

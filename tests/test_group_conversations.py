@@ -6,8 +6,6 @@ the right sender; the agent's reply to a group message is sealed once for the gr
 opens on all six devices.
 """
 
-from typing import Any
-
 import pytest
 from homeassistant.components.conversation import HOME_ASSISTANT_AGENT
 from homeassistant.core import HomeAssistant
@@ -15,33 +13,12 @@ from homeassistant.setup import async_setup_component
 
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from tests.emulator_fixtures import EmulatorHandle
+from tests.helpers.agent import start_agent
+from tests.helpers.assist import KITCHEN
+from tests.helpers.groups import DEVICES, family_group, member_writes
+from tests.helpers.readme import example
 from tests.runtime_harness import wait_until
-from tests.services_harness import Agent, call, event_of, human_writes, start_agent, trust
-from tests.test_assist_bridge import KITCHEN, kitchen_light  # noqa: F401 - a fixture
-from tests.test_readme_examples import example
-
-DEVICES = ("1", "2")
-
-
-async def family_group(emulator: EmulatorHandle, agent: Agent) -> tuple[str, list[str]]:
-    """A group of the owner and two more people, each with two phones; (id, members)."""
-    members = [agent.installed.owner_id, "usr_ana", "usr_ben"]
-    for member in members:
-        for device_id in DEVICES:
-            await emulator.admin("POST", f"/users/{member}/devices", {"device_id": device_id})
-    created = await emulator.admin(
-        "POST",
-        "/groups",
-        {"name": "Family", "members": members, "agent_ids": [agent.installed.agent_id]},
-    )
-    return str(created["conversation_id"]), members
-
-
-async def member_writes(
-    emulator: EmulatorHandle, agent: Agent, group_id: str, **body: Any
-) -> dict[str, Any]:
-    sent = await emulator.admin("POST", f"/conversations/{group_id}/send", body)
-    return await event_of(agent, sent["message_id"])
+from tests.services_harness import call, human_writes, trust
 
 
 async def test_members_write_and_the_reply_opens_on_all_six_devices(

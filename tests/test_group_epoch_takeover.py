@@ -20,12 +20,12 @@ from homeassistant.core import HomeAssistant
 
 from custom_components.pacerelle.client.conversations.groups import GroupKey, seal_message
 from tests.emulator_fixtures import EmulatorHandle
+from tests.helpers.agent import Agent, start_agent
+from tests.helpers.groups import DEVICES, family_group, member_writes
 from tests.runtime_harness import wait_until
-from tests.services_harness import Agent, start_agent, trust
-from tests.test_assist_bridge import KITCHEN, kitchen_light  # noqa: F401 - a fixture
+from tests.services_harness import trust
 from tests.test_assist_groups import OPTIONS, light_state
 from tests.test_group_ask import answer, ask
-from tests.test_group_conversations import DEVICES, family_group, member_writes
 from tests.test_group_removed_member import replied_to
 
 ANA, BEN = "usr_ana", "usr_ben"

@@ -16,9 +16,10 @@ from homeassistant.core import HomeAssistant
 from custom_components.pacerelle.client.conversations.groups import GroupKey, seal_message
 from custom_components.pacerelle.client.limits import MAX_KEYS_PER_GROUP
 from tests.emulator_fixtures import EmulatorHandle
+from tests.helpers.agent import Agent, start_agent
+from tests.helpers.groups import DEVICES, family_group, member_writes
 from tests.runtime_harness import wait_until
-from tests.services_harness import Agent, call, start_agent
-from tests.test_group_conversations import DEVICES, family_group, member_writes
+from tests.services_harness import call
 
 GHOSTS = 70
 

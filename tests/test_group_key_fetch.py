@@ -19,10 +19,11 @@ from custom_components.pacerelle.client.limits import MAX_KEYED_GROUPS
 from custom_components.pacerelle.client.relay.frames import InboundMessage, group_recipient
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from tests.emulator_fixtures import EmulatorHandle
+from tests.helpers.agent import Agent, start_agent
+from tests.helpers.groups import family_group
 from tests.hostile_relay_harness import Hostility
 from tests.runtime_harness import wait_until
-from tests.services_harness import Agent, call, event_of, human_writes, start_agent
-from tests.test_group_conversations import family_group
+from tests.services_harness import call, event_of, human_writes
 
 pytest_plugins = ["tests.hostile_relay_fixtures"]
 

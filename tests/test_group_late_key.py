@@ -9,8 +9,9 @@ the relay would redeliver it only at the next connection, which may be days away
 from homeassistant.core import HomeAssistant
 
 from tests.emulator_fixtures import EmulatorHandle
-from tests.services_harness import human_writes, start_agent
-from tests.test_group_conversations import family_group, member_writes
+from tests.helpers.agent import start_agent
+from tests.helpers.groups import family_group, member_writes
+from tests.services_harness import human_writes
 
 ANA = "usr_ana"
 

@@ -18,10 +18,10 @@ from homeassistant.core import HomeAssistant
 
 from tests.emulator import gateway
 from tests.emulator_fixtures import EmulatorHandle
-from tests.services_harness import call, start_agent
-from tests.test_assist_bridge import kitchen_light  # noqa: F401 - a fixture
+from tests.helpers.agent import start_agent
+from tests.helpers.groups import family_group, member_writes
+from tests.services_harness import call
 from tests.test_assist_groups import OPTIONS, light_state
-from tests.test_group_conversations import family_group, member_writes
 from tests.test_group_removed_member import replied_to
 
 

@@ -17,11 +17,11 @@ from homeassistant.core import HomeAssistant
 
 from custom_components.pacerelle.client.conversations.groups import GroupKey, seal_message
 from tests.emulator_fixtures import EmulatorHandle
+from tests.helpers.agent import start_agent
+from tests.helpers.assist import KITCHEN
+from tests.helpers.groups import family_group, member_writes
 from tests.runtime_harness import wait_until
-from tests.services_harness import start_agent
-from tests.test_assist_bridge import KITCHEN, kitchen_light  # noqa: F401 - a fixture
 from tests.test_assist_groups import ANA, OPTIONS, light_state
-from tests.test_group_conversations import family_group, member_writes
 
 BEN = "usr_ben"
 

@@ -20,11 +20,11 @@ from custom_components.pacerelle.client.conversations.groups import GroupKey, se
 from custom_components.pacerelle.client.inbox.requests import GroupSeal, Inbox
 from custom_components.pacerelle.client.limits import MAX_SEALS_PER_KEY
 from tests.emulator_fixtures import EmulatorHandle
+from tests.helpers.agent import Agent, start_agent
+from tests.helpers.assist import KITCHEN
+from tests.helpers.groups import DEVICES, family_group, member_writes
 from tests.runtime_harness import wait_until
-from tests.services_harness import Agent, start_agent
-from tests.test_assist_bridge import KITCHEN, kitchen_light  # noqa: F401 - a fixture
 from tests.test_assist_groups import OPTIONS, light_state
-from tests.test_group_conversations import DEVICES, family_group, member_writes
 
 BEN = "usr_ben"
 GHOST = "usr_ghost"

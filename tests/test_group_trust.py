@@ -21,9 +21,10 @@ from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.repairs import issue_id
 from tests.emulator.state import GroupRecord
 from tests.emulator_fixtures import EmulatorHandle
+from tests.helpers.agent import Agent, start_agent
+from tests.helpers.groups import family_group, member_writes
 from tests.runtime_harness import wait_until
-from tests.services_harness import Agent, call, refused, start_agent, trust
-from tests.test_group_conversations import family_group, member_writes
+from tests.services_harness import call, refused, trust
 
 ANA, BEN = "usr_ana", "usr_ben"
 

@@ -15,7 +15,8 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import frame
 
 from tests.emulator_fixtures import EmulatorHandle
-from tests.services_harness import call, spoken_agent
+from tests.helpers.agent import start_agent
+from tests.services_harness import call
 
 
 @pytest.fixture(autouse=True)
@@ -39,7 +40,7 @@ async def test_a_device_picks_its_entry_without_deprecated_registry_use(
     hass: HomeAssistant, emulator: EmulatorHandle, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Device triggers and services by device read the device's one config entry."""
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     device_id = agent.device_id(hass)
     found = await async_get_device_automations(hass, DeviceAutomationType.TRIGGER, [device_id])
     assert found[device_id]

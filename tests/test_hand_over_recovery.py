@@ -22,8 +22,9 @@ from custom_components.pacerelle.client.agent import Agent as Agent_
 from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.state.record_store import RecordStore
 from tests.emulator_fixtures import EmulatorHandle
+from tests.helpers.agent import Agent, start_agent
 from tests.runtime_harness import wait_until
-from tests.services_harness import Agent, human_writes, start_agent
+from tests.services_harness import human_writes
 from tests.test_attack_files import media_agent
 
 

@@ -6,7 +6,8 @@ import pytest
 from homeassistant.core import HomeAssistant
 
 from tests.emulator_fixtures import EmulatorHandle
-from tests.services_harness import human_writes, start_agent
+from tests.helpers.agent import start_agent
+from tests.services_harness import human_writes
 
 # Deep enough for Python's parser to raise RecursionError, small enough for one frame.
 NESTING = 100_000

@@ -27,8 +27,9 @@ from custom_components.pacerelle.client.relay.frames import FrameError, parse_fr
 from custom_components.pacerelle.runtime import EVENT_MESSAGE, PacerelleRuntime
 from tests.client_agent_harness import Recorder, connected_agent, wait_for
 from tests.emulator_fixtures import EmulatorHandle
+from tests.helpers.agent import add_entry
 from tests.hostile_relay_harness import Hostility
-from tests.runtime_harness import add_entry, wait_until
+from tests.runtime_harness import wait_until
 
 pytest_plugins = ["tests.hostile_relay_fixtures"]
 

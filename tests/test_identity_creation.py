@@ -23,7 +23,8 @@ from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.state.record_store import RecordStore
 from custom_components.pacerelle.store.agent_store import agent_store
 from tests.emulator_fixtures import EmulatorHandle
-from tests.runtime_harness import add_entry, wait_until
+from tests.helpers.agent import add_entry
+from tests.runtime_harness import wait_until
 
 
 async def _stored(hass: HomeAssistant, agent_id: str) -> AgentData | None:

@@ -15,7 +15,8 @@ from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.llm.api import API_PROMPT
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.emulator_fixtures import EmulatorHandle
-from tests.llm_harness import LLM_CONTEXT, call, held, human_says, running_agent
+from tests.helpers.agent import start_agent
+from tests.llm_harness import LLM_CONTEXT, call, held, human_says
 
 TOOLS = {
     "get_status",
@@ -67,7 +68,8 @@ async def test_api_is_listed_with_the_mcp_servers_tools(hass: HomeAssistant) -> 
 async def test_request_answered_and_processed_through_the_tools(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    installed, entry = await running_agent(hass, emulator)
+    started = await start_agent(hass, emulator)
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     conversation = installed.conversation_id
 
@@ -144,7 +146,7 @@ async def test_request_answered_and_processed_through_the_tools(
 async def test_wait_returns_when_a_request_arrives_and_times_out_otherwise(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    installed, _entry = await running_agent(hass, emulator)
+    installed = (await start_agent(hass, emulator)).installed
     started = time.monotonic()
     empty = await call(hass, "wait_for_messages", timeoutMs=300)
     assert time.monotonic() - started >= 0.3
@@ -163,7 +165,8 @@ async def test_wait_returns_when_a_request_arrives_and_times_out_otherwise(
 async def test_limit_cursor_and_conversation_filter(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    installed, entry = await running_agent(hass, emulator)
+    started = await start_agent(hass, emulator)
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     conversation = installed.conversation_id
     ids = [await human_says(emulator, runtime, conversation, f"m{n}") for n in range(3)]
@@ -218,13 +221,14 @@ async def test_limit_cursor_and_conversation_filter(
 async def test_bad_arguments_are_refused(
     hass: HomeAssistant, emulator: EmulatorHandle, tool: str, args: dict[str, object]
 ) -> None:
-    await running_agent(hass, emulator)
+    await start_agent(hass, emulator)
     with pytest.raises(probatio.Invalid):
         await call(hass, tool, **args)
 
 
 async def test_refusals_say_what_is_wrong(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
-    installed, entry = await running_agent(hass, emulator)
+    started = await start_agent(hass, emulator)
+    installed, entry = started.installed, started.entry
     with pytest.raises(HomeAssistantError, match="not written to the agent yet"):
         await call(hass, "send_message", text="hello")
     with pytest.raises(HomeAssistantError, match="no such request"):
@@ -247,7 +251,8 @@ async def test_refusals_say_what_is_wrong(hass: HomeAssistant, emulator: Emulato
 async def test_widget_sent_and_its_answer_read(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    installed, entry = await running_agent(hass, emulator)
+    started = await start_agent(hass, emulator)
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     conversation = installed.conversation_id
     message_id = await human_says(emulator, runtime, conversation, "Open the door")
@@ -274,7 +279,8 @@ async def test_widget_sent_and_its_answer_read(
 
 
 async def test_checkpoints_saved_and_listed(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
-    installed, entry = await running_agent(hass, emulator)
+    started = await start_agent(hass, emulator)
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     conversation = installed.conversation_id
     first = await human_says(emulator, runtime, conversation, "Plan my week")
@@ -321,8 +327,8 @@ async def test_checkpoints_saved_and_listed(hass: HomeAssistant, emulator: Emula
 async def test_several_agents_are_addressed_by_id_or_name(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    home, _ = await running_agent(hass, emulator)
-    cottage, _ = await running_agent(hass, emulator, name="Cottage")
+    home = (await start_agent(hass, emulator)).installed
+    cottage = (await start_agent(hass, emulator, name="Cottage")).installed
     with pytest.raises(HomeAssistantError, match="Several Pacerelle agents") as refused:
         await call(hass, "get_status")
     assert home.agent_id in str(refused.value)

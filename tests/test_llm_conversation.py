@@ -21,7 +21,8 @@ from custom_components.pacerelle.llm.api import API_PROMPT
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.emulator_fixtures import EmulatorHandle
-from tests.llm_harness import human_says, running_agent
+from tests.helpers.agent import start_agent
+from tests.llm_harness import human_says
 from tests.runtime_harness import wait_until
 
 type Results = list[conversation.ToolResultContent]
@@ -115,7 +116,8 @@ def answer_everything(_text: str, results: Results) -> list[llm.ToolInput] | str
 async def test_llm_agent_holds_a_conversation_through_pacerelle(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    installed, entry = await running_agent(hass, emulator)
+    started = await start_agent(hass, emulator)
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     asked = await human_says(emulator, runtime, installed.conversation_id, "How warm is it?")
     agent_id, model = install_model(hass, answer_everything)
@@ -149,7 +151,8 @@ async def test_bridge_with_an_llm_agent(hass: HomeAssistant, emulator: EmulatorH
         return f"You said {text!r}; I am {results[0].result.data['connection']}."
 
     agent_id, model = install_model(hass, echo_status)
-    installed, entry = await running_agent(hass, emulator, options={CONF_ASSIST_AGENT: agent_id})
+    started = await start_agent(hass, emulator, options={CONF_ASSIST_AGENT: agent_id})
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     await emulator.send(installed.conversation_id, text="hello")
     await emulator.send(installed.conversation_id, text="again")

@@ -18,7 +18,8 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 from custom_components.pacerelle.llm.api import API_PROMPT
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.emulator_fixtures import EmulatorHandle
-from tests.llm_harness import human_says, running_agent
+from tests.helpers.agent import start_agent
+from tests.llm_harness import human_says
 from tests.test_llm_api import TOOLS
 
 type ClientFactory = Callable[[], Coroutine[Any, Any, TestClient]]
@@ -69,7 +70,8 @@ async def mcp_server(hass: HomeAssistant) -> None:
 async def test_mcp_host_holds_a_conversation_through_pacerelle(
     hass: HomeAssistant, emulator: EmulatorHandle, hass_client: ClientFactory
 ) -> None:
-    installed, entry = await running_agent(hass, emulator)
+    started = await start_agent(hass, emulator)
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     # The HTTP server starts with the client: every view is registered by now.
     mcp_host = McpHost(await hass_client())

@@ -11,7 +11,8 @@ from homeassistant.exceptions import HomeAssistantError
 from custom_components.pacerelle.options import CONF_LLM_CONVERSATIONS
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.emulator_fixtures import EmulatorHandle, Installed
-from tests.llm_harness import call, held, human_says, running_agent
+from tests.helpers.agent import start_agent
+from tests.llm_harness import call, held, human_says
 from tests.runtime_harness import wait_until
 
 FAMILY = "conv_family"
@@ -41,7 +42,8 @@ async def someone_writes_elsewhere(
 async def test_tools_stay_in_the_owners_conversation_by_default(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    installed, entry = await running_agent(hass, emulator)
+    started = await start_agent(hass, emulator)
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     direct = installed.conversation_id
     mine = await human_says(emulator, runtime, direct, "is the door locked?")
@@ -83,7 +85,8 @@ async def test_tools_stay_in_the_owners_conversation_by_default(
 
 
 async def test_the_options_widen_the_scope(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
-    installed, entry = await running_agent(hass, emulator)
+    started = await start_agent(hass, emulator)
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     secret = await someone_writes_elsewhere(emulator, installed, runtime, "dinner at 7?")
 

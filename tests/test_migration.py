@@ -16,7 +16,8 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.const import DOMAIN
 from tests.emulator_fixtures import EmulatorHandle
-from tests.runtime_harness import add_entry, wait_until
+from tests.helpers.agent import add_entry
+from tests.runtime_harness import wait_until
 
 # (platform, key, entity id) of every entity 0.1.0 registered for an agent named "Home".
 ENTITIES = (

@@ -21,9 +21,10 @@ import custom_components.pacerelle
 from custom_components.pacerelle.client import ConnectionState
 from custom_components.pacerelle.const import SUBENTRY_CONVERSATION
 from tests.emulator_fixtures import EmulatorHandle
+from tests.helpers.agent import Agent, start_agent
+from tests.helpers.groups import DEVICES, family_group, member_writes
 from tests.runtime_harness import wait_until
-from tests.services_harness import Agent, human_writes, received, start_agent
-from tests.test_group_conversations import DEVICES, family_group, member_writes
+from tests.services_harness import human_writes, received
 
 STRINGS = Path(custom_components.pacerelle.__file__).parent / "strings.json"
 ANA, BEN = "usr_ana", "usr_ben"

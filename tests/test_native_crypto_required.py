@@ -20,7 +20,8 @@ from custom_components.pacerelle.client.signal import curve
 from custom_components.pacerelle.client.signal.native import native_crypto_unavailable
 from custom_components.pacerelle.const import DOMAIN
 from tests.emulator_fixtures import EmulatorHandle
-from tests.runtime_harness import add_entry, wait_until
+from tests.helpers.agent import add_entry
+from tests.runtime_harness import wait_until
 
 
 @pytest.fixture(autouse=True)

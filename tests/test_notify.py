@@ -17,7 +17,8 @@ import custom_components.pacerelle
 from custom_components.pacerelle.client.limits import MAX_SEND_TEXT_CHARS
 from custom_components.pacerelle.const import DOMAIN
 from tests.emulator_fixtures import EmulatorHandle
-from tests.entity_harness import ha_snapshot, replacing, setup_agent, state_of, wait_state
+from tests.entity_harness import ha_snapshot, replacing, state_of, wait_state
+from tests.helpers.agent import start_agent
 
 STRINGS = Path(custom_components.pacerelle.__file__).parent / "strings.json"
 
@@ -36,7 +37,7 @@ def exception_message(key: str) -> str:
 async def test_notify_reaches_the_owner_once_they_spoke_first(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    setup = await setup_agent(hass, emulator)
+    setup = await start_agent(hass, emulator)
     installed = setup.installed
     notify = setup.entity_id(hass, "notify", "owner")
     assert notify == "notify.home"
@@ -89,7 +90,7 @@ async def test_notify_snapshot(
     hass: HomeAssistant, emulator: EmulatorHandle, snapshot: SnapshotAssertion
 ) -> None:
     with patch("custom_components.pacerelle.PLATFORMS", [Platform.NOTIFY]):
-        setup = await setup_agent(hass, emulator)
+        setup = await start_agent(hass, emulator)
     matcher = replacing(setup.volatile())
     snapshot = ha_snapshot(snapshot)
     (entry,) = er.async_entries_for_config_entry(er.async_get(hass), setup.entry.entry_id)

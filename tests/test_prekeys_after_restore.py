@@ -32,7 +32,8 @@ from custom_components.pacerelle.store.agent_store import agent_store
 from custom_components.pacerelle.store.generation import WITNESS_KEY
 from tests.emulator.human_side import _take_bundle
 from tests.emulator_fixtures import EmulatorHandle, Installed
-from tests.runtime_harness import add_entry, connected_entry, wait_until
+from tests.helpers.agent import add_entry, connected_entry
+from tests.runtime_harness import wait_until
 
 
 async def _copy(hass: HomeAssistant, source: Path, target: Path) -> None:

@@ -26,7 +26,7 @@ from pytest_homeassistant_custom_component.common import (
 )
 
 from tests.emulator_fixtures import EmulatorHandle
-from tests.entity_harness import setup_agent
+from tests.helpers.agent import start_agent
 from tests.runtime_harness import wait_until
 from tests.test_develop_config import ROOT, develop_config
 
@@ -138,7 +138,7 @@ async def test_every_readme_automation_saves_loads_and_opens_cleanly(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     await _demo(hass)
-    await setup_agent(hass, emulator)  # an agent named "Home": notify.home
+    await start_agent(hass, emulator)  # an agent named "Home": notify.home
     client = await hass_client()
     ws = await hass_ws_client(hass)
     caplog.clear()

@@ -1,11 +1,8 @@
 """The README's automation examples, as written there, run against the emulator."""
 
-import re
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from homeassistant.components.camera import Camera
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
@@ -20,20 +17,12 @@ from pytest_homeassistant_custom_component.common import (
 
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from tests.emulator_fixtures import EmulatorHandle
-from tests.entity_harness import Setup, setup_agent, wait_state
+from tests.entity_harness import wait_state
+from tests.helpers.agent import Agent, start_agent
+from tests.helpers.readme import example
 from tests.runtime_harness import wait_until
 
-README = Path(__file__).parent.parent / "README.md"
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(48))
-
-
-def example(title: str) -> Any:
-    """The YAML block under the README heading `### {title}`."""
-    text = README.read_text()
-    section = text.split(f"### {title}\n", 1)[1]
-    block = re.search(r"```yaml\n(.*?)```", section, re.DOTALL)
-    assert block is not None, title
-    return yaml.safe_load(block.group(1))
 
 
 async def automate(hass: HomeAssistant, config: dict[str, Any]) -> None:
@@ -41,12 +30,12 @@ async def automate(hass: HomeAssistant, config: dict[str, Any]) -> None:
     await hass.async_block_till_done()
 
 
-async def answered(hass: HomeAssistant, setup: Setup) -> None:
+async def answered(hass: HomeAssistant, setup: Agent) -> None:
     await wait_state(hass, setup.entity_id(hass, "sensor", "pending_requests"), "0")
 
 
 async def test_answer_status(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
-    setup = await setup_agent(hass, emulator)
+    setup = await start_agent(hass, emulator)
     hass.states.async_set("lock.front_door", "locked")
     hass.states.async_set("alarm_control_panel.home", "armed_away")
     hass.states.async_set("sensor.living_room_temperature", "21.5")
@@ -62,7 +51,7 @@ async def test_answer_status(hass: HomeAssistant, emulator: EmulatorHandle) -> N
 async def test_ask_before_unlocking(
     hass: HomeAssistant, emulator: EmulatorHandle, answer: bool | None, unlocked: bool
 ) -> None:
-    setup = await setup_agent(hass, emulator)
+    setup = await start_agent(hass, emulator)
     conversation = setup.installed.conversation_id
     unlock_calls = async_mock_service(hass, "lock", "unlock")
     config = example("Ask before unlocking the door")
@@ -108,7 +97,7 @@ async def test_doorbell_snapshot(hass: HomeAssistant, emulator: EmulatorHandle) 
     mock_integration(hass, MockModule("test"))
     mock_platform(hass, "test.camera", MockPlatform(async_setup_platform=setup_platform))
     assert await async_setup_component(hass, "camera", {"camera": {"platform": "test"}})
-    setup = await setup_agent(hass, emulator)
+    setup = await start_agent(hass, emulator)
     conversation = setup.installed.conversation_id
     await emulator.send(conversation, text="hi")  # the person speaks first
     await wait_state(hass, setup.entity_id(hass, "sensor", "pending_requests"), "1")
@@ -124,7 +113,7 @@ async def test_doorbell_snapshot(hass: HomeAssistant, emulator: EmulatorHandle) 
 
 
 async def test_progress_widget_example(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
-    setup = await setup_agent(hass, emulator)
+    setup = await start_agent(hass, emulator)
     conversation = setup.installed.conversation_id
     await emulator.send(conversation, text="hi")  # the person speaks first
     await wait_state(hass, setup.entity_id(hass, "sensor", "pending_requests"), "1")
@@ -152,7 +141,7 @@ async def test_leak_alert_twice_with_the_connection_cut_between(
 ) -> None:
     """Sent at once: the run ends there. Cut: each leak (two while cut) is queued, its run
     waits, and ends when it is sent, without a notification. Expired: the notification."""
-    setup = await setup_agent(hass, emulator)
+    setup = await start_agent(hass, emulator)
     conversation = setup.installed.conversation_id
     await emulator.send(conversation, text="hi")  # the person speaks first
     await wait_state(hass, setup.entity_id(hass, "sensor", "pending_requests"), "1")

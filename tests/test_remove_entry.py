@@ -8,14 +8,14 @@ from homeassistant.core import HomeAssistant
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.store.agent_store import agent_store
 from tests.emulator_fixtures import EmulatorHandle
-from tests.entity_harness import setup_agent
+from tests.helpers.agent import start_agent
 
 
 async def test_deleting_the_entry_deletes_the_store(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    setup = await setup_agent(hass, emulator)
-    other = await setup_agent(hass, emulator)
+    setup = await start_agent(hass, emulator)
+    other = await start_agent(hass, emulator)
     folder = Path(hass.config.path(".storage", DOMAIN))
     agent_id = setup.installed.agent_id
     assert {path.name for path in folder.glob(f"{agent_id}.*")} == {
@@ -41,7 +41,7 @@ async def test_deleting_the_entry_deletes_the_store(
 async def test_deleting_the_entry_forgets_its_trust_decisions(
     hass: HomeAssistant, emulator: EmulatorHandle, hass_storage: dict[str, object]
 ) -> None:
-    setup = await setup_agent(hass, emulator)
+    setup = await start_agent(hass, emulator)
     key = f"{DOMAIN}.trust.{setup.entry.entry_id}"
     await hass.async_block_till_done()
     assert key in hass_storage

@@ -28,11 +28,13 @@ from custom_components.pacerelle.client.state.handed_over_file import file_bytes
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from tests.emulator_fixtures import EmulatorHandle
+from tests.helpers.agent import Agent, start_agent
+from tests.helpers.assist import KITCHEN
+from tests.helpers.groups import DEVICES, family_group, member_writes
 from tests.runtime_harness import wait_until
-from tests.services_harness import Agent, human_writes, start_agent
-from tests.test_assist_bridge import KITCHEN, answered, kitchen_light  # noqa: F401 - a fixture
+from tests.services_harness import human_writes
+from tests.test_assist_bridge import answered
 from tests.test_assist_groups import OPTIONS as GROUP_OPTIONS
-from tests.test_group_conversations import DEVICES, family_group, member_writes
 from tests.test_group_replay import relayed_frames
 
 OPTIONS = {CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT}

@@ -20,7 +20,8 @@ from custom_components.pacerelle.runtime import EVENT_MESSAGE
 from custom_components.pacerelle.signals import status_signal
 from custom_components.pacerelle.store.agent_store import agent_store
 from tests.emulator_fixtures import EmulatorHandle
-from tests.runtime_harness import add_entry, connected_entry, wait_until
+from tests.helpers.agent import add_entry, connected_entry
+from tests.runtime_harness import wait_until
 
 
 def damage_a_row(path: str) -> None:

@@ -11,7 +11,8 @@ from pytest_homeassistant_custom_component.common import async_capture_events
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.runtime import EVENT_MESSAGE, PacerelleRuntime
 from tests.emulator_fixtures import EmulatorHandle
-from tests.runtime_harness import add_entry, connected_entry, wait_until
+from tests.helpers.agent import add_entry, connected_entry
+from tests.runtime_harness import wait_until
 
 MAX_LOOP_LAG = 0.050
 PROBE_INTERVAL = 0.005

@@ -9,8 +9,9 @@ from pytest_homeassistant_custom_component.common import async_capture_events
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.events import EVENT_MESSAGE
 from tests.emulator_fixtures import EmulatorHandle
-from tests.runtime_harness import add_entry, wait_until
-from tests.services_harness import human_writes, start_agent
+from tests.helpers.agent import add_entry, start_agent
+from tests.runtime_harness import wait_until
+from tests.services_harness import human_writes
 
 
 async def test_a_message_waiting_at_start_reaches_an_automation(

@@ -18,12 +18,12 @@ from custom_components.pacerelle.client.outbox.queue import MAX_QUEUED_BYTES, MA
 from custom_components.pacerelle.events import EVENT_MESSAGE_STATUS
 from custom_components.pacerelle.llm.send_tools import LLM_EXPIRE_AFTER
 from tests.emulator_fixtures import EmulatorHandle
+from tests.helpers.agent import Agent, start_agent
+from tests.helpers.readme import example
 from tests.llm_harness import call as llm_call
 from tests.llm_harness import human_says
-from tests.llm_harness import running_agent as llm_running_agent
 from tests.runtime_harness import wait_until
-from tests.services_harness import Agent, call, received, refused, spoken_agent
-from tests.test_readme_examples import example
+from tests.services_harness import call, received, refused
 
 RECONNECT_WITHIN = 30.0  # the agent's backoff after a refused upgrade is at most this
 
@@ -40,7 +40,7 @@ def statuses(events: list[Any]) -> list[tuple[str, str]]:
 async def test_offline_sends_are_delivered_in_order_once_each(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     events = async_capture_events(hass, EVENT_MESSAGE_STATUS)
     await go_offline(emulator, agent)
 
@@ -76,7 +76,7 @@ async def test_offline_sends_are_delivered_in_order_once_each(
 async def test_expire_after_zero_fails_at_once_as_before(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     await go_offline(emulator, agent)
     await refused(
         hass, "send_message", {"text": "now or never", "expire_after": 0}, "not_connected"
@@ -87,7 +87,7 @@ async def test_expire_after_zero_fails_at_once_as_before(
 async def test_an_expired_send_is_dropped_reported_and_never_sent_late(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     events = async_capture_events(hass, EVENT_MESSAGE_STATUS)
     await go_offline(emulator, agent)
     stale = await call(hass, "send_message", {"text": "Stale", "expire_after": 0.5})
@@ -114,7 +114,7 @@ async def test_an_expired_send_is_dropped_reported_and_never_sent_late(
 async def test_the_queue_is_bounded_and_can_be_cleared(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     events = async_capture_events(hass, EVENT_MESSAGE_STATUS)
     await go_offline(emulator, agent)
     for number in range(MAX_QUEUED_SENDS):
@@ -138,7 +138,7 @@ async def test_the_queue_is_bounded_and_can_be_cleared(
 
 
 async def test_the_queue_is_bounded_in_bytes(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     await go_offline(emulator, agent)
     big = {"text": "x" * MAX_SEND_TEXT_CHARS}  # the longest text allowed
     queued = 0
@@ -154,7 +154,7 @@ async def test_the_queue_is_bounded_in_bytes(hass: HomeAssistant, emulator: Emul
 async def test_ask_while_offline_waits_queued_for_its_own_timeout(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     events = async_capture_events(hass, EVENT_MESSAGE_STATUS)
     await go_offline(emulator, agent)
     answer = await call(hass, "ask", {"kind": "confirm", "title": "Open?", "timeout": 1})
@@ -174,7 +174,8 @@ async def test_llm_tool_send_while_offline_is_queued_for_five_minutes(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
     assert await async_setup_component(hass, "homeassistant", {})
-    installed, entry = await llm_running_agent(hass, emulator)
+    started = await start_agent(hass, emulator)
+    installed, entry = started.installed, started.entry
     runtime = entry.runtime_data
     asked = await human_says(emulator, runtime, installed.conversation_id, "Lights off?")
     await emulator.faults(gateway_status=503, drop_connections="abort")
@@ -192,7 +193,7 @@ async def test_llm_tool_send_while_offline_is_queued_for_five_minutes(
 async def test_readme_alert_example_reaches_the_person_after_an_outage(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     config = example("Alert me even if the connection is down")
     assert await async_setup_component(hass, "automation", {"automation": [config]})
     await go_offline(emulator, agent)

@@ -16,7 +16,8 @@ from syrupy.assertion import SnapshotAssertion
 
 from custom_components.pacerelle.const import DOMAIN
 from tests.emulator_fixtures import EmulatorHandle
-from tests.entity_harness import ha_snapshot, replacing, setup_agent, state_of, wait_state
+from tests.entity_harness import ha_snapshot, replacing, state_of, wait_state
+from tests.helpers.agent import start_agent
 from tests.runtime_harness import wait_until
 
 
@@ -35,7 +36,7 @@ def entity_registry_enabled_by_default() -> Iterator[None]:
 async def test_sensors_follow_the_connection_and_the_messages(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    setup = await setup_agent(hass, emulator)
+    setup = await start_agent(hass, emulator)
     installed, runtime = setup.installed, setup.runtime
     connection = setup.entity_id(hass, "sensor", "connection_state")
     pending = setup.entity_id(hass, "sensor", "pending_requests")
@@ -89,7 +90,7 @@ async def test_sensors_follow_the_connection_and_the_messages(
 async def test_an_outage_is_logged_once_and_its_end_once(
     hass: HomeAssistant, emulator: EmulatorHandle, caplog: pytest.LogCaptureFixture
 ) -> None:
-    setup = await setup_agent(hass, emulator)
+    setup = await start_agent(hass, emulator)
     connection = setup.entity_id(hass, "sensor", "connection_state")
     caplog.set_level(logging.DEBUG, logger="custom_components.pacerelle")
     await emulator.faults(gateway_status=503, drop_connections="abort")
@@ -112,7 +113,7 @@ async def test_an_outage_is_logged_once_and_its_end_once(
 async def test_stopping_home_assistant_stops_the_agent(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    setup = await setup_agent(hass, emulator)
+    setup = await start_agent(hass, emulator)
     connection = setup.entity_id(hass, "sensor", "connection_state")
     hass.bus.async_fire(EVENT_HOMEASSISTANT_STOP)
     await wait_state(hass, connection, "stopped")
@@ -120,7 +121,7 @@ async def test_stopping_home_assistant_stops_the_agent(
 
 
 async def test_one_service_device_per_agent(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
-    setup = await setup_agent(hass, emulator)
+    setup = await start_agent(hass, emulator)
     device = dr.async_get(hass).async_get_device_by_identifier(
         (DOMAIN, setup.entry.entry_id), setup.entry.entry_id
     )
@@ -153,7 +154,7 @@ async def test_sensor_snapshot(
     hass: HomeAssistant, emulator: EmulatorHandle, snapshot: SnapshotAssertion
 ) -> None:
     with patch("custom_components.pacerelle.PLATFORMS", [Platform.SENSOR]):
-        setup = await setup_agent(hass, emulator)
+        setup = await start_agent(hass, emulator)
     matcher = replacing(setup.volatile())
     snapshot = ha_snapshot(snapshot)
     entries = er.async_entries_for_config_entry(er.async_get(hass), setup.entry.entry_id)
@@ -169,7 +170,7 @@ async def test_sensor_snapshot(
 async def test_unconfirmed_sends_is_disabled_by_default(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    setup = await setup_agent(hass, emulator)
+    setup = await start_agent(hass, emulator)
     registry = er.async_get(hass)
     uncertain = setup.entity_id(hass, "sensor", "uncertain_sends")
     entry = registry.async_get(uncertain)

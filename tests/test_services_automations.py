@@ -13,8 +13,9 @@ from pytest_homeassistant_custom_component.common import (
 )
 
 from tests.emulator_fixtures import EmulatorHandle
+from tests.helpers.agent import start_agent
 from tests.runtime_harness import wait_until
-from tests.services_harness import human_writes, spoken_agent
+from tests.services_harness import human_writes
 from tests.test_services_send import PNG, _Doorbell
 
 ANSWER_STATUS = {
@@ -52,7 +53,7 @@ DOORBELL_SNAPSHOT = {
 
 
 async def test_answer_status(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     assert await async_setup_component(hass, "automation", {"automation": [ANSWER_STATUS]})
     hass.states.async_set("lock.front", "locked")
     request = await human_writes(emulator, agent, text="status", device_id="2")
@@ -76,7 +77,7 @@ async def test_doorbell_snapshot(hass: HomeAssistant, emulator: EmulatorHandle) 
     mock_platform(hass, "test.camera", MockPlatform(async_setup_platform=setup_platform))
     assert await async_setup_component(hass, "camera", {"camera": {"platform": "test"}})
     assert await async_setup_component(hass, "input_boolean", {"input_boolean": {"doorbell": {}}})
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     assert await async_setup_component(hass, "automation", {"automation": [DOORBELL_SNAPSHOT]})
     await hass.services.async_call(
         "input_boolean", "turn_on", {"entity_id": "input_boolean.doorbell"}, blocking=True

@@ -12,8 +12,9 @@ from pytest_homeassistant_custom_component.common import async_capture_events
 from custom_components.pacerelle.events import EVENT_WIDGET_RESPONSE
 from custom_components.pacerelle.options import CONF_MEDIA_FOLDER
 from tests.emulator_fixtures import EmulatorHandle
+from tests.helpers.agent import start_agent
 from tests.runtime_harness import wait_until
-from tests.services_harness import human_writes, start_agent
+from tests.services_harness import human_writes
 
 MESSAGE_KEYS = {
     "entry_id",

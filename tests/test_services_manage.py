@@ -8,21 +8,15 @@ from homeassistant.core import HomeAssistant
 
 from custom_components.pacerelle.client.conversations.history import MAX_NOTE_CHARS
 from tests.emulator_fixtures import EmulatorHandle
+from tests.helpers.agent import start_agent
 from tests.runtime_harness import wait_until
-from tests.services_harness import (
-    call,
-    human_writes,
-    refused,
-    spoken_agent,
-    start_agent,
-    stored_attachment,
-)
+from tests.services_harness import call, human_writes, refused, stored_attachment
 
 PHOTO = b"\xff\xd8\xff\xe0 a tiny jpeg" * 10
 
 
 async def test_mark_processed(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     message_id = agent.events[-1].data["message_id"]
     await refused(
         hass,
@@ -86,7 +80,7 @@ async def test_history_and_status(hass: HomeAssistant, emulator: EmulatorHandle)
 async def test_download_attachment(
     hass: HomeAssistant, emulator: EmulatorHandle, tmp_path: Path
 ) -> None:
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     text_only = agent.events[-1].data["message_id"]
     files = [
         {"name": "door.jpg", "mime": "image/jpeg", "data_b64": base64.b64encode(PHOTO).decode()},
@@ -146,7 +140,7 @@ async def test_download_attachment(
 async def test_download_failures_are_explained(
     hass: HomeAssistant, emulator: EmulatorHandle, tmp_path: Path
 ) -> None:
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     (tmp_path / "media").mkdir()
     hass.config.allowlist_external_dirs = {str(tmp_path / "media")}
     file = {"name": "a.txt", "data_b64": base64.b64encode(b"a").decode()}

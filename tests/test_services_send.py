@@ -16,15 +16,9 @@ from pytest_homeassistant_custom_component.common import (
 
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from tests.emulator_fixtures import EmulatorHandle
+from tests.helpers.agent import start_agent
 from tests.runtime_harness import wait_until
-from tests.services_harness import (
-    call,
-    human_writes,
-    received,
-    refused,
-    spoken_agent,
-    start_agent,
-)
+from tests.services_harness import call, human_writes, received, refused
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"snapshot" * 100
 
@@ -55,7 +49,7 @@ async def test_answer_goes_back_to_the_request(
 async def test_targets_by_entry_device_and_explicit_conversation(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     first = agent.events[-1].data["message_id"]
     await call(hass, "send_message", {"config_entry_id": agent.entry.entry_id, "text": "one"})
     await call(hass, "send_message", {"device_id": agent.device_id(hass), "text": "two"})
@@ -86,7 +80,7 @@ async def test_the_user_speaks_first(hass: HomeAssistant, emulator: EmulatorHand
 async def test_misuse_is_refused_with_a_translated_error(
     hass: HomeAssistant, emulator: EmulatorHandle, tmp_path: Path
 ) -> None:
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     source = agent.events[-1].data["message_id"]
     await refused(
         hass, "send_message", {"text": "x", "source_message_id": "nope"}, "unknown_message"
@@ -133,7 +127,7 @@ async def test_misuse_is_refused_with_a_translated_error(
 async def test_files_are_sent_encrypted(
     hass: HomeAssistant, emulator: EmulatorHandle, tmp_path: Path
 ) -> None:
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     hass.config.allowlist_external_dirs = {str(tmp_path)}
     report = tmp_path / "report.pdf"
     report.write_bytes(b"%PDF-1.7 monthly energy report")
@@ -173,7 +167,7 @@ async def test_camera_snapshot_is_sent(hass: HomeAssistant, emulator: EmulatorHa
     mock_platform(hass, "test.camera", MockPlatform(async_setup_platform=setup_platform))
     assert await async_setup_component(hass, "camera", {"camera": {"platform": "test"}})
     await hass.async_block_till_done()
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     await call(
         hass,
         "send_message",
@@ -190,7 +184,7 @@ async def test_camera_snapshot_is_sent(hass: HomeAssistant, emulator: EmulatorHa
 
 
 async def test_sending_while_disconnected(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     await emulator.faults(gateway_status=503, drop_connections=True)
     await wait_until(lambda: agent.runtime.status.state is not ConnectionState.CONNECTED)
     # expire_after 0: no waiting in the queue (test_send_queue.py covers the queue).

@@ -6,14 +6,8 @@ from typing import Any
 from homeassistant.core import HomeAssistant
 
 from tests.emulator_fixtures import EmulatorHandle
-from tests.services_harness import (
-    call,
-    human_writes,
-    received,
-    refused,
-    spoken_agent,
-    start_agent,
-)
+from tests.helpers.agent import start_agent
+from tests.services_harness import call, human_writes, received, refused
 from tests.test_widgets import GOOD_SPECS
 
 
@@ -22,7 +16,7 @@ def widget(kind: str, spec: dict[str, Any], widget_id: str = "w-1") -> dict[str,
 
 
 async def test_every_kind_reaches_the_person(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     source = agent.events[-1].data["message_id"]
     sent = []
     for index, (kind, spec) in enumerate(GOOD_SPECS.items()):
@@ -60,7 +54,7 @@ WRONG: list[tuple[str, dict[str, Any], str]] = [
 async def test_wrong_widgets_are_refused_per_kind(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     for kind, spec, path in WRONG:
         error = await refused(hass, "send_widget", {"widget": widget(kind, spec)}, "invalid_widget")
         assert error.translation_placeholders["path"] == path, kind
@@ -90,7 +84,7 @@ async def test_widgets_wait_for_the_person_to_speak_first(
 async def test_progress_updates_follow_the_widget(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     await human_writes(emulator, agent, text="from my tablet", device_id="3")
     progress = widget("progress", {"title": "Backup", "value": 0}, "backup-1")
     # Sent to the first device, not to the one that wrote last: updates must follow it.

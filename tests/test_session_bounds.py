@@ -17,8 +17,9 @@ from custom_components.pacerelle.client.signal.session import PeerAddress
 from custom_components.pacerelle.client.signal.state import is_established
 from custom_components.pacerelle.runtime import EVENT_MESSAGE
 from tests.emulator_fixtures import EmulatorHandle
+from tests.helpers.agent import add_entry, connected_entry
 from tests.reference_peer import reference_peer_available
-from tests.runtime_harness import add_entry, connected_entry, wait_until
+from tests.runtime_harness import wait_until
 
 pytestmark = pytest.mark.skipif(not reference_peer_available(), reason="no reference peer")
 

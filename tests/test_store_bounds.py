@@ -25,7 +25,8 @@ from custom_components.pacerelle.client.limits import (
 from custom_components.pacerelle.diagnostics import async_get_config_entry_diagnostics
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.emulator_fixtures import EmulatorHandle
-from tests.runtime_harness import add_entry, connected_entry, wait_until
+from tests.helpers.agent import add_entry, connected_entry
+from tests.runtime_harness import wait_until
 
 # "\x01" is one byte on the wire and six ("\u0001") in the stored JSON: the cheapest way for a
 # sender to grow the store, so the attack uses it.

@@ -8,7 +8,7 @@ from homeassistant.core import HomeAssistant
 
 from custom_components.pacerelle.store.agent_store import STORE_DIRECTORY
 from tests.emulator_fixtures import EmulatorHandle
-from tests.runtime_harness import add_entry, connected_entry
+from tests.helpers.agent import add_entry, connected_entry
 
 
 def _litter(directory: Path, agent_id: str) -> tuple[list[str], list[str]]:

@@ -27,10 +27,11 @@ from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from custom_components.pacerelle.repairs import issue_id
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.emulator_fixtures import EmulatorHandle
-from tests.llm_harness import held, running_agent
+from tests.helpers.agent import start_agent
+from tests.helpers.assist import KITCHEN
+from tests.llm_harness import held
 from tests.runtime_harness import wait_until
 from tests.test_ask import ask_script, run_script, widget_on_device
-from tests.test_assist_bridge import KITCHEN, kitchen_light  # noqa: F401
 
 UNTRUSTED = "it came from a device it does not trust yet"
 
@@ -44,9 +45,8 @@ async def test_a_relay_forged_owner_device_is_not_believed_until_trusted(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
     assert await async_setup_component(hass, "repairs", {})
-    installed, entry = await running_agent(
-        hass, emulator, options={CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT}
-    )
+    started = await start_agent(hass, emulator, options={CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT})
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     assert runtime.trust is not None
     conversation, owner = installed.conversation_id, installed.owner_id
@@ -114,9 +114,8 @@ async def test_a_relay_forged_owner_device_is_not_believed_until_trusted(
 async def test_an_identity_change_holds_the_next_command_until_confirmed(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    installed, entry = await running_agent(
-        hass, emulator, options={CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT}
-    )
+    started = await start_agent(hass, emulator, options={CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT})
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     assert runtime.trust is not None
     conversation, owner = installed.conversation_id, installed.owner_id
@@ -143,7 +142,8 @@ async def test_an_identity_change_holds_the_next_command_until_confirmed(
 async def test_a_device_sharing_a_trusted_key_is_trusted_and_a_blocked_one_gets_nothing(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    installed, entry = await running_agent(hass, emulator)
+    started = await start_agent(hass, emulator)
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     assert runtime.trust is not None
     conversation, owner = installed.conversation_id, installed.owner_id
@@ -194,7 +194,8 @@ def _agent_view(installed: Any) -> Any:
 async def test_the_actions_decide_and_show_the_code(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    installed, entry = await running_agent(hass, emulator)
+    started = await start_agent(hass, emulator)
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     assert runtime.trust is not None
     conversation, owner = installed.conversation_id, installed.owner_id
@@ -234,7 +235,8 @@ async def test_the_actions_decide_and_show_the_code(
 async def test_a_store_from_before_trust_trusts_the_owners_devices_only(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    installed, entry = await running_agent(hass, emulator)
+    started = await start_agent(hass, emulator)
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     assert runtime.trust is not None
     conversation, owner = installed.conversation_id, installed.owner_id
@@ -277,7 +279,8 @@ async def forged_text(emulator: EmulatorHandle, installed: Any, sender: str, tex
 async def test_nothing_answers_a_blocked_device(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    installed, entry = await running_agent(hass, emulator)
+    started = await start_agent(hass, emulator)
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     assert runtime.trust is not None
     conversation, owner = installed.conversation_id, installed.owner_id
@@ -301,7 +304,8 @@ async def test_nothing_answers_a_blocked_device(
 async def test_the_device_page_offers_trust_and_block(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    installed, entry = await running_agent(hass, emulator)
+    started = await start_agent(hass, emulator)
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     assert runtime.trust is not None
     conversation, owner = installed.conversation_id, installed.owner_id

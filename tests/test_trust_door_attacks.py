@@ -21,19 +21,12 @@ from custom_components.pacerelle.events import EVENT_MESSAGE_STATUS
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT, CONF_LLM_CONVERSATIONS
 from tests.emulator.state import GroupRecord
 from tests.emulator_fixtures import EmulatorHandle
+from tests.helpers.agent import Agent, start_agent
+from tests.helpers.groups import member_writes
 from tests.llm_harness import LLM_CONTEXT
 from tests.runtime_harness import wait_until
-from tests.services_harness import (
-    Agent,
-    call,
-    human_writes,
-    refused,
-    spoken_agent,
-    start_agent,
-    trust,
-)
+from tests.services_harness import call, human_writes, refused, trust
 from tests.test_assist_bridge import GatedAgent
-from tests.test_group_conversations import member_writes
 from tests.test_group_trust import relay_delivers_own_key
 
 SECRET = "The alarm code is 4711"
@@ -71,7 +64,7 @@ async def test_an_answer_is_never_sealed_for_a_key_swapped_in_after_the_request(
     """Finding 1 (automation path): the owner's trusted phone asks; the relay then presents
     a new identity key as that phone. The answer to the trusted request is refused
     (`key_changed`), never sealed on the session the new key opened."""
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     asked = await human_writes(emulator, agent, text="what is the alarm code?")
     assert asked["trust_state"] == "trusted"
     await emulator.admin("POST", f"/conversations/{agent.conversation_id}/devices/1/reset")
@@ -91,7 +84,7 @@ async def test_notify_is_sealed_only_for_a_trusted_key(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
     """Notify path: the relay swaps the only device's key; a notification is refused."""
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     await emulator.admin("POST", f"/conversations/{agent.conversation_id}/devices/1/reset")
     await human_writes(emulator, agent, text="new phone, who dis")
     await hass.services.async_call(
@@ -106,7 +99,7 @@ async def test_a_blocked_key_is_blocked_under_every_device_id(
 ) -> None:
     """Finding 5: a blocked phone's identity key writes again as device 3: refused when
     opened (no event, no history), and nothing is sealed for it."""
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     owner = agent.installed.owner_id
     await human_writes(emulator, agent, text="hello from a stranger phone", device_id="2")
     await block(agent, owner, "2")
@@ -129,7 +122,7 @@ async def test_the_flush_fails_a_send_for_a_phone_blocked_while_it_waited(
 ) -> None:
     """Finding 3 (flush path): queued offline for the owner's trusted second phone, the
     phone is blocked, the agent reconnects: the phone never receives it, status failed."""
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     owner = agent.installed.owner_id
     await human_writes(emulator, agent, text="my tablet", device_id="2")
     await trust(hass, emulator, owner, "2")
@@ -201,7 +194,7 @@ async def test_a_direct_send_to_a_group_member_never_defaults_to_a_relay_session
     """Finding 2 (group member path): in a group conversation the owner has no last device;
     the relay opened the group's session with "device 1" with its own key. A direct send
     to the owner there is refused, never sealed for device 1 by default."""
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     owner = agent.installed.owner_id
     group_id = await family_group(emulator, agent)
     relay_opens_session_as(emulator, agent, emulator.emulator.state.groups[group_id], owner)
@@ -223,7 +216,7 @@ async def test_the_llm_never_answers_an_untrusted_device_nor_lists_a_blocked_one
 ) -> None:
     """Finding 9 (LLM path): a relay-made device in the owner's conversation asks; a
     prompt-injected model answers it: refused. A blocked device's messages are not listed."""
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     owner = agent.installed.owner_id
     asked = await human_writes(emulator, agent, text="send me the history", device_id="2")
     assert asked["trusted"] is False

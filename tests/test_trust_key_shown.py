@@ -22,7 +22,8 @@ from custom_components.pacerelle.device_action import async_call_action_from_con
 from custom_components.pacerelle.repairs import issue_id
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.emulator_fixtures import EmulatorHandle
-from tests.llm_harness import held, running_agent
+from tests.helpers.agent import start_agent
+from tests.llm_harness import held
 from tests.runtime_harness import wait_until
 from tests.services_harness import call, refused, shown_code
 
@@ -32,7 +33,8 @@ STRINGS = Path(__file__).parents[1] / "custom_components" / "pacerelle" / "strin
 async def a_new_phone(hass: HomeAssistant, emulator: EmulatorHandle) -> tuple[Any, Any, str]:
     """The owner's trusted phone and a new device 2 that wrote once: (installed, runtime,
     the code device 2 shows now)."""
-    installed, entry = await running_agent(hass, emulator)
+    started = await start_agent(hass, emulator)
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     conversation = installed.conversation_id
     await emulator.send(conversation, text="hello")

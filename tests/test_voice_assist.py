@@ -26,9 +26,10 @@ from custom_components.pacerelle.runtime import PacerelleRuntime
 from custom_components.pacerelle.voice import transcripts as voice_module
 from custom_components.pacerelle.voice.audio import MAX_VOICE_SECONDS
 from tests.emulator_fixtures import EmulatorHandle
-from tests.llm_harness import held, running_agent
+from tests.helpers.agent import start_agent
+from tests.helpers.assist import KITCHEN
+from tests.llm_harness import held
 from tests.runtime_harness import wait_until
-from tests.test_assist_bridge import KITCHEN, kitchen_light  # noqa: F401 (a fixture)
 from tests.voice_assist_harness import (
     SAMPLE_RATE,
     SPOKEN_PREFIX,
@@ -59,9 +60,10 @@ async def inbox_of(emulator: EmulatorHandle, conversation: str, count: int) -> l
 async def test_a_voice_note_turns_on_the_light_and_is_answered_in_text_and_voice(
     hass: HomeAssistant, emulator: EmulatorHandle, voice: VoiceAssistant
 ) -> None:
-    installed, entry = await running_agent(
+    started = await start_agent(
         hass, emulator, options=bridge_options(voice, **{CONF_VOICE_SPOKEN_ANSWER: True})
     )
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     events = async_capture_events(hass, EVENT_MESSAGE)
     note, pcm_bytes = wav_note(1.5)
@@ -101,7 +103,7 @@ async def test_the_preferred_voice_assistant_answers_in_text_only(
     # "preferred": whichever voice assistant Home Assistant prefers when the note comes.
     hass.data[KEY_ASSIST_PIPELINE].pipeline_store.async_set_preferred_item(voice.pipeline.id)
     options = bridge_options(voice, **{CONF_VOICE_PIPELINE: OPTION_PREFERRED})
-    installed, _ = await running_agent(hass, emulator, options=options)
+    installed = (await start_agent(hass, emulator, options=options)).installed
     note, _ = wav_note(0.5)
     await send_voice_note(emulator, installed.conversation_id, note, "audio/wav", duration_ms=500)
     [reply] = await inbox_of(emulator, installed.conversation_id, 1)
@@ -114,7 +116,8 @@ async def test_the_preferred_voice_assistant_answers_in_text_only(
 async def test_an_unsupported_format_gets_a_clear_answer_and_stays_pending(
     hass: HomeAssistant, emulator: EmulatorHandle, voice: VoiceAssistant
 ) -> None:
-    installed, entry = await running_agent(hass, emulator, options=bridge_options(voice))
+    started = await start_agent(hass, emulator, options=bridge_options(voice))
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     events = async_capture_events(hass, EVENT_MESSAGE)
     asked = await send_voice_note(
@@ -136,7 +139,8 @@ async def test_an_over_long_note_is_refused_before_it_is_downloaded(
     voice: VoiceAssistant,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    installed, entry = await running_agent(hass, emulator, options=bridge_options(voice))
+    started = await start_agent(hass, emulator, options=bridge_options(voice))
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     caplog.set_level(logging.INFO, logger="aiohttp.access")
     note, _ = wav_note(0.2)  # says it lasts longer than the limit
@@ -157,7 +161,7 @@ async def test_an_over_long_note_is_refused_before_it_is_downloaded(
 async def test_an_untrusted_device_note_reaches_no_speech_engine(
     hass: HomeAssistant, emulator: EmulatorHandle, voice: VoiceAssistant
 ) -> None:
-    installed, _ = await running_agent(hass, emulator, options=bridge_options(voice))
+    installed = (await start_agent(hass, emulator, options=bridge_options(voice))).installed
     conversation = installed.conversation_id
     events = async_capture_events(hass, EVENT_MESSAGE)
     await emulator.send(conversation, text="hello")  # device 1: the owner's, trusted
@@ -177,7 +181,8 @@ async def test_with_the_bridge_off_transcripts_reach_automations_and_nobody_answ
     hass: HomeAssistant, emulator: EmulatorHandle, voice: VoiceAssistant
 ) -> None:
     options = {CONF_VOICE_PIPELINE: voice.pipeline.id, CONF_VOICE_TRANSCRIPTS: True}
-    installed, entry = await running_agent(hass, emulator, options=options)
+    started = await start_agent(hass, emulator, options=options)
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     events = async_capture_events(hass, EVENT_MESSAGE)
     note, pcm_bytes = wav_note(0.5)
@@ -196,7 +201,8 @@ async def test_with_the_bridge_off_transcripts_reach_automations_and_nobody_answ
 async def test_without_a_voice_pipeline_nothing_is_transcribed(
     hass: HomeAssistant, emulator: EmulatorHandle, voice: VoiceAssistant
 ) -> None:
-    installed, entry = await running_agent(hass, emulator, options={CONF_VOICE_TRANSCRIPTS: True})
+    started = await start_agent(hass, emulator, options={CONF_VOICE_TRANSCRIPTS: True})
+    installed, entry = started.installed, started.entry
     events = async_capture_events(hass, EVENT_MESSAGE)
     note, _ = wav_note(0.5)
     asked = await send_voice_note(emulator, installed.conversation_id, note, "audio/wav", 500)
@@ -226,7 +232,8 @@ async def test_a_note_not_understood_gets_a_reason_and_stays_pending(
     monkeypatch.setattr(voice_module, "VOICE_PIPELINE_TIMEOUT", 0.3)
     voice.stt.text = heard
     voice.stt.hold = asyncio.Event() if hangs else None
-    installed, entry = await running_agent(hass, emulator, options=bridge_options(voice))
+    started = await start_agent(hass, emulator, options=bridge_options(voice))
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     note, _ = wav_note(0.5)
     asked = await send_voice_note(emulator, installed.conversation_id, note, "audio/wav", 500)
@@ -248,7 +255,7 @@ async def test_an_ogg_opus_note_is_converted_and_saved_once_downloaded(
     media.mkdir(parents=True)
     hass.config.allowlist_external_dirs = {str(tmp_path / "media")}
     options = bridge_options(voice, **{CONF_MEDIA_FOLDER: str(media)})
-    installed, _ = await running_agent(hass, emulator, options=options)
+    installed = (await start_agent(hass, emulator, options=options)).installed
     events = async_capture_events(hass, EVENT_MESSAGE)
     caplog.set_level(logging.INFO, logger="aiohttp.access")
     note, mime = await make_audio(1.0, "ogg")  # what phones send: Opus in Ogg
@@ -275,7 +282,8 @@ async def test_a_failing_voice_still_gets_the_text_answer(
 ) -> None:
     voice.tts.broken = True
     options = bridge_options(voice, **{CONF_VOICE_SPOKEN_ANSWER: True})
-    installed, entry = await running_agent(hass, emulator, options=options)
+    started = await start_agent(hass, emulator, options=options)
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     note, _ = wav_note(0.5)
     await send_voice_note(emulator, installed.conversation_id, note, "audio/wav", 500)
@@ -291,7 +299,8 @@ async def test_with_no_voice_assistant_chosen_the_owner_is_told(
     hass: HomeAssistant, emulator: EmulatorHandle, voice: VoiceAssistant
 ) -> None:
     options = {CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT}
-    installed, entry = await running_agent(hass, emulator, options=options)
+    started = await start_agent(hass, emulator, options=options)
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     conversation = installed.conversation_id
     note, _ = wav_note(0.5)
@@ -311,7 +320,7 @@ async def test_a_deleted_voice_assistant_is_a_told_failure(
     hass: HomeAssistant, emulator: EmulatorHandle, voice: VoiceAssistant
 ) -> None:
     options = {CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT, CONF_VOICE_PIPELINE: "01NOSUCHPIPELINE"}
-    installed, _ = await running_agent(hass, emulator, options=options)
+    installed = (await start_agent(hass, emulator, options=options)).installed
     note, _ = wav_note(0.5)
     await send_voice_note(emulator, installed.conversation_id, note, "audio/wav", 500)
     [told] = await inbox_of(emulator, installed.conversation_id, 1)
@@ -323,7 +332,8 @@ async def test_a_deleted_voice_assistant_is_a_told_failure(
 async def test_a_blocked_device_note_is_dropped_unheard(
     hass: HomeAssistant, emulator: EmulatorHandle, voice: VoiceAssistant
 ) -> None:
-    installed, entry = await running_agent(hass, emulator, options=bridge_options(voice))
+    started = await start_agent(hass, emulator, options=bridge_options(voice))
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     assert runtime.trust is not None
     conversation = installed.conversation_id

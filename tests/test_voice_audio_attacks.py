@@ -34,7 +34,7 @@ from custom_components.pacerelle.voice.audio import (
 )
 from custom_components.pacerelle.voice.formats import VoiceFormat
 from tests.emulator_fixtures import EmulatorHandle
-from tests.llm_harness import running_agent
+from tests.helpers.agent import start_agent
 from tests.voice_assist_harness import async_voice_assistant
 from tests.voice_audio_harness import (
     FORMATS,
@@ -403,7 +403,7 @@ async def test_home_assistant_stopping_mid_conversion_leaves_no_decoder(
     monkeypatch.setenv("FAKE_FFMPEG_MODE", "hang")
     voice = await async_voice_assistant(hass)
     options = {CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT, CONF_VOICE_PIPELINE: voice.pipeline.id}
-    installed, _entry = await running_agent(hass, emulator, options=options)
+    installed = (await start_agent(hass, emulator, options=options)).installed
     with _kill_left_over(fake_ffmpeg.parent):
         await send_voice_note(
             emulator, installed.conversation_id, make_note("ogg_opus"), "audio/ogg", 3000

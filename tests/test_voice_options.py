@@ -17,9 +17,9 @@ from homeassistant.core import HomeAssistant
 from custom_components.pacerelle.const import CONF_CONVERSATION_ID, DOMAIN
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT, CONF_VOICE_PIPELINE
 from tests.config_flow_driver import FlowDriver
-from tests.llm_harness import running_agent
+from tests.helpers.agent import start_agent
+from tests.helpers.assist import KITCHEN
 from tests.runtime_harness import wait_until
-from tests.test_assist_bridge import KITCHEN, kitchen_light  # noqa: F401 (a fixture)
 from tests.test_config_flow_options import OPTIONS_API, _suggested
 from tests.voice_assist_harness import VoiceAssistant, async_voice_assistant, wav_note
 from tests.voice_harness import send_voice_note
@@ -147,7 +147,7 @@ async def test_a_voice_assistant_without_speech_to_text_is_named(
     person and the log name the voice assistant and say it has no speech-to-text."""
     await async_update_pipeline(hass, voice.pipeline, stt_engine=engine)
     options = {CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT, CONF_VOICE_PIPELINE: voice.pipeline.id}
-    installed, _ = await running_agent(hass, emulator, options=options)
+    installed = (await start_agent(hass, emulator, options=options)).installed
     note, _ = wav_note(0.5)
     caplog.set_level(logging.WARNING, logger="custom_components.pacerelle")
     await send_voice_note(emulator, installed.conversation_id, note, "audio/wav", 500)

@@ -7,9 +7,10 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.pacerelle.options import CONF_VOICE_PIPELINE, CONF_VOICE_TRANSCRIPTS
 from tests.emulator_fixtures import EmulatorHandle
-from tests.llm_harness import running_agent
+from tests.helpers.agent import start_agent
+from tests.helpers.readme import example
 from tests.runtime_harness import wait_until
-from tests.test_readme_examples import automate, example
+from tests.test_readme_examples import automate
 from tests.voice_assist_harness import async_voice_assistant, wav_note
 from tests.voice_harness import send_voice_note
 
@@ -33,7 +34,8 @@ async def test_a_shopping_list_filled_by_voice(
     voice = await async_voice_assistant(hass)
     voice.stt.text = "Add milk"
     options = {CONF_VOICE_PIPELINE: voice.pipeline.id, CONF_VOICE_TRANSCRIPTS: True}
-    installed, entry = await running_agent(hass, emulator, options=options)
+    started = await start_agent(hass, emulator, options=options)
+    installed, entry = started.installed, started.entry
     await automate(hass, example("A shopping list filled by voice"))
     note, _ = wav_note(0.5)
     asked = await send_voice_note(emulator, installed.conversation_id, note, "audio/wav", 500)

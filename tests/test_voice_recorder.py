@@ -18,7 +18,7 @@ from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.events import EVENT_MESSAGE
 from custom_components.pacerelle.options import CONF_VOICE_PIPELINE, CONF_VOICE_TRANSCRIPTS
 from tests.emulator_fixtures import EmulatorHandle
-from tests.llm_harness import running_agent
+from tests.helpers.agent import start_agent
 from tests.runtime_harness import wait_until
 from tests.voice_assist_harness import async_voice_assistant, wav_note
 from tests.voice_harness import send_voice_note
@@ -53,7 +53,8 @@ async def test_the_transcript_is_not_in_the_recorder_database(
     voice = await async_voice_assistant(hass)
     voice.stt.text = SECRET_SPEECH
     options = {CONF_VOICE_PIPELINE: voice.pipeline.id, CONF_VOICE_TRANSCRIPTS: True}
-    installed, entry = await running_agent(hass, emulator, options=options)
+    started = await start_agent(hass, emulator, options=options)
+    installed, entry = started.installed, started.entry
     events = async_capture_events(hass, EVENT_MESSAGE)
     start = dt_util.utcnow()
     note, _ = wav_note(0.5)

@@ -21,9 +21,8 @@ from custom_components.pacerelle.options import (
 )
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.emulator_fixtures import EmulatorHandle
-from tests.llm_harness import running_agent
+from tests.helpers.agent import start_agent
 from tests.runtime_harness import wait_until
-from tests.test_assist_bridge import kitchen_light  # noqa: F401 (a fixture)
 from tests.test_assist_bridge_faults import ScriptedAgent, scripted
 from tests.voice_assist_harness import VoiceAssistant, async_voice_assistant, wav_note
 from tests.voice_harness import send_voice_note, wait_received_audio
@@ -66,7 +65,7 @@ async def test_a_silent_voice_engine_logs_neither_answer_nor_transcript(
         CONF_VOICE_PIPELINE: voice.pipeline.id,
         CONF_VOICE_SPOKEN_ANSWER: True,
     }
-    installed, _ = await running_agent(hass, emulator, options=options)
+    installed = (await start_agent(hass, emulator, options=options)).installed
     note, _ = wav_note(0.5)
     await send_voice_note(emulator, installed.conversation_id, note, "audio/wav", 500)
     [reply] = await emulator.wait_inbox(installed.conversation_id, 1, within=10)
@@ -83,7 +82,8 @@ async def test_an_entry_unloaded_mid_transcription_leaves_nothing_running(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     options = {CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT, CONF_VOICE_PIPELINE: voice.pipeline.id}
-    installed, entry = await running_agent(hass, emulator, options=options)
+    started = await start_agent(hass, emulator, options=options)
+    installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     voice.stt.hold = asyncio.Event()  # the engine hears the note and never answers
     note, _ = wav_note(0.5)
@@ -110,7 +110,8 @@ async def test_options_changed_mid_transcription_hear_the_note_again_under_the_n
     hass: HomeAssistant, emulator: EmulatorHandle, voice: VoiceAssistant
 ) -> None:
     options = {CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT, CONF_VOICE_PIPELINE: voice.pipeline.id}
-    installed, entry = await running_agent(hass, emulator, options=options)
+    started = await start_agent(hass, emulator, options=options)
+    installed, entry = started.installed, started.entry
     voice.stt.hold = asyncio.Event()
     note, _ = wav_note(0.5)
     await send_voice_note(emulator, installed.conversation_id, note, "audio/wav", 500)
@@ -161,7 +162,7 @@ async def test_a_long_answer_to_a_voice_note_goes_as_text_without_a_voice(
         CONF_VOICE_PIPELINE: voice.pipeline.id,
         CONF_VOICE_SPOKEN_ANSWER: True,
     }
-    installed, _ = await running_agent(hass, emulator, options=options)
+    installed = (await start_agent(hass, emulator, options=options)).installed
     note, _ = wav_note(0.5)
     asked = await send_voice_note(emulator, installed.conversation_id, note, "audio/wav", 500)
     [reply] = await emulator.wait_inbox(installed.conversation_id, 1, within=10)
@@ -179,7 +180,7 @@ async def test_a_voice_assistant_without_speech_to_text_is_told_not_a_traceback(
 ) -> None:
     await async_update_pipeline(hass, voice.pipeline, stt_engine=None)
     options = {CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT, CONF_VOICE_PIPELINE: voice.pipeline.id}
-    installed, _ = await running_agent(hass, emulator, options=options)
+    installed = (await start_agent(hass, emulator, options=options)).installed
     note, _ = wav_note(0.5)
     await send_voice_note(emulator, installed.conversation_id, note, "audio/wav", 500)
     [told] = await emulator.wait_inbox(installed.conversation_id, 1, within=10)

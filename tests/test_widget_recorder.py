@@ -16,8 +16,9 @@ from custom_components.pacerelle import events
 from custom_components.pacerelle.events import EVENT_MESSAGE, EVENT_WIDGET_RESPONSE
 from custom_components.pacerelle.voice.privacy import CONTENT_EVENTS, CONTENT_FREE_EVENTS
 from tests.emulator_fixtures import EmulatorHandle
+from tests.helpers.agent import start_agent
 from tests.runtime_harness import wait_until
-from tests.services_harness import call, spoken_agent
+from tests.services_harness import call
 from tests.test_ask import widget_on_device
 from tests.test_voice_recorder import CONTROL_EVENT, _recorded
 
@@ -33,7 +34,7 @@ def auto_enable_custom_integrations(recorder_db_url: str, request: pytest.Fixtur
 async def test_a_password_typed_into_a_form_is_not_in_the_recorder_database(
     recorder_mock: Recorder, hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    agent = await spoken_agent(hass, emulator)
+    agent = await start_agent(hass, emulator, spoken=True)
     answers = async_capture_events(hass, EVENT_WIDGET_RESPONSE)
     fields = [{"name": "wifi", "label": "Wi-Fi password", "type": "password"}]
     asked = hass.async_create_task(

@@ -31,7 +31,7 @@ from tests.browser.chromium import ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, STEP_TIM
 from tests.browser.test_chat_page import PageProblems
 from tests.demo_speech_harness import KITCHEN_LIGHT, SPOKEN, async_demo_voice
 from tests.emulator_fixtures import EmulatorHandle
-from tests.llm_harness import running_agent
+from tests.helpers.agent import start_agent
 from tests.runtime_harness import wait_until
 from tests.voice_harness import received_audio
 
@@ -73,7 +73,7 @@ async def test_a_recorded_voice_note_turns_the_kitchen_light_on(
         CONF_VOICE_PIPELINE: OPTION_PREFERRED,
         CONF_VOICE_SPOKEN_ANSWER: True,
     }
-    installed, _ = await running_agent(hass, emulator, options=options)
+    installed = (await start_agent(hass, emulator, options=options)).installed
     light = hass.states.get(KITCHEN_LIGHT)
     assert light is not None
     assert light.state != "on"
