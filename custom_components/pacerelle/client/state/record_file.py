@@ -209,6 +209,7 @@ class RecordFile:
         encrypted = list(self._encrypted(writes))
         gone = [(_row_id(self._rkey(table, key)),) for table, key in deletes]
         with self._mutex:
+            self._still_open(connection)
             connection.execute("BEGIN IMMEDIATE")
             try:
                 connection.executemany("DELETE FROM records WHERE id = ?", gone)
@@ -225,6 +226,7 @@ class RecordFile:
         """Fold the WAL into the database file (for a backup: one consistent file)."""
         connection = self._open_connection()
         with self._mutex:
+            self._still_open(connection)
             connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def sync_directory(self) -> None:
@@ -235,10 +237,15 @@ class RecordFile:
             os.close(fd)
 
     def close(self) -> None:
-        """Close the database (SQLite folds the WAL back) and release the lock."""
-        if self._connection is not None:
-            self._connection.close()
-            self._connection = None
+        """Close the database (SQLite folds the WAL back) and release the lock.
+
+        Under the mutex: a commit or checkpoint running in another thread finishes first
+        (SQLite's connection, shared across threads, must not be closed under a statement:
+        that crashes the process)."""
+        with self._mutex:
+            if self._connection is not None:
+                self._connection.close()
+                self._connection = None
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
@@ -248,6 +255,11 @@ class RecordFile:
         self.close()
         for suffix in (".db", ".db-wal", ".db-shm", ".db.partial", ".key", ".lock"):
             (self.directory / f"{self.name}{suffix}").unlink(missing_ok=True)
+
+    def _still_open(self, connection: sqlite3.Connection) -> None:
+        """Under the mutex: `connection` was not closed meanwhile (the host closing)."""
+        if self._connection is not connection:
+            raise StoreError(StoreProblem.MISSING, f"{self.db_path.name} was closed")
 
     def _open_connection(self) -> sqlite3.Connection:
         if self._connection is None:
