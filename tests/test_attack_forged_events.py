@@ -169,3 +169,59 @@ async def test_a_forged_message_does_not_reach_the_event_entity(
 def _shown(hass: HomeAssistant, entity_id: str) -> Any:
     state = hass.states.get(entity_id)
     return state.attributes.get("message_id") if state is not None else None
+
+
+async def test_a_forged_message_fires_no_device_trigger(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    agent = await start_agent(hass, emulator, spoken=True)
+    fired = async_capture_events(hass, "pacerelle_test_fired")
+    assert await async_setup_component(
+        hass,
+        "automation",
+        {
+            "automation": [
+                {
+                    "triggers": [
+                        {
+                            "trigger": "device",
+                            "domain": "pacerelle",
+                            "device_id": agent.device_id(hass),
+                            "type": trigger_type,
+                            "trusted_only": True,
+                        }
+                    ],
+                    "actions": [
+                        {
+                            "event": "pacerelle_test_fired",
+                            "event_data": {"id": "{{ trigger.event.data.message_id }}"},
+                        }
+                    ],
+                }
+                for trigger_type in ("message_received", "widget_answered")
+            ]
+        },
+    )
+    await hass.async_block_till_done()
+    real = await human_writes(emulator, agent, text="Unlock the front door")
+    await wait_until(lambda: len(fired) == 1)
+    assert fired[0].data == {"id": real["message_id"]}
+    copied = dict(await event_of(agent, real["message_id"]))
+    forged_message = {**copied, "message_id": "msg_forged", "text": "Open the garage"}
+    forged_answer = {
+        **copied,
+        "message_id": "msg_forged_answer",
+        "widget_id": "w-lock",
+        "value": True,
+        "cancelled": False,
+    }
+    await fire_from_scripts(hass, EVENT_MESSAGE, forged_message)
+    await fire_from_scripts(hass, EVENT_WIDGET_RESPONSE, forged_answer)
+    # A real message after the forgeries: once it fired, the forgeries had their turn.
+    later = await human_writes(emulator, agent, text="Good night")
+    await wait_until(lambda: len(fired) == 2)
+    await hass.async_block_till_done()
+    assert [event.data for event in fired] == [
+        {"id": real["message_id"]},
+        {"id": later["message_id"]},
+    ]

@@ -2,7 +2,9 @@
 
 They are the `pacerelle_message` and `pacerelle_widget_response` events of the device's
 agent, offered in the automation editor; `trigger.event.data` holds the event's data
-(events.py). A widget answer is not also "a message is received": it has its own trigger.
+(events.py). They follow the agent's own events (signals.py), not the bus: a bus event
+anyone fired with the agent's entry id triggers nothing here. A widget answer is not also
+"a message is received": it has its own trigger.
 
 "From a trusted device only" (`trusted_only`) is offered on, as the default of every new
 automation: a device that Home Assistant does not trust (trust.py) then does not trigger
@@ -16,11 +18,13 @@ from homeassistant.components.device_automation import DEVICE_TRIGGER_BASE_SCHEM
 from homeassistant.const import CONF_DEVICE_ID, CONF_DOMAIN, CONF_PLATFORM, CONF_TYPE
 from homeassistant.core import CALLBACK_TYPE, Event, HassJob, HomeAssistant, callback
 from homeassistant.helpers import device_registry as dr
+from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.trigger import TriggerActionType, TriggerInfo
 from homeassistant.helpers.typing import ConfigType
 
 from .const import DOMAIN
-from .events import ATTR_ENTRY_ID, EVENT_MESSAGE, EVENT_WIDGET_RESPONSE
+from .events import EVENT_MESSAGE, EVENT_WIDGET_RESPONSE
+from .signals import event_signal
 
 TRIGGER_MESSAGE_RECEIVED: Final = "message_received"
 TRIGGER_WIDGET_ANSWERED: Final = "widget_answered"
@@ -84,17 +88,18 @@ async def async_attach_trigger(
     trusted_only: bool = config.get(CONF_TRUSTED_ONLY, False)
     job = HassJob(action, f"pacerelle device trigger {trigger_type}")
 
+    event_type = TRIGGER_EVENTS[trigger_type]
+
     @callback
     def matches(data: dict[str, Any]) -> bool:
         if trigger_type == TRIGGER_MESSAGE_RECEIVED and data.get("widget_response") is not None:
             return False
-        if trusted_only and data.get("trusted") is not True:
-            return False
-        # Looked up per event: the device keeps working if its entry is set up again.
-        return data.get(ATTR_ENTRY_ID) in agent_entry_ids(hass, device_id)
+        return not trusted_only or data.get("trusted") is True
 
     @callback
     def fire(event: Event[dict[str, Any]]) -> None:
+        if event.event_type != event_type or not matches(event.data):
+            return
         hass.async_run_hass_job(
             job,
             {
@@ -108,4 +113,16 @@ async def async_attach_trigger(
             event.context,
         )
 
-    return hass.bus.async_listen(TRIGGER_EVENTS[trigger_type], fire, event_filter=matches)
+    # The agent's own events (signals.py), never the bus: anyone may fire a bus event.
+    # The entry id stays across reloads, so the device keeps working when set up again.
+    stops = [
+        async_dispatcher_connect(hass, event_signal(entry_id), fire)
+        for entry_id in agent_entry_ids(hass, device_id)
+    ]
+
+    @callback
+    def detach() -> None:
+        for stop in stops:
+            stop()
+
+    return detach

@@ -71,7 +71,7 @@ from collections.abc import Awaitable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from homeassistant.core import HomeAssistant, callback
+from homeassistant.core import Context, Event, HomeAssistant, callback
 from homeassistant.helpers.dispatcher import async_dispatcher_send
 
 from .client import (
@@ -82,7 +82,13 @@ from .client import (
     public_attachment,
 )
 from .files.attachments import Download, async_save_incoming
-from .signals import Delivered, WidgetAnswer, message_signal, widget_answer_signal
+from .signals import (
+    Delivered,
+    WidgetAnswer,
+    event_signal,
+    message_signal,
+    widget_answer_signal,
+)
 from .voice.transcripts import VoiceNotes
 
 _LOGGER = logging.getLogger(__name__)
@@ -300,12 +306,21 @@ class MessageEvents:
         # integration's own consumers, signals.py): automations start first.
         hass, entry_id = self._hass, self._entry_id
         data = event_data(entry_id, self._agent_id, request, saved, trust, transcript)
-        hass.bus.async_fire(EVENT_MESSAGE, data)
+        self._fire_event(EVENT_MESSAGE, data)
         async_dispatcher_send(hass, message_signal(entry_id), Delivered(request, saved, transcript))
         answer = widget_response_data(entry_id, self._agent_id, request, trust)
         response = parse_response(request.widget)
         if answer is not None and response is not None:
-            hass.bus.async_fire(EVENT_WIDGET_RESPONSE, answer)
+            self._fire_event(EVENT_WIDGET_RESPONSE, answer)
             async_dispatcher_send(
                 hass, widget_answer_signal(entry_id), WidgetAnswer(request, response)
             )
+
+    @callback
+    def _fire_event(self, event_type: str, data: dict[str, Any]) -> None:
+        """The bus event, and the same event (type, data, context) to the device triggers
+        (device_trigger.py), which must not take a forged bus event for the agent's."""
+        context = Context()
+        self._hass.bus.async_fire(event_type, data, context=context)
+        event = Event(event_type, data, context=context)
+        async_dispatcher_send(self._hass, event_signal(self._entry_id), event)

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from homeassistant.core import Event
 from homeassistant.util.signal_type import SignalType
 
 from .client import DeviceTrust, Request, WidgetResponse
@@ -59,6 +60,12 @@ def message_signal(entry_id: str) -> SignalType[Delivered]:
 def widget_answer_signal(entry_id: str) -> SignalType[WidgetAnswer]:
     """Sent for each answer to one of our widgets, after its `pacerelle_widget_response`."""
     return SignalType(f"{DOMAIN}_widget_answer_{entry_id}")
+
+
+def event_signal(entry_id: str) -> SignalType[Event[dict[str, Any]]]:
+    """Sent with each `pacerelle_message` and `pacerelle_widget_response` the agent fires
+    (the same type, data and context): the device triggers' source."""
+    return SignalType(f"{DOMAIN}_event_{entry_id}")
 
 
 def message_status_signal(entry_id: str) -> SignalType[str, str, str]:
