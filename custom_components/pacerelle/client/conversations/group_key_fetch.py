@@ -10,7 +10,7 @@ learns (group_epochs.py), so a key is never learned twice nor founds an epoch tw
 
 Bounded: at most MAX_KEYED_GROUPS groups a batch (the store keeps no more), fetched
 concurrently and all within FETCH_SECONDS (one request's own bound, http.REQUEST_TIMEOUT),
-each answer at most api.MAX_GROUP_KEY_ENVELOPES. A group not answered in time, or beyond
+each answer at most limits.MAX_GROUP_KEY_ENVELOPES. A group not answered in time, or beyond
 the bound, has its messages wait for their key (deferred, inbox/pipeline.py).
 """
 

@@ -13,7 +13,8 @@ from typing import Self
 import aiohttp
 
 from ..errors import PacerelleApiError, PacerelleAuthError, PacerelleConnectionError
-from .frames import MAX_FRAME_BYTES, FrameError, InboundFrame, parse_frame
+from ..limits import MAX_FRAME_BYTES
+from .frames import FrameError, InboundFrame, parse_frame
 
 _LOGGER = logging.getLogger(__name__)
 
