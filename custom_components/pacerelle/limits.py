@@ -72,6 +72,10 @@ MAX_REQUEST_AGE: Final = 300.0
 """Seconds after which a request is not run by Assist: "open the garage" from an hour ago
 is not a command."""
 
+ASSIST_ANSWER_TIMEOUT: Final = 120.0
+"""Seconds Assist may take to answer one request: a stuck agent must not hold the owner's
+later messages forever (answers come in order)."""
+
 # Actions and LLM tools (their schemas).
 
 MAX_ASK_TIMEOUT: Final = 24 * 3600
@@ -94,6 +98,10 @@ MAX_SAME_NAME: Final = 999
 
 MAX_PROTECTED_FILES: Final = 10_000
 """Files of `.storage` looked at when a file to send has other names (hard links)."""
+
+DOWNLOAD_DEADLINE: Final = 120.0
+"""Seconds from the start of a message's downloads until its files not yet saved are
+given up (25 MiB at ~2 Mbit/s; one HTTP call of the client takes at most 30 s)."""
 
 MAX_CONCURRENT_DOWNLOADS: Final = 3
 """Attachments of one message downloaded at once."""

@@ -70,6 +70,7 @@ from ..client import (
 )
 from ..const import CONF_AGENT_ID, CONF_OWNER_ID, DOMAIN
 from ..limits import (
+    ASSIST_ANSWER_TIMEOUT,
     MAX_REQUEST_AGE,
     MAX_SPOKEN_ANSWER_CHARS,
     MAX_VOICE_BYTES,
@@ -85,8 +86,6 @@ from .sharing import async_grace, taken_by_automation
 _LOGGER = logging.getLogger(__name__)
 
 ANSWERED_KINDS: Final = frozenset({"text", CHAT_MESSAGE})
-# A stuck agent must not hold the owner's later messages forever (answers come in order).
-ANSWER_TIMEOUT: Final = 120.0
 # An agent (an LLM) may answer more than one message carries: the text is cut to fit, with
 # an ellipsis, rather than the send failing and the person hearing nothing.
 CUT_MARK: Final = "…"
@@ -325,7 +324,7 @@ class AssistBridge:
 
     async def _ask(self, request: Request, text: str, agent_id: str, language: str | None) -> str:
         conversation_id = request.conversation_id
-        async with asyncio.timeout(ANSWER_TIMEOUT):
+        async with asyncio.timeout(ASSIST_ANSWER_TIMEOUT):
             result = await conversation.async_converse(
                 self._hass,
                 text,

@@ -205,6 +205,13 @@ MAX_EXPIRES_IN: Final = 24 * 3600.0
 """Seconds a token's `expires_in` may say: runtime tokens live 15 minutes and
 authorizations about as long; a day leaves room."""
 
+HTTP_REQUEST_TIMEOUT: Final = 30.0
+"""Seconds one REST call to the relay may take, its answer read; the group-key fetch, whose
+requests run side by side, is bounded by it as a whole."""
+
+HANDSHAKE_TIMEOUT: Final = 20.0
+"""Seconds the gateway's WebSocket handshake may take before the connection is retried."""
+
 MAX_RENEW_MARGIN: Final = 120.0
 """Seconds before expiry a runtime token is renewed at the latest."""
 

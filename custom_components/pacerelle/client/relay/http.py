@@ -16,10 +16,10 @@ from ..errors import (
     PacerelleConnectionError,
     PacerelleResponseError,
 )
-from ..limits import MAX_ANSWER_BYTES, MAX_RELAY_ERROR_CHARS
+from ..limits import HTTP_REQUEST_TIMEOUT, MAX_ANSWER_BYTES, MAX_RELAY_ERROR_CHARS
 from .answers import json_object
 
-REQUEST_TIMEOUT = aiohttp.ClientTimeout(total=30)
+REQUEST_TIMEOUT = aiohttp.ClientTimeout(total=HTTP_REQUEST_TIMEOUT)
 
 
 async def request_json(
