@@ -141,8 +141,8 @@ MAX_ALIGNED_CHANGES: Final = 16
 (state/alignment.py): the store's diff then walks it all."""
 
 MAX_UNCERTAIN_SENDS: Final = 100
-"""Sends whose delivery is unknown (the link dropped mid-send), remembered for the owner;
-the oldest are forgotten first."""
+"""Sends that may or may not have reached the relay (the link dropped right after), kept
+for the status and its sensor; the oldest are forgotten first."""
 
 MAX_TRUST_RECORDS: Final = 1000
 """Trust decisions kept (trust/book.py): undecided records go first, trusted and blocked
