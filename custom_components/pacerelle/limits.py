@@ -110,3 +110,10 @@ MAX_CONCURRENT_DOWNLOADS: Final = 3
 
 MAX_ERROR_PLACEHOLDER: Final = 100
 """The relay's error text shown in the setup flow's form."""
+
+MAX_CONVERSATION_NAME_CHARS: Final = 100
+"""A named conversation's name (subentry_flow.py), and what of a conversation id the form
+shows."""
+
+MAX_LISTED_MEMBERS: Final = 5
+"""Members listed to tell a conversation in the naming form's choices (then an ellipsis)."""
