@@ -10,7 +10,8 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from custom_components.pacerelle.client.errors import PacerelleApiError, PacerelleAuthError
-from custom_components.pacerelle.client.relay.api import MAX_BLOB_BYTES, AgentApi
+from custom_components.pacerelle.client.limits import MAX_BLOB_BYTES
+from custom_components.pacerelle.client.relay.api import AgentApi
 from custom_components.pacerelle.client.relay.tokens import RuntimeTokens
 
 

@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from custom_components.pacerelle.client.agent_core import ConnectionState
-from custom_components.pacerelle.client.conversations.history import MAX_NOTE_CHARS
+from custom_components.pacerelle.client.limits import MAX_NOTE_CHARS
 from custom_components.pacerelle.client.outbox.sender import SendError
 from tests.client_agent_harness import Recorder, connected_agent, make_agent, wait_for
 from tests.emulator import EmulatorConfig

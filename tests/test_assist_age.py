@@ -4,8 +4,9 @@ import pytest
 from homeassistant.components.conversation import HOME_ASSISTANT_AGENT
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle.assist.bridge import MAX_REQUEST_AGE, request_age
+from custom_components.pacerelle.assist.bridge import request_age
 from custom_components.pacerelle.client.agent_core import ConnectionState
+from custom_components.pacerelle.limits import MAX_REQUEST_AGE
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.emulator.clock import Clock

@@ -218,7 +218,7 @@ class StuckAgent(conversation.AbstractConversationAgent):
 async def test_a_stuck_agent_times_out_with_an_apology(
     hass: HomeAssistant, emulator: EmulatorHandle, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(assist, "ANSWER_TIMEOUT", 0.2)
+    monkeypatch.setattr(assist, "ASSIST_ANSWER_TIMEOUT", 0.2)
     assert await async_setup_component(hass, "homeassistant", {})
     assert await async_setup_component(hass, "conversation", {})
     model = MockConfigEntry(domain="test", title="Stuck model")

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import pytest
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle.files.incoming import MAX_FILE_NAME_BYTES
+from custom_components.pacerelle.limits import MAX_FILE_NAME_BYTES
 from custom_components.pacerelle.options import CONF_MEDIA_FOLDER
 from tests.emulator import human_side
 from tests.emulator_fixtures import EmulatorHandle

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from custom_components.pacerelle.client.limits import MAX_FRAME_CHARS
 from custom_components.pacerelle.client.relay.frames import (
-    MAX_FRAME_CHARS,
     MAX_OVERSIZED_VALUES,
     FrameError,
     RefusedMessage,

@@ -17,7 +17,7 @@ import pytest
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
 
-from custom_components.pacerelle.files.attachments import MAX_UPLOAD_BYTES
+from custom_components.pacerelle.client.limits import MAX_FILE_BYTES
 from tests.emulator_fixtures import EmulatorHandle
 from tests.helpers.agent import Agent, start_agent
 from tests.services_harness import call, received, refused
@@ -101,11 +101,11 @@ async def test_size_is_checked_before_reading(
     await share_agent(hass, emulator, tmp_path)
     big = tmp_path / "share" / "big.bin"
     with big.open("wb") as file:
-        file.truncate(MAX_UPLOAD_BYTES + 1)  # sparse: nothing is read to refuse it
+        file.truncate(MAX_FILE_BYTES + 1)  # sparse: nothing is read to refuse it
     error = await refused(
         hass, "send_message", {"text": "x", "attachments": [str(big)]}, "file_too_large"
     )
-    assert error.translation_placeholders["limit"] == str(MAX_UPLOAD_BYTES)
+    assert error.translation_placeholders["limit"] == str(MAX_FILE_BYTES)
 
 
 class Swapper(threading.Thread):

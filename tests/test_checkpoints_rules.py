@@ -5,12 +5,14 @@ import pytest
 from custom_components.pacerelle.client.conversations.checkpoints import (
     ACTIVE,
     COMPLETED,
-    MAX_CHECKPOINT_TEXT_CHARS,
-    MAX_CHECKPOINTS,
-    MAX_LABEL_CHARS,
     Checkpoint,
     Checkpoints,
     check_fields,
+)
+from custom_components.pacerelle.client.limits import (
+    MAX_CHECKPOINT_LABEL_CHARS,
+    MAX_CHECKPOINT_TEXT_CHARS,
+    MAX_CHECKPOINTS,
 )
 
 
@@ -22,7 +24,7 @@ def test_fields_within_limits_pass() -> None:
     check_fields(
         "s" * MAX_CHECKPOINT_TEXT_CHARS,
         "n" * MAX_CHECKPOINT_TEXT_CHARS,
-        "l" * MAX_LABEL_CHARS,
+        "l" * MAX_CHECKPOINT_LABEL_CHARS,
         ACTIVE,
     )
     check_fields("s", "n", None, COMPLETED)
@@ -35,7 +37,7 @@ def test_fields_within_limits_pass() -> None:
         ("s" * (MAX_CHECKPOINT_TEXT_CHARS + 1), "n", None, ACTIVE, "summary"),
         ("s", "", None, ACTIVE, "next_action"),
         ("s", "n" * (MAX_CHECKPOINT_TEXT_CHARS + 1), None, ACTIVE, "next_action"),
-        ("s", "n", "l" * (MAX_LABEL_CHARS + 1), ACTIVE, "host_session_label"),
+        ("s", "n", "l" * (MAX_CHECKPOINT_LABEL_CHARS + 1), ACTIVE, "host_session_label"),
         ("s", "n", None, "paused", "status"),
     ],
 )

@@ -10,12 +10,15 @@ from custom_components.pacerelle.client.agent_data import AgentData, Conversatio
 from custom_components.pacerelle.client.conversations import groups, history_v1
 from custom_components.pacerelle.client.conversations.payloads import Content, parse_content
 from custom_components.pacerelle.client.crypto_jobs import seal
-from custom_components.pacerelle.client.inbox.requests import MAX_PENDING, Inbox, Receipt, Request
-from custom_components.pacerelle.client.limits import low_water
+from custom_components.pacerelle.client.inbox.requests import Inbox, Receipt, Request
+from custom_components.pacerelle.client.limits import (
+    MAX_FRAME_CHARS,
+    MAX_MESSAGE_ATTACHMENTS,
+    MAX_PENDING,
+    low_water,
+)
 from custom_components.pacerelle.client.outbox.confirmations import CONFIRM_WINDOW, Outbox, Written
 from custom_components.pacerelle.client.relay.frames import (
-    MAX_ATTACHMENTS,
-    MAX_FRAME_CHARS,
     FrameError,
     IdentityChanged,
     InboundMessage,
@@ -75,7 +78,7 @@ def test_message_is_parsed_with_its_digest() -> None:
         {"attachments": [{"id": "a", "name": "n", "mime": "m", "blob_id": "b", "size": -1}]},
         {
             "attachments": [{"id": "a", "name": "n", "mime": "m", "blob_id": "b", "size": 1}]
-            * (MAX_ATTACHMENTS + 1)
+            * (MAX_MESSAGE_ATTACHMENTS + 1)
         },
     ],
 )

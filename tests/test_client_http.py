@@ -13,7 +13,8 @@ from custom_components.pacerelle.client.errors import (
     PacerelleConnectionError,
     PacerelleResponseError,
 )
-from custom_components.pacerelle.client.relay.http import MAX_JSON_RESPONSE, request_json
+from custom_components.pacerelle.client.limits import MAX_ANSWER_BYTES
+from custom_components.pacerelle.client.relay.http import request_json
 
 
 async def echo(request: web.Request) -> web.Response:
@@ -47,7 +48,7 @@ async def server(socket_enabled: None) -> AsyncIterator[TestServer]:
     app.router.add_get("/garbage", fixed(200, b"not json", "text/plain"))
     app.router.add_get("/list", fixed(200, b"[1, 2]"))
     app.router.add_get("/empty", fixed(204, b""))
-    app.router.add_get("/huge", fixed(200, b" " * (MAX_JSON_RESPONSE + 1) + b"{}"))
+    app.router.add_get("/huge", fixed(200, b" " * (MAX_ANSWER_BYTES + 1) + b"{}"))
     server = TestServer(app, host="127.0.0.1")
     await server.start_server()
     yield server

@@ -48,7 +48,8 @@ def test_the_check_catches_an_import() -> None:
 
 def test_the_signal_engine_takes_only_the_device_id_rule_from_the_client() -> None:
     """The engine reads like libsignal and stands alone: of the rest of the client it uses
-    only the one device-id rule (client/device_ids.py, itself importing nothing)."""
+    only the one device-id rule (client/device_ids.py, itself importing only the bound it
+    checks from client/limits.py, which imports nothing)."""
     engine = CLIENT / "signal"
     taken = set()
     for path in engine.rglob("*.py"):
@@ -60,4 +61,6 @@ def test_the_signal_engine_takes_only_the_device_id_rule_from_the_client() -> No
     assert imported_modules((CLIENT / "device_ids.py").read_text(encoding="utf-8")) <= {
         "re",
         "typing",
+        ".limits",
     }
+    assert imported_modules((CLIENT / "limits.py").read_text(encoding="utf-8")) <= {"typing"}

@@ -19,12 +19,12 @@ from homeassistant.helpers import issue_registry as ir
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
 
 from custom_components.pacerelle.client.inbox.decrypt_failures import (
-    MAX_DEVICES,
     STALLED_RUN,
     DecryptFailures,
     DecryptionOutcome,
     DeviceKey,
 )
+from custom_components.pacerelle.client.limits import MAX_DECRYPT_FAILURE_DEVICES
 from custom_components.pacerelle.client.signal.errors import SignalErrorKind
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.diagnostics import async_get_config_entry_diagnostics
@@ -71,11 +71,13 @@ def test_failures_of_a_device_never_met_do_not_stall() -> None:
 
 def test_devices_invented_by_a_relay_stay_bounded() -> None:
     failures = DecryptFailures()
-    for n in range(MAX_DEVICES * 2):
+    for n in range(MAX_DECRYPT_FAILURE_DEVICES * 2):
         device = DeviceKey("human-1", "conversation-1", str(n + 1))
         failures.record(DecryptionOutcome(device, n, "invalid_message"))
-    assert len(failures.devices) == MAX_DEVICES
-    assert min(int(key.device_id) for key in failures.devices) == MAX_DEVICES + 1  # the newest
+    assert len(failures.devices) == MAX_DECRYPT_FAILURE_DEVICES
+    assert (
+        min(int(key.device_id) for key in failures.devices) == MAX_DECRYPT_FAILURE_DEVICES + 1
+    )  # the newest
 
 
 async def _copy(hass: HomeAssistant, source: Path, target: Path) -> None:

@@ -20,11 +20,11 @@ from custom_components.pacerelle.client.errors import (
     PacerelleAuthError,
     PacerelleConnectionError,
 )
+from custom_components.pacerelle.client.limits import MAX_FRAME_BYTES
 from custom_components.pacerelle.client.relay import gateway
 from custom_components.pacerelle.client.relay.frames import RelayError
 from custom_components.pacerelle.client.relay.gateway import (
     CLOSE_TOKEN_EXPIRED,
-    MAX_FRAME_BYTES,
     GatewayConnection,
     gateway_url,
 )
@@ -39,11 +39,16 @@ class Relay:
     def __init__(self) -> None:
         self.script: Script | None = None
         self.status: int | None = None  # refuse the handshake with this HTTP status
+        self.stall: asyncio.Event | None = None  # answer the handshake only once it is set
+        self.delay = 0.0  # seconds before answering the handshake
         self.pings = 0
         self.done = asyncio.Event()
         self.transport: asyncio.Transport | None = None
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
+        await asyncio.sleep(self.delay)
+        if self.stall is not None:
+            await self.stall.wait()
         if self.status is not None:
             return web.Response(status=self.status)
         ws = web.WebSocketResponse(autoping=False)
@@ -242,6 +247,35 @@ async def test_handshake_refusals_are_mapped(
     assert type(caught.value) is error
     assert caught.value.status == status
     assert TOKEN not in str(caught.value)
+
+
+async def test_a_handshake_is_given_handshake_timeout(
+    relay: tuple[Relay, str], session: aiohttp.ClientSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A relay that answers the upgrade within HANDSHAKE_TIMEOUT connects; one that takes
+    the TCP connection and never answers is a connection error after it, not a connect
+    held for the session's own timeout (minutes), so the agent retries with backoff."""
+    monkeypatch.setattr(gateway, "HANDSHAKE_TIMEOUT", 2.0)
+    server, url = relay
+    server.script = _hold_until_closed
+    server.delay = 0.2
+    connection = await GatewayConnection.open(session, url, TOKEN)
+    await connection.close()
+
+    server.stall = asyncio.Event()
+    try:
+        async with asyncio.timeout(20):  # the old code waited for aiohttp's 5 minutes
+            with pytest.raises(PacerelleConnectionError) as caught:
+                await GatewayConnection.open(session, url, TOKEN)
+    finally:
+        server.stall.set()
+    assert "unreachable: TimeoutError" in str(caught.value)
+    assert TOKEN not in str(caught.value)
+
+
+async def _hold_until_closed(ws: web.WebSocketResponse) -> None:
+    async for _message in ws:
+        pass
 
 
 async def test_unreachable_gateway_is_a_connection_error_without_the_token(

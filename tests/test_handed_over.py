@@ -23,10 +23,9 @@ from custom_components.pacerelle.client.inbox.handed_over import (
     HandedOver,
     hand_over_mark,
 )
-from custom_components.pacerelle.client.limits import MAX_HANDED_OVER
+from custom_components.pacerelle.client.limits import MAX_HANDED_OVER, MAX_HANDED_OVER_FILE_BYTES
 from custom_components.pacerelle.client.relay.frames import InboundMessage
 from custom_components.pacerelle.client.signal.state import AgentSignalState
-from custom_components.pacerelle.client.state.handed_over_file import MAX_FILE_BYTES
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.store.agent_store import agent_store
 
@@ -69,7 +68,7 @@ def test_the_marks_are_bounded_and_the_oldest_go_first() -> None:
     assert _marks(1, 10**7)[0] in flooded
     assert _marks(1, 10**7)[0] not in HandedOver(flooded.marks)
     # The largest file the bound allows fits the reading limit many times over.
-    assert len(str(marks.to_json())) * 4 < MAX_FILE_BYTES
+    assert len(str(marks.to_json())) * 4 < MAX_HANDED_OVER_FILE_BYTES
 
 
 def test_only_marks_are_read_back() -> None:

@@ -22,7 +22,8 @@ from pytest_homeassistant_custom_component.common import (
 
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.client.errors import PacerelleResponseError
-from custom_components.pacerelle.client.relay.answers import MAX_JSON_DEPTH, parse_json
+from custom_components.pacerelle.client.limits import MAX_JSON_DEPTH
+from custom_components.pacerelle.client.relay.answers import parse_json
 from custom_components.pacerelle.client.relay.frames import FrameError, parse_frame
 from custom_components.pacerelle.runtime import EVENT_MESSAGE, PacerelleRuntime
 from tests.client_agent_harness import Recorder, connected_agent, wait_for

@@ -19,11 +19,8 @@ from custom_components.pacerelle.files.access import (
     read_regular_file,
     write_new_file,
 )
-from custom_components.pacerelle.files.incoming import (
-    MAX_FILE_NAME_BYTES,
-    UnsafePathError,
-    incoming_file_path,
-)
+from custom_components.pacerelle.files.incoming import UnsafePathError, incoming_file_path
+from custom_components.pacerelle.limits import MAX_FILE_NAME_BYTES
 
 HOSTILE_TEXT = [
     "",

@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 from homeassistant.core import HomeAssistant
 
+from custom_components.pacerelle.client.limits import MAX_FILE_BYTES
 from custom_components.pacerelle.files.access import read_regular_file
-from custom_components.pacerelle.files.attachments import MAX_UPLOAD_BYTES, async_read_file
+from custom_components.pacerelle.files.attachments import async_read_file
 from tests.loop_blocking import BlockingCatches
 
 
@@ -20,9 +21,9 @@ async def test_a_blocking_call_of_pacerelle_in_the_loop_fails(
     hass.config.allowlist_external_dirs = {str(tmp_path)}
 
     with pytest.raises(RuntimeError, match="Caught blocking call to is_allowed_path"):
-        read_regular_file(str(path), hass.config.is_allowed_path, MAX_UPLOAD_BYTES)
+        read_regular_file(str(path), hass.config.is_allowed_path, MAX_FILE_BYTES)
     with pytest.raises(RuntimeError, match="Caught blocking call to open"):
-        read_regular_file(str(path), lambda _path: True, MAX_UPLOAD_BYTES)
+        read_regular_file(str(path), lambda _path: True, MAX_FILE_BYTES)
     assert [name for name, _ in catches.found] == ["Config.is_allowed_path", "os.open"]
     assert all("files/access.py" in where for _, where in catches.found)
     catches.found.clear()  # caught on purpose: the fixture must not fail this test

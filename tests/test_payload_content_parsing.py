@@ -7,12 +7,12 @@ import pytest
 
 from custom_components.pacerelle.client.conversations.payloads import (
     CHAT_MESSAGE,
-    MAX_SECRET_TEXT,
     WIDGET_RESPONSE,
     WIDGET_UPDATE,
     chat_payload,
     parse_content,
 )
+from custom_components.pacerelle.client.limits import MAX_ATTACHMENT_TEXT_CHARS
 
 PUBLIC = ({"id": "a-1", "name": "attachment", "mime": "application/octet-stream", "size": 9},)
 
@@ -57,7 +57,12 @@ def test_chat_message_secrets_take_precedence_over_the_envelope() -> None:
         ({"id": "", "key_b64": "k", "iv_b64": "i"}, {}),
         ("a-1", {}),
         (
-            {"id": "a-1", "key_b64": "k", "iv_b64": "i", "name": "n" * (MAX_SECRET_TEXT + 1)},
+            {
+                "id": "a-1",
+                "key_b64": "k",
+                "iv_b64": "i",
+                "name": "n" * (MAX_ATTACHMENT_TEXT_CHARS + 1),
+            },
             {"key_b64": "k", "iv_b64": "i"},
         ),
         (

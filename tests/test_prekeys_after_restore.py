@@ -24,7 +24,7 @@ from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import HomeAssistant
 
 from custom_components.pacerelle.client.agent_data import AgentData
-from custom_components.pacerelle.client.agent_restore import RESTORE_REKEYED_PREKEYS
+from custom_components.pacerelle.client.limits import RESTORE_REKEYED_PREKEYS
 from custom_components.pacerelle.client.signal import prekeys as prekeys_module
 from custom_components.pacerelle.client.state.record_store import RecordStore
 from custom_components.pacerelle.const import DOMAIN

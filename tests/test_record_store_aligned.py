@@ -21,8 +21,9 @@ from custom_components.pacerelle.client.conversations.checkpoints import (
 )
 from custom_components.pacerelle.client.conversations.history import HandledRequest, History
 from custom_components.pacerelle.client.inbox.requests import Inbox, Request, stored_size
+from custom_components.pacerelle.client.limits import MAX_ALIGNED_CHANGES
 from custom_components.pacerelle.client.signal.state import AgentSignalState
-from custom_components.pacerelle.client.state.alignment import MAX_EVENTS, align
+from custom_components.pacerelle.client.state.alignment import align
 from custom_components.pacerelle.client.state.record_store import RecordStore
 from custom_components.pacerelle.client.stored_sizes import StoredSizes
 from custom_components.pacerelle.store.agent_store import migrate
@@ -127,8 +128,8 @@ def test_an_alignment_accounts_for_every_record(size: int, steps: list[tuple[str
 def test_many_changes_are_left_to_the_full_walk() -> None:
     old = {f"k{n}": _Record(n) for n in range(100)}
     new = {key: (_Record(-1) if n % 2 else value) for n, (key, value) in enumerate(old.items())}
-    assert align(_listed(old), _listed(new)) is None  # 50 changed places > MAX_EVENTS
-    assert MAX_EVENTS < 50
+    assert align(_listed(old), _listed(new)) is None  # 50 changed places > MAX_ALIGNED_CHANGES
+    assert MAX_ALIGNED_CHANGES < 50
 
 
 def _data(pending: dict[str, Request], keys: dict[str, Checkpoint]) -> AgentData:

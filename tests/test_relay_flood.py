@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from custom_components.pacerelle.client.agent_core import ConnectionState
-from custom_components.pacerelle.client.inbox.queue import MAX_QUEUED_BYTES, MAX_QUEUED_FRAMES
+from custom_components.pacerelle.client.limits import MAX_QUEUED_FRAME_BYTES, MAX_QUEUED_FRAMES
 from tests.client_agent_harness import Recorder, make_agent, wait_for
 from tests.emulator_fixtures import EmulatorHandle
 from tests.hostile_relay_harness import Flood, Hostility
@@ -93,7 +93,7 @@ async def test_flood_is_held_back_by_the_bounded_queue(
                 rss_grown / MIB,
             )
             assert queue.peak_frames <= MAX_QUEUED_FRAMES
-            assert queue.peak_bytes <= MAX_QUEUED_BYTES
+            assert queue.peak_bytes <= MAX_QUEUED_FRAME_BYTES
             # Backpressure: the relay could not push the flood into us.
             assert sent < FLOOD_FRAMES // 2
             assert peak - baseline < 48 * MIB < FLOOD_BYTES
@@ -101,7 +101,7 @@ async def test_flood_is_held_back_by_the_bounded_queue(
             recorder.gate.set()  # the pipeline moves again: the rest of the flood comes in
             await wait_for(lambda: flood.sent == FLOOD_FRAMES and len(queue) == 0, within=40)
             await wait_for(lambda: len(agent.data.inbox.rejected) == FLOOD_FRAMES, within=20)
-            assert queue.peak_bytes <= MAX_QUEUED_BYTES
+            assert queue.peak_bytes <= MAX_QUEUED_FRAME_BYTES
             assert recorder.delivered == []
     finally:
         await agent.stop()

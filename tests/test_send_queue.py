@@ -13,8 +13,11 @@ from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import async_capture_events
 
 from custom_components.pacerelle.client.agent_core import ConnectionState
-from custom_components.pacerelle.client.limits import MAX_SEND_TEXT_CHARS
-from custom_components.pacerelle.client.outbox.queue import MAX_QUEUED_BYTES, MAX_QUEUED_SENDS
+from custom_components.pacerelle.client.limits import (
+    MAX_QUEUED_SEND_BYTES,
+    MAX_QUEUED_SENDS,
+    MAX_SEND_TEXT_CHARS,
+)
 from custom_components.pacerelle.events import EVENT_MESSAGE_STATUS
 from custom_components.pacerelle.llm.send_tools import LLM_EXPIRE_AFTER
 from tests.emulator_fixtures import EmulatorHandle
@@ -142,13 +145,15 @@ async def test_the_queue_is_bounded_in_bytes(hass: HomeAssistant, emulator: Emul
     await go_offline(emulator, agent)
     big = {"text": "x" * MAX_SEND_TEXT_CHARS}  # the longest text allowed
     queued = 0
-    while agent.runtime.agent.data.queued.total_bytes * (queued + 1) <= MAX_QUEUED_BYTES * queued:
+    while (
+        agent.runtime.agent.data.queued.total_bytes * (queued + 1) <= MAX_QUEUED_SEND_BYTES * queued
+    ):
         await call(hass, "send_message", big)  # room for one more of the same size
         queued += 1
     error = await refused(hass, "send_message", big, "queue_full")
-    assert str(MAX_QUEUED_BYTES) in (error.translation_placeholders or {})["detail"]
+    assert str(MAX_QUEUED_SEND_BYTES) in (error.translation_placeholders or {})["detail"]
     assert queued == agent.runtime.status.queued_sends > 1
-    assert agent.runtime.agent.data.queued.total_bytes <= MAX_QUEUED_BYTES
+    assert agent.runtime.agent.data.queued.total_bytes <= MAX_QUEUED_SEND_BYTES
 
 
 async def test_ask_while_offline_waits_queued_for_its_own_timeout(

@@ -3,13 +3,8 @@
 import pytest
 
 from custom_components.pacerelle.client.agent_data import AgentData
-from custom_components.pacerelle.client.outbox.queue import (
-    MAX_QUEUED_BYTES,
-    MAX_QUEUED_SENDS,
-    QueuedSend,
-    QueueFullError,
-    SendQueue,
-)
+from custom_components.pacerelle.client.limits import MAX_QUEUED_SEND_BYTES, MAX_QUEUED_SENDS
+from custom_components.pacerelle.client.outbox.queue import QueuedSend, QueueFullError, SendQueue
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 
 
@@ -28,9 +23,9 @@ def test_full_by_count_refuses_the_next_and_keeps_the_oldest() -> None:
 
 
 def test_full_by_bytes_at_the_exact_edge() -> None:
-    queue = SendQueue().added(send(0, size=MAX_QUEUED_BYTES - 10))
+    queue = SendQueue().added(send(0, size=MAX_QUEUED_SEND_BYTES - 10))
     queue.check_room(10)  # exactly at the limit fits
-    with pytest.raises(QueueFullError, match=f"{MAX_QUEUED_BYTES} bytes"):
+    with pytest.raises(QueueFullError, match=f"{MAX_QUEUED_SEND_BYTES} bytes"):
         queue.check_room(11)
 
 

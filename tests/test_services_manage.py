@@ -6,7 +6,7 @@ from pathlib import Path
 
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle.client.conversations.history import MAX_NOTE_CHARS
+from custom_components.pacerelle.client.limits import MAX_NOTE_CHARS
 from tests.emulator_fixtures import EmulatorHandle
 from tests.helpers.agent import start_agent
 from tests.runtime_harness import wait_until

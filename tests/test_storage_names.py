@@ -18,8 +18,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from custom_components.pacerelle.client.agent_data import AgentData
-from custom_components.pacerelle.client.device_ids import MAX_DEVICE_ID
 from custom_components.pacerelle.client.encrypted_file import EncryptedFile
+from custom_components.pacerelle.client.limits import MAX_DEVICE_ID
 from custom_components.pacerelle.client.signal.engine import decrypt, encrypt
 from custom_components.pacerelle.client.signal.errors import SignalError, SignalErrorKind
 from custom_components.pacerelle.client.signal.session import (

@@ -15,7 +15,6 @@ from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import HomeAssistant
 
 from custom_components.pacerelle.client.agent_core import ConnectionState
-from custom_components.pacerelle.client.encrypted_file import MAX_DOCUMENT_SIZE
 from custom_components.pacerelle.client.limits import (
     MAX_DOCUMENT_BYTES,
     MAX_HISTORY_BYTES,
@@ -35,10 +34,6 @@ OVERSIZED = 120_000  # characters: ~720 KB stored, over MAX_REQUEST_BYTES
 JUST_UNDER = (MAX_REQUEST_BYTES - 4096) // 6  # characters: just under it once stored
 OVERSIZED_COUNT = 100  # ~72 MB that the old code kept as pending: over the loading limit
 KEPT_COUNT = 80  # ~20 MB: over the pending and history budgets, so those evict
-
-
-def test_one_limit_for_reading_and_writing() -> None:
-    assert MAX_DOCUMENT_SIZE == MAX_DOCUMENT_BYTES
 
 
 async def test_a_burst_of_huge_messages_leaves_a_store_that_loads(

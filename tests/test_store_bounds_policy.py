@@ -7,17 +7,18 @@ from pathlib import Path
 import pytest
 
 from custom_components.pacerelle.client.agent_data import AgentData
-from custom_components.pacerelle.client.conversations.history import HISTORY_LIMIT, Reply
+from custom_components.pacerelle.client.conversations.history import Reply
 from custom_components.pacerelle.client.conversations.payloads import Content
-from custom_components.pacerelle.client.inbox.pipeline import MAX_BATCH
 from custom_components.pacerelle.client.inbox.requests import (
     Request,
     RequestTooLargeError,
     stored_size,
 )
 from custom_components.pacerelle.client.limits import (
+    MAX_BATCH,
     MAX_DEVICES_PER_PEER,
     MAX_HISTORY_BYTES,
+    MAX_HISTORY_ENTRIES,
     MAX_LAST_DEVICES,
     MAX_PENDING,
     MAX_PENDING_BYTES,
@@ -92,10 +93,10 @@ def test_sessions_in_all_go_least_recently_used_first() -> None:
 
 def test_history_beyond_its_budget_goes_oldest_first_and_is_counted() -> None:
     empty, _, _ = _state()
-    text = "y" * (MAX_HISTORY_BYTES // HISTORY_LIMIT)  # 50 replies: just over the budget
+    text = "y" * (MAX_HISTORY_BYTES // MAX_HISTORY_ENTRIES)  # 50 replies: just over the budget
     replies = tuple(
         Reply(f"r{i}", "c", "u", None, "text", text, None, None, float(i))
-        for i in range(HISTORY_LIMIT)
+        for i in range(MAX_HISTORY_ENTRIES)
     )
     data = AgentData(empty)
     data = replace(data, history=replace(data.history, replies=replies))

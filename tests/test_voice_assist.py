@@ -15,6 +15,7 @@ from pytest_homeassistant_custom_component.common import async_capture_events
 
 from custom_components.pacerelle.client.trust.book import TrustState
 from custom_components.pacerelle.events import EVENT_MESSAGE
+from custom_components.pacerelle.limits import MAX_VOICE_SECONDS
 from custom_components.pacerelle.options import (
     CONF_ASSIST_AGENT,
     CONF_MEDIA_FOLDER,
@@ -24,7 +25,6 @@ from custom_components.pacerelle.options import (
 )
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from custom_components.pacerelle.voice import transcripts as voice_module
-from custom_components.pacerelle.voice.audio import MAX_VOICE_SECONDS
 from tests.emulator_fixtures import EmulatorHandle
 from tests.helpers.agent import start_agent
 from tests.helpers.assist import KITCHEN

@@ -11,13 +11,13 @@ import pytest
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 
-from custom_components.pacerelle.voice import audio as voice_audio
-from custom_components.pacerelle.voice.audio import (
+from custom_components.pacerelle.limits import (
     MAX_VOICE_BYTES,
     MAX_VOICE_PCM_BYTES,
     MAX_VOICE_SECONDS,
-    async_voice_to_pcm,
 )
+from custom_components.pacerelle.voice import audio as voice_audio
+from custom_components.pacerelle.voice.audio import async_voice_to_pcm
 from tests.voice_audio_harness import (
     FORMATS,
     SECONDS,

@@ -20,13 +20,15 @@ from homeassistant.const import EVENT_HOMEASSISTANT_STOP
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 
-from custom_components.pacerelle.options import CONF_ASSIST_AGENT, CONF_VOICE_PIPELINE
-from custom_components.pacerelle.voice import audio as voice_audio
-from custom_components.pacerelle.voice.audio import (
+from custom_components.pacerelle.limits import (
     MAX_CONCURRENT_CONVERSIONS,
     MAX_FFMPEG_OUTPUT_BYTES,
     MAX_FFMPEG_STDERR_BYTES,
     MAX_VOICE_BYTES,
+)
+from custom_components.pacerelle.options import CONF_ASSIST_AGENT, CONF_VOICE_PIPELINE
+from custom_components.pacerelle.voice import audio as voice_audio
+from custom_components.pacerelle.voice.audio import (
     VOICE_BYTES_PER_SECOND,
     VoiceAudioError,
     async_ffmpeg_to_pcm,

@@ -16,11 +16,8 @@ from custom_components.pacerelle.assist.bridge import conversation_language
 from custom_components.pacerelle.client.inbox.requests import Request
 from custom_components.pacerelle.client.trust.book import DeviceTrust, TrustState
 from custom_components.pacerelle.events import MessageEvents
-from custom_components.pacerelle.voice.audio import (
-    MAX_VOICE_BYTES,
-    MAX_VOICE_SECONDS,
-    VoiceAudioError,
-)
+from custom_components.pacerelle.limits import MAX_VOICE_BYTES, MAX_VOICE_SECONDS
+from custom_components.pacerelle.voice.audio import VoiceAudioError
 from custom_components.pacerelle.voice.transcripts import (
     VoiceNotes,
     VoiceOutcome,

@@ -10,14 +10,13 @@ from custom_components.pacerelle.client.conversations.widget_answers import (
 )
 from custom_components.pacerelle.client.conversations.widgets import (
     KINDS,
-    MAX_OPTIONS,
-    MAX_TITLE_CHARS,
     WidgetError,
     build_update,
     build_widget,
     check_patch,
     check_widget,
 )
+from custom_components.pacerelle.client.limits import MAX_WIDGET_OPTIONS, MAX_WIDGET_TITLE_CHARS
 
 GOOD_SPECS: dict[str, dict[str, Any]] = {
     "confirm": {"title": "Unlock?", "body": "Front door", "danger": True, "labels": {"yes": "Do"}},
@@ -56,7 +55,7 @@ def test_good_widgets_pass_unchanged(kind: str) -> None:
 BAD: list[tuple[str, dict[str, Any], str]] = [
     ("confirm", {}, "spec.title"),
     ("confirm", {"title": " "}, "spec.title"),
-    ("confirm", {"title": "x" * (MAX_TITLE_CHARS + 1)}, "spec.title"),
+    ("confirm", {"title": "x" * (MAX_WIDGET_TITLE_CHARS + 1)}, "spec.title"),
     ("confirm", {"title": "t", "danger": "yes"}, "spec.danger"),
     ("confirm", {"title": "t", "labels": {"maybe": "?"}}, "spec.labels.maybe"),
     ("confirm", {"title": "t", "options": []}, "spec.options"),
@@ -70,7 +69,10 @@ BAD: list[tuple[str, dict[str, Any], str]] = [
     ),
     (
         "choice",
-        {"title": "t", "options": [{"id": str(i), "label": "x"} for i in range(MAX_OPTIONS + 1)]},
+        {
+            "title": "t",
+            "options": [{"id": str(i), "label": "x"} for i in range(MAX_WIDGET_OPTIONS + 1)],
+        },
         "spec.options",
     ),
     ("choice", {"title": "t", "options": [{"id": "a", "label": "A"}], "multi": 1}, "spec.multi"),

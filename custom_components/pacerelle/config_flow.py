@@ -80,6 +80,7 @@ from .const import (
     ENTRY_VERSION,
     default_server_url,
 )
+from .limits import MAX_ERROR_PLACEHOLDER
 from .oauth_callback import CallbackState, redirect_uri
 from .options_flow import PacerelleOptionsFlow
 from .runtime import PacerelleConfigEntry
@@ -91,7 +92,6 @@ _LOGGER = logging.getLogger(__name__)
 
 SECTION_ADVANCED = "advanced"
 ACCESS_DENIED = "access_denied"
-MAX_ERROR_PLACEHOLDER = 100
 
 CONNECTION_KEY_SELECTOR = TextSelector(TextSelectorConfig(type=TextSelectorType.PASSWORD))
 USER_SCHEMA = probatio.Schema(

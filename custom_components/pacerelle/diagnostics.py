@@ -22,7 +22,13 @@ from typing import Any, Final
 from homeassistant.components.diagnostics import async_redact_data
 from homeassistant.core import HomeAssistant
 
-from .client import MAX_QUEUED_BYTES, MAX_QUEUED_SENDS, AgentData, Reply, Request
+from .client import (
+    MAX_QUEUED_SEND_BYTES,
+    MAX_QUEUED_SENDS,
+    AgentData,
+    Reply,
+    Request,
+)
 from .const import CONF_CONVERSATION_ID, CONF_OWNER_ID
 from .options import CONF_LLM_CONVERSATIONS
 from .runtime import PacerelleConfigEntry
@@ -131,7 +137,7 @@ async def async_get_config_entry_diagnostics(
             "count": len(data.queued),
             "bytes": data.queued.total_bytes,
             "max_count": MAX_QUEUED_SENDS,
-            "max_bytes": MAX_QUEUED_BYTES,
+            "max_bytes": MAX_QUEUED_SEND_BYTES,
             "oldest_queued_at": _time(min((s.queued_at for s in data.queued.sends), default=None)),
         },
         "checkpoints": len(data.checkpoints.items),

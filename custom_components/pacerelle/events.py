@@ -82,6 +82,7 @@ from .client import (
     public_attachment,
 )
 from .files.attachments import Download, async_save_incoming
+from .limits import DOWNLOAD_DEADLINE, MAX_CONCURRENT_DOWNLOADS
 from .signals import (
     Delivered,
     WidgetAnswer,
@@ -101,10 +102,6 @@ EVENT_MESSAGE_STATUS: Final = "pacerelle_message_status"
 ATTR_ENTRY_ID: Final = "entry_id"
 ATTR_AGENT_ID: Final = "agent_id"
 ATTR_WIDGET_ID: Final = "widget_id"
-DOWNLOAD_DEADLINE: Final = 120.0
-"""Seconds from the start of a message's downloads until its files not yet saved are
-given up (25 MiB at ~2 Mbit/s; the request timeout of one HTTP call is 30 s)."""
-MAX_CONCURRENT_DOWNLOADS: Final = 3
 
 
 def message_status_data(

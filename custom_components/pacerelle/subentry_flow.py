@@ -32,10 +32,8 @@ from homeassistant.helpers.selector import (
 
 from .client import SeenConversation
 from .const import CONF_CONVERSATION_ID, CONF_RECIPIENT, SUBENTRY_CONVERSATION
+from .limits import MAX_CONVERSATION_NAME_CHARS, MAX_LISTED_MEMBERS
 from .runtime import PacerelleConfigEntry
-
-MAX_NAME = 100
-MAX_LISTED_MEMBERS = 5
 
 
 def named_conversations(entry: PacerelleConfigEntry) -> set[str]:
@@ -83,10 +81,12 @@ class ConversationSubentryFlow(ConfigSubentryFlow):
             if found is None:
                 return self.async_abort(
                     reason="unknown_conversation",
-                    description_placeholders={"conversation_id": chosen[:MAX_NAME]},
+                    description_placeholders={
+                        "conversation_id": chosen[:MAX_CONVERSATION_NAME_CHARS]
+                    },
                 )
             name = str(user_input[CONF_NAME]).strip()
-            if name and len(name) <= MAX_NAME:
+            if name and len(name) <= MAX_CONVERSATION_NAME_CHARS:
                 return self.async_create_entry(
                     title=name,
                     data={CONF_CONVERSATION_ID: chosen, CONF_RECIPIENT: found.recipient},

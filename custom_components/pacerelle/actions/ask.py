@@ -73,6 +73,7 @@ from ..client import (
 from ..const import CONF_AGENT_ID, CONF_CONVERSATION_ID, CONF_OWNER_ID, DOMAIN
 from ..errors import action_error
 from ..events import widget_response_data
+from ..limits import MAX_ASK_TIMEOUT
 from ..runtime import PacerelleConfigEntry
 from ..signals import WidgetAnswer
 from .ask_answers import INDIVIDUAL, AnswerWait
@@ -88,7 +89,6 @@ _LOGGER = logging.getLogger(__name__)
 
 ASK_KINDS: Final = (CONFIRM, CHOICE, FORM, DATETIME, PERMISSION)
 DEFAULT_TIMEOUT: Final = 300
-MAX_TIMEOUT: Final = 24 * 3600
 
 STATUS_ANSWERED: Final = "answered"
 STATUS_CANCELLED: Final = "cancelled"
@@ -133,7 +133,7 @@ ASK_SCHEMA: Final = probatio.Schema(
         probatio.Optional("spec"): dict,
         probatio.Optional(ATTR_RESPONSE_MODE): probatio.In(RESPONSE_MODES),
         probatio.Optional(ATTR_TIMEOUT, default=DEFAULT_TIMEOUT): probatio.All(
-            probatio.Coerce(float), probatio.Range(min=1, max=MAX_TIMEOUT)
+            probatio.Coerce(float), probatio.Range(min=1, max=MAX_ASK_TIMEOUT)
         ),
         **TARGET_FIELDS,
     }

@@ -8,7 +8,7 @@ from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse
 from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import config_validation as cv
 
-from ..client import HISTORY_LIMIT, MAX_NOTE_CHARS, public_attachment
+from ..client import MAX_HISTORY_ENTRIES, MAX_NOTE_CHARS, public_attachment
 from ..const import CONF_AGENT_ID, DOMAIN
 from ..events import event_data
 from ..files.attachments import async_allowed_folder, async_save, target_of
@@ -39,8 +39,8 @@ GET_HISTORY_SCHEMA: Final = probatio.Schema(
     {
         **AGENT_FIELDS,
         probatio.Optional(ATTR_CONVERSATION_ID): cv.string,
-        probatio.Optional(ATTR_LIMIT, default=HISTORY_LIMIT): probatio.All(
-            probatio.Coerce(int), probatio.Range(min=1, max=HISTORY_LIMIT)
+        probatio.Optional(ATTR_LIMIT, default=MAX_HISTORY_ENTRIES): probatio.All(
+            probatio.Coerce(int), probatio.Range(min=1, max=MAX_HISTORY_ENTRIES)
         ),
     }
 )

@@ -18,6 +18,7 @@ from homeassistant.helpers import config_validation as cv
 from ..client import (
     DEFAULT_EXPIRE_AFTER,
     MAX_EXPIRE_AFTER,
+    MAX_FILES_PER_SEND,
     WIDGET_STANDARD,
     WIDGET_UPDATE,
     History,
@@ -31,7 +32,6 @@ from ..client import (
 from ..const import DOMAIN
 from ..errors import action_error
 from ..files.attachments import (
-    MAX_ATTACHMENTS,
     async_camera_snapshot,
     async_read_file,
 )
@@ -117,11 +117,11 @@ def reply_response(reply: Reply, **extra: Any) -> dict[str, Any]:
 async def _files(call: ServiceCall) -> list[OutgoingFile]:
     paths: list[str] = call.data[ATTR_ATTACHMENTS]
     cameras: list[str] = call.data[ATTR_SNAPSHOTS]
-    if len(paths) + len(cameras) > MAX_ATTACHMENTS:
+    if len(paths) + len(cameras) > MAX_FILES_PER_SEND:
         raise ServiceValidationError(
             translation_domain=DOMAIN,
             translation_key="too_many_attachments",
-            translation_placeholders={"limit": str(MAX_ATTACHMENTS)},
+            translation_placeholders={"limit": str(MAX_FILES_PER_SEND)},
         )
     files = [await async_read_file(call.hass, path) for path in paths]
     files += [await async_camera_snapshot(call.hass, entity_id) for entity_id in cameras]

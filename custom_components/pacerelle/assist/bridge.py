@@ -69,28 +69,26 @@ from ..client import (
     Request,
 )
 from ..const import CONF_AGENT_ID, CONF_OWNER_ID, DOMAIN
+from ..limits import (
+    ASSIST_ANSWER_TIMEOUT,
+    MAX_REQUEST_AGE,
+    MAX_SPOKEN_ANSWER_CHARS,
+    MAX_VOICE_BYTES,
+    MAX_VOICE_SECONDS,
+)
 from ..options import AgentOptions
 from ..runtime import PacerelleRuntime
 from ..signals import Delivered, message_signal
 from ..voice.answer import SpokenAnswer, SpokenAnswerError, async_speak
-from ..voice.audio import MAX_VOICE_BYTES, MAX_VOICE_SECONDS
 from ..voice.transcripts import VOICE_PROBLEM_KEYS, VoiceOutcome, find_pipeline, voice_note
 from .sharing import async_grace, taken_by_automation
 
 _LOGGER = logging.getLogger(__name__)
 
 ANSWERED_KINDS: Final = frozenset({"text", CHAT_MESSAGE})
-# A stuck agent must not hold the owner's later messages forever (answers come in order).
-ANSWER_TIMEOUT: Final = 120.0
 # An agent (an LLM) may answer more than one message carries: the text is cut to fit, with
 # an ellipsis, rather than the send failing and the person hearing nothing.
 CUT_MARK: Final = "…"
-# Spoken only up to this: about 5 minutes of speech (voice/answer.py's size cap), and with
-# the audio attached the text travels JSON-escaped (up to 12 characters for one), which
-# must still fit one message.
-MAX_SPOKEN_ANSWER_CHARS: Final = 4000
-# Older requests are not run by Assist: "open the garage" from an hour ago is not a command.
-MAX_REQUEST_AGE: Final = 300.0
 # How long an answer may wait queued for a reconnection: as long as a request may wait to
 # be run at all; later, it would answer a question nobody is looking at any more.
 ANSWER_EXPIRE_AFTER: Final = MAX_REQUEST_AGE
@@ -326,7 +324,7 @@ class AssistBridge:
 
     async def _ask(self, request: Request, text: str, agent_id: str, language: str | None) -> str:
         conversation_id = request.conversation_id
-        async with asyncio.timeout(ANSWER_TIMEOUT):
+        async with asyncio.timeout(ASSIST_ANSWER_TIMEOUT):
             result = await conversation.async_converse(
                 self._hass,
                 text,

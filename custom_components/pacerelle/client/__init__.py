@@ -4,9 +4,9 @@ from .agent import Agent, AgentStatus
 from .agent_core import AgentConfig, AgentHooks, ConnectionState
 from .agent_data import SECTIONS, AgentData, AgentDataError
 from .attachments import OutgoingFile
-from .conversations.checkpoints import ACTIVE, COMPLETED, MAX_CHECKPOINT_TEXT_CHARS, MAX_LABEL_CHARS
+from .conversations.checkpoints import ACTIVE, COMPLETED
 from .conversations.groups import GroupError
-from .conversations.history import HISTORY_LIMIT, MAX_NOTE_CHARS, History, Reply
+from .conversations.history import History, Reply
 from .conversations.history_v1 import HistoryKeyError
 from .conversations.payloads import (
     CHAT_MESSAGE,
@@ -52,17 +52,26 @@ from .errors import (
 from .identity import starting_data
 from .inbox.decrypt_failures import DecryptFailures, DecryptionOutcome, DeviceKey
 from .inbox.requests import Request, RequestTooLargeError
-from .limits import MAX_FILE_BYTES, MAX_FILES_PER_SEND, MAX_HANDED_OVER, MAX_SEND_TEXT_CHARS
+from .limits import (
+    MAX_AGENT_DESCRIPTION,
+    MAX_AGENT_NAME,
+    MAX_CHECKPOINT_LABEL_CHARS,
+    MAX_CHECKPOINT_TEXT_CHARS,
+    MAX_EXPIRE_AFTER,
+    MAX_FILE_BYTES,
+    MAX_FILES_PER_SEND,
+    MAX_HANDED_OVER,
+    MAX_HISTORY_ENTRIES,
+    MAX_NOTE_CHARS,
+    MAX_QUEUED_SEND_BYTES,
+    MAX_QUEUED_SENDS,
+    MAX_SEND_TEXT_CHARS,
+)
 from .outbox.queue import (
     DEFAULT_EXPIRE_AFTER,
-    MAX_EXPIRE_AFTER,
-    MAX_QUEUED_BYTES,
-    MAX_QUEUED_SENDS,
     QueueFullError,
 )
 from .relay.agent_connect import (
-    MAX_AGENT_DESCRIPTION,
-    MAX_AGENT_NAME,
     AuthorizationRequest,
     Installation,
     begin,
@@ -97,18 +106,18 @@ __all__ = [
     "DATETIME_MODES",
     "DEFAULT_EXPIRE_AFTER",
     "FORM",
-    "HISTORY_LIMIT",
     "MAX_AGENT_DESCRIPTION",
     "MAX_AGENT_NAME",
+    "MAX_CHECKPOINT_LABEL_CHARS",
     "MAX_CHECKPOINT_TEXT_CHARS",
     "MAX_EXPIRE_AFTER",
     "MAX_FILES_PER_SEND",
     "MAX_FILE_BYTES",
     "MAX_HANDED_OVER",
-    "MAX_LABEL_CHARS",
+    "MAX_HISTORY_ENTRIES",
     "MAX_NOTE_CHARS",
-    "MAX_QUEUED_BYTES",
     "MAX_QUEUED_SENDS",
+    "MAX_QUEUED_SEND_BYTES",
     "MAX_SEND_TEXT_CHARS",
     "PERMISSION",
     "PUBLIC_ATTACHMENT_FIELDS",

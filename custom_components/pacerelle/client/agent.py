@@ -34,6 +34,7 @@ from .inbox.decrypt_failures import DecryptionOutcome
 from .inbox.pipeline import InboxPipeline
 from .inbox.queue import InboundQueue
 from .inbox.requests import Request
+from .limits import MAX_HISTORY_ENTRIES
 from .outbox.queue import DEFAULT_EXPIRE_AFTER
 from .outbox.sender import Sender, checked_device
 from .relay.api import AgentApi
@@ -189,8 +190,12 @@ class Agent:
             if conversation_id is None or request.conversation_id == conversation_id
         ]
 
-    def history(self, conversation_id: str | None = None, limit: int = 50) -> History:
-        history = self._core.data.history.filtered(conversation_id, max(1, min(limit, 50)))
+    def history(
+        self, conversation_id: str | None = None, limit: int = MAX_HISTORY_ENTRIES
+    ) -> History:
+        history = self._core.data.history.filtered(
+            conversation_id, max(1, min(limit, MAX_HISTORY_ENTRIES))
+        )
         return history.for_host()
 
     def conversations(self) -> list[SeenConversation]:

@@ -24,6 +24,7 @@ from .errors import PacerelleError
 from .evictions import Evictions
 from .inbox.handed_over import HandedOver
 from .inbox.requests import Inbox
+from .limits import MAX_UNCERTAIN_SENDS
 from .outbox.queue import SendQueue
 from .signal.errors import SignalError
 from .signal.state import AgentSignalState
@@ -40,7 +41,6 @@ SECTIONS = (
     "evictions",
     "handed_over",
 )
-MAX_UNCERTAIN = 100
 
 
 class AgentDataError(PacerelleError):
@@ -207,7 +207,7 @@ class AgentData:
         return replace(self, evictions=self.evictions.added(**counts))
 
     def with_uncertain(self, sends: list[UncertainSend]) -> AgentData:
-        return replace(self, uncertain=(*self.uncertain, *sends)[-MAX_UNCERTAIN:])
+        return replace(self, uncertain=(*self.uncertain, *sends)[-MAX_UNCERTAIN_SENDS:])
 
     def sections(self) -> dict[str, Any]:
         """The runtime's top-level document keys (fresh objects: safe to hand to a thread)."""

@@ -30,15 +30,9 @@ import logging
 from dataclasses import replace
 
 from .agent_data import AgentData
+from .limits import RESTORE_REKEYED_PREKEYS
 
 _LOGGER = logging.getLogger(__name__)
-
-RESTORE_REKEYED_PREKEYS = 100
-"""One-time prekey ids re-keyed after a restore: what the lost state most likely published."""
-
-MAX_HELD_FOR_REKEY = 2 * RESTORE_REKEYED_PREKEYS
-"""No re-keying on a failure while this many one-time prekeys are held (a relay forging
-`unknown_prekey` failures at every start cannot grow the store without bound)."""
 
 
 def rekeyed_after_restore(data: AgentData) -> AgentData:

@@ -24,9 +24,9 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from .agent_core import AgentCore, AgentHooks
 from .errors import PacerelleError, SendError, SendRefusal
 from .inbox.requests import Request
-from .limits import GCM_TAG_BYTES, MAX_FILE_BYTES, MAX_FILES_PER_SEND
+from .limits import GCM_TAG_BYTES, MAX_ANSWER_BYTES, MAX_FILE_BYTES, MAX_FILES_PER_SEND
 from .relay.api import AgentApi
-from .relay.http import MAX_JSON_RESPONSE, ResponseTooLargeError
+from .relay.http import ResponseTooLargeError
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -112,7 +112,7 @@ class Files:
         expected = size + GCM_TAG_BYTES
         try:
             # Read no further than declared (an error's short answer still fits).
-            limit = max(expected, MAX_JSON_RESPONSE)
+            limit = max(expected, MAX_ANSWER_BYTES)
             ciphertext = await self._api.download_blob(blob_id, limit=limit)
         except ResponseTooLargeError as err:
             raise _bad(f"larger than the {size} bytes declared") from err

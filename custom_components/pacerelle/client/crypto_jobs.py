@@ -17,7 +17,7 @@ from .conversations.group_key_bounds import SenderEpochs
 from .conversations.payloads import parse_content
 from .errors import PacerelleError, SendError, SendRefusal
 from .inbox.requests import Request, RequestTooLargeError, stored_size
-from .limits import MAX_GROUP_KEY_BYTES, MAX_NEW_GROUP_KEY_SESSIONS
+from .limits import MAX_GROUP_KEY_BYTES, MAX_NEW_GROUP_KEY_SESSIONS, MAX_RELAY_ID_CHARS
 from .relay import answers as server_answers
 from .relay.frames import InboundMessage, is_group_recipient
 from .signal import engine
@@ -187,7 +187,7 @@ def _learn_group_keys(
 ) -> AgentData:
     """Open the group key envelopes we do not hold yet, with each sender's Signal session.
 
-    The relay's list is at most api.MAX_GROUP_KEY_ENVELOPES long, and at most
+    The relay's list is at most limits.MAX_GROUP_KEY_ENVELOPES long, and at most
     MAX_NEW_GROUP_KEY_SESSIONS of them start a session (a key agreement each), so the work
     of one fetch is bounded; an envelope older than the epochs kept of its sender, or whose
     key would be bigger than MAX_GROUP_KEY_BYTES stored, is not learned
@@ -204,7 +204,7 @@ def _learn_group_keys(
             or not isinstance(key_id, str)
             or type(epoch) is not int
             or not isinstance(sender, str)
-            or not 0 < len(sender) <= server_answers.MAX_ID_CHARS
+            or not 0 < len(sender) <= MAX_RELAY_ID_CHARS
             or not isinstance(sealed, str)
         ):
             _LOGGER.warning("Ignoring a malformed group key envelope")

@@ -50,7 +50,6 @@ KEY_SIZE = 32
 DIRECTORY_MODE = 0o700
 FILE_MODE = 0o600
 TAG_SIZE = 16
-MAX_DOCUMENT_SIZE = MAX_DOCUMENT_BYTES  # one limit for reading and writing (limits.py)
 _TEMPORARY_SUFFIX = re.compile(r"\.[0-9a-f]{8}\.tmp")
 
 
@@ -119,7 +118,7 @@ class EncryptedFile:
             raise StoreError(StoreProblem.MISSING, f"{self.data_path.name} is missing") from None
         header = self._header()
         name = self.data_path.name
-        if len(blob) > MAX_DOCUMENT_SIZE or not blob.startswith(MAGIC):
+        if len(blob) > MAX_DOCUMENT_BYTES or not blob.startswith(MAGIC):
             raise StoreError(StoreProblem.CORRUPT, f"{name} is not a Pacerelle store")
         if not blob.startswith(header) or len(blob) < len(header) + NONCE_SIZE + TAG_SIZE:
             raise StoreError(StoreProblem.CORRUPT, f"{name} has an unknown format")
@@ -205,8 +204,8 @@ class EncryptedFile:
         nonce = secrets.token_bytes(NONCE_SIZE)
         plain = _serialized(document)
         size = len(self._header()) + NONCE_SIZE + len(plain) + TAG_SIZE
-        if size > MAX_DOCUMENT_SIZE:
-            raise DocumentTooLargeError(size, MAX_DOCUMENT_SIZE)
+        if size > MAX_DOCUMENT_BYTES:
+            raise DocumentTooLargeError(size, MAX_DOCUMENT_BYTES)
         blob = self._header() + nonce + AESGCM(key).encrypt(nonce, plain, self._aad())
         temporary = self.directory / f".{self.name}.{secrets.token_hex(4)}.tmp"
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)

@@ -15,7 +15,7 @@ class Evictions:
     refused_requests: int = 0  # over MAX_REQUEST_BYTES on arrival
     received_requests: int = 0  # decrypted, never handed over (crashes), beyond MAX_RECEIVED
     pending_requests: int = 0
-    history_entries: int = 0  # beyond the normal rotation of HISTORY_LIMIT
+    history_entries: int = 0  # beyond the normal rotation of MAX_HISTORY_ENTRIES
     sessions: int = 0
     last_devices: int = 0  # people forgotten as the last device of a conversation
     archived_sessions: int = 0

@@ -1,4 +1,8 @@
-"""Every bound on what one agent keeps at rest, in one place (as libsignal's consts.rs).
+"""Every bound of the client, in one place (as libsignal's consts.rs): one name per bound.
+
+What the agent keeps at rest comes first, then what the relay may send it, then what it
+sends and the rules of its conversations. The Signal engine's own bounds (libsignal's) stay
+in signal/consts.py; the Home Assistant side's are in its limits.py.
 
 The agent's state was one encrypted JSON document (encrypted_file.py; the per-record store of
 client/state/ keeps the same bounds, so what it holds would still fit one). Loading refuses a
@@ -34,7 +38,7 @@ one is refused when it arrives: 256 K ASCII characters, or ~40 K that JSON must 
 far beyond any command to a home (what we send is capped at 64 K characters)."""
 
 MAX_RECEIVED: Final = 64
-"""Requests decrypted but not yet handed over. One batch (inbox_pipeline.MAX_BATCH, 50) is
+"""Requests decrypted but not yet handed over. One batch (MAX_BATCH) is
 handed over right after it is saved, so more are left only by crashes half-way; beyond this
 the oldest, which the relay never redelivered, are evicted (never the batch in hand)."""
 
@@ -44,9 +48,13 @@ MAX_PENDING_BYTES: Final = 16 * 1024 * 1024
 """...and by stored size; beyond either, the oldest pending requests are evicted down to
 the low-water marks below."""
 
+MAX_HISTORY_ENTRIES: Final = 50
+"""Handled requests, and replies, kept as history per kind (seed 001's history): what a
+model or an owner looks back on; older ones rotate out."""
+
 MAX_HISTORY_BYTES: Final = 8 * 1024 * 1024
-"""Handled requests and replies kept as history (also at most HISTORY_LIMIT of each); the
-oldest, by their time, go first, down to HISTORY_BYTES_LOW_WATER."""
+"""Handled requests and replies kept as history (also at most MAX_HISTORY_ENTRIES of each);
+the oldest, by their time, go first, down to low_water(MAX_HISTORY_BYTES)."""
 
 LOW_WATER_PERCENT: Final = 90
 """A bound of pending requests or history, once passed, is restored to this share of it,
@@ -69,6 +77,10 @@ MAX_REJECTED_RECEIPTS: Final = 500
 MAX_HANDED_OVER: Final = MAX_ACCEPTED_RECEIPTS
 """Marks of the last hand-overs, kept outside the restorable store (handed_over.py): as
 many as the receipts, so a restored state refuses what the newer one would have."""
+
+MAX_HANDED_OVER_FILE_BYTES: Final = 1024 * 1024
+"""The hand-over marks file read at start (state/handed_over_file.py): 64 KiB at
+MAX_HANDED_OVER slots."""
 
 MAX_DEVICES_PER_PEER: Final = 10
 """Session records of one person in one conversation (one per device). Pacerelle shows a
@@ -121,9 +133,111 @@ MAX_SEND_TEXT_CHARS: Final = 64 * 1024
 """One message the agent sends (automations, notify, Assist, the LLM), in characters: well
 under MAX_REQUEST_BYTES once sealed, and more than any app shows at once."""
 
+MAX_DOCUMENT_SHRINKS: Final = 3
+"""Extra evictions tried when the writer finds a document too large (one is the rule)."""
+
+MAX_ALIGNED_CHANGES: Final = 16
+"""Changed places of one collection beyond which a commit is no usual one
+(state/alignment.py): the store's diff then walks it all."""
+
+MAX_UNCERTAIN_SENDS: Final = 100
+"""Sends that may or may not have reached the relay (the link dropped right after), kept
+for the status and its sensor; the oldest are forgotten first."""
+
+MAX_TRUST_RECORDS: Final = 1000
+"""Trust decisions kept (trust/book.py): undecided records go first, trusted and blocked
+ones only when nothing else is left, so invented devices cannot erase a decision."""
+
+MAX_DECRYPT_FAILURE_DEVICES: Final = 256
+"""Devices whose decryption failures are counted; the least recently seen are forgotten."""
+
+RESTORE_REKEYED_PREKEYS: Final = 100
+"""One-time prekey ids re-keyed after a restore: what the lost state most likely published."""
+
+MAX_HELD_FOR_REKEY: Final = 2 * RESTORE_REKEYED_PREKEYS
+"""No re-keying on a failure while this many one-time prekeys are held (a relay forging
+`unknown_prekey` failures at every start cannot grow the store without bound)."""
+
+MAX_QUEUED_SENDS: Final = 100
+"""Sends kept while offline. Alerts and answers, not bulk: a hundred covers hours of a busy
+home; beyond, the caller is told at once rather than the oldest alert dropped."""
+
+MAX_QUEUED_SEND_BYTES: Final = 4 * 1024 * 1024
+"""Their stored frames together (a text is at most MAX_SEND_TEXT_CHARS, ~100 KiB once
+sealed and base64-encoded): well inside the document's budget."""
+
+MAX_EXPIRE_AFTER: Final = 7 * 24 * 3600.0
+"""Seconds a queued send may be told to wait for the connection: a week-old alert misleads."""
+
+MAX_CHECKPOINTS: Final = 200
+"""Checkpoints kept (a model's notes of long tasks); the oldest completed go first."""
+
+MAX_NOTE_CHARS: Final = 2000
+"""The note kept with a request marked processed (in history)."""
+
+# What the relay may send (a hostile or broken relay cannot make us read, parse or keep
+# without limit).
+
+MAX_ANSWER_BYTES: Final = 1024 * 1024
+"""One REST answer (blobs aside) or one gateway frame."""
+
+MAX_JSON_DEPTH: Final = 32
+"""Nesting of a relay's JSON: our protocol nests 4 levels at most."""
+
+MAX_JSON_CONTAINERS: Final = 4096
+"""Objects and lists walked when checking the depth of one answer."""
+
+MAX_SERVER_TEXT_CHARS: Final = 2048
+"""A string the relay gives (URLs, names, messages) unless a tighter bound says otherwise."""
+
+MAX_RELAY_ID_CHARS: Final = 256
+"""An id the relay gives (messages, conversations, people, blobs)."""
+
+MAX_TOKEN_CHARS: Final = 4096
+"""A token the relay issues (installation or runtime)."""
+
+MAX_RELAY_ERROR_CHARS: Final = 300
+"""What is kept of an error message of the relay (REST body or gateway frame): enough to
+read, too little to flood a log."""
+
+MIN_EXPIRES_IN: Final = 1.0
+MAX_EXPIRES_IN: Final = 24 * 3600.0
+"""Seconds a token's `expires_in` may say: runtime tokens live 15 minutes and
+authorizations about as long; a day leaves room."""
+
+HTTP_REQUEST_TIMEOUT: Final = 30.0
+"""Seconds one REST call to the relay may take, its answer read; the group-key fetch, whose
+requests run side by side, is bounded by it as a whole."""
+
+HANDSHAKE_TIMEOUT: Final = 20.0
+"""Seconds the gateway's WebSocket handshake may take before the connection is retried."""
+
+MAX_RENEW_MARGIN: Final = 120.0
+"""Seconds before expiry a runtime token is renewed at the latest."""
+
+MAX_FRAME_CHARS: Final = MAX_ANSWER_BYTES
+"""One gateway text frame, in characters (a frame over it is refused)."""
+
+MAX_FRAME_BYTES: Final = MAX_FRAME_CHARS * 4
+"""The same frame as UTF-8 (aiohttp's max_msg_size): at most 4 bytes a character."""
+
+MAX_OVERSIZED_VALUES: Final = 4096
+"""`,` `[` `{` in a frame over MAX_FRAME_CHARS that is still read to tell its sender why."""
+
+MAX_PAYLOAD_BYTES: Final = 768 * 1024
+"""One message's sealed payload, decoded from base64."""
+
+MAX_MESSAGE_ATTACHMENTS: Final = 32
+"""Attachment descriptors of one incoming message."""
+
+MAX_ATTACHMENT_TEXT_CHARS: Final = 512
+"""A string of an attachment descriptor: the relay's (id, name, mime, blob id) and the one
+inside the encryption (name, mime)."""
+
 MAX_BLOB_BYTES: Final = 25 * 1024 * 1024
-"""One encrypted file as the relay stores it (its own limit): uploads over it are refused
-before they leave, downloads are read no further."""
+"""One encrypted file as the relay stores it (its own limit): the size an incoming
+descriptor may claim; uploads over it are refused before they leave, downloads are read no
+further."""
 
 GCM_TAG_BYTES: Final = 16
 MAX_FILE_BYTES: Final = MAX_BLOB_BYTES - GCM_TAG_BYTES
@@ -131,3 +245,65 @@ MAX_FILE_BYTES: Final = MAX_BLOB_BYTES - GCM_TAG_BYTES
 
 MAX_FILES_PER_SEND: Final = 10
 """Files attached to one message we send (each sealed and uploaded before the send)."""
+
+MAX_DIGEST_CHARS: Final = 128
+"""A blob's digest as the relay gives it (a hex SHA-256 is 64)."""
+
+MAX_GROUP_KEY_ENVELOPES: Final = 256
+"""Group key envelopes of one answer of the relay."""
+
+MAX_PREKEYS_PER_UPLOAD: Final = 100
+"""One-time prekeys in one upload request (more go in further requests)."""
+
+MAX_REMEMBERED_REFUSALS: Final = 256
+"""Refused message ids remembered so that a repeat is not logged at warning again."""
+
+MAX_QUEUED_FRAMES: Final = 100
+"""Gateway frames waiting for the inbox pipeline: two of its batches."""
+
+MAX_QUEUED_FRAME_BYTES: Final = 8 * 1024 * 1024
+"""Their size together: about ten frames of the largest payload the relay takes."""
+
+MAX_BATCH: Final = 50
+"""Requests the inbox pipeline decrypts and saves together before handing them over."""
+
+MAX_DEFERRED: Final = 50
+"""Group messages kept in memory while their key has not come..."""
+MAX_DEFERRED_BYTES: Final = 4 * 1024 * 1024
+"""...and their size together; beyond either the oldest is dropped."""
+
+# What the agent is and says, and the rules of its conversations.
+
+MAX_DEVICE_ID: Final = 999_999_999
+"""A device id: nine digits, what Pacerelle's apps and the relay give."""
+
+MAX_AGENT_NAME: Final = 100
+"""The agent's name as the relay and the apps show it, in characters."""
+
+MAX_AGENT_DESCRIPTION: Final = 1000
+"""The agent's description, in characters."""
+
+MAX_GROUP_KEY_ID_CHARS: Final = 128
+"""The id of a group key (current keys and the keys of history version 1)."""
+
+MAX_WIDGET_ID_CHARS: Final = 128
+"""The id of a widget, of its options and of the request it refers to."""
+
+MAX_WIDGET_TITLE_CHARS: Final = 200
+MAX_WIDGET_BODY_CHARS: Final = 2000
+MAX_WIDGET_LABEL_CHARS: Final = 100
+MAX_WIDGET_BUTTON_CHARS: Final = 40
+"""A widget's title, body, labels and buttons: what a phone shows without scrolling."""
+
+MAX_WIDGET_OPTIONS: Final = 20
+MAX_WIDGET_FIELDS: Final = 20
+MAX_WIDGET_SCOPES: Final = 20
+MAX_WIDGET_ACCEPT: Final = 20
+MAX_WIDGET_FILES: Final = 20
+"""A widget's choices, form fields, permission scopes, accepted file types and files."""
+
+MAX_CHECKPOINT_TEXT_CHARS: Final = 2000
+"""A checkpoint's summary and its next action."""
+
+MAX_CHECKPOINT_LABEL_CHARS: Final = 200
+"""A checkpoint's host session label."""

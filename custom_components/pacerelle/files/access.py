@@ -25,12 +25,9 @@ from collections.abc import Callable
 from contextlib import ExitStack, suppress
 from typing import Final
 
+from ..limits import MAX_PROTECTED_FILES, MAX_SAME_NAME
 from .incoming import IncomingPath, UnsafePathError, absolute_path
 
-# A second file of the same name gets "name (1).ext", ... up to this many.
-MAX_SAME_NAME: Final = 999
-# Files of `.storage` looked at when a file to send has other names (hard links).
-MAX_PROTECTED_FILES: Final = 10_000
 PROTECTED_FOLDER: Final = ".storage"
 PROTECTED_FILES: Final = ("secrets.yaml",)
 FILE_MODE: Final = 0o640

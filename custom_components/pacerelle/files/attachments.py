@@ -16,7 +16,7 @@ from typing import Any, Final
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 
-from ..client import MAX_FILE_BYTES, MAX_FILES_PER_SEND, OutgoingFile, PacerelleError, Request
+from ..client import MAX_FILE_BYTES, OutgoingFile, PacerelleError, Request
 from ..const import DOMAIN
 from .access import (
     NOT_ALLOWED,
@@ -36,9 +36,6 @@ from .incoming import (
 
 _LOGGER = logging.getLogger(__name__)
 
-# The client's bounds (client/limits.py): one file, files per message.
-MAX_UPLOAD_BYTES: Final = MAX_FILE_BYTES
-MAX_ATTACHMENTS: Final = MAX_FILES_PER_SEND
 DEFAULT_MIME: Final = "application/octet-stream"
 FALLBACK_OUTGOING_NAME: Final = "file"
 
@@ -130,7 +127,7 @@ async def async_read_file(hass: HomeAssistant, path: str) -> OutgoingFile:
                 read_regular_file,
                 path,
                 hass.config.is_allowed_path,
-                MAX_UPLOAD_BYTES,
+                MAX_FILE_BYTES,
                 config_dir=hass.config.config_dir,
             )
         )
@@ -139,7 +136,7 @@ async def async_read_file(hass: HomeAssistant, path: str) -> OutgoingFile:
             raise ServiceValidationError(
                 translation_domain=DOMAIN,
                 translation_key="file_too_large",
-                translation_placeholders={"path": path, "limit": str(MAX_UPLOAD_BYTES)},
+                translation_placeholders={"path": path, "limit": str(MAX_FILE_BYTES)},
             ) from err
         if err.reason == NOT_REGULAR:
             raise ServiceValidationError(

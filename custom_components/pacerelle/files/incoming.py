@@ -14,9 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-# Below NAME_MAX (255 bytes on Linux file systems), leaving room for " (999)" when a name
-# is taken.
-MAX_FILE_NAME_BYTES: Final = 200
+from ..limits import MAX_FILE_NAME_BYTES
+
 FALLBACK_STEM: Final = "attachment"
 FALLBACK_MESSAGE_FOLDER: Final = "message"
 # The only extensions a fallback name gets: what a phone sends, by MIME type.

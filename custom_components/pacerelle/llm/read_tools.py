@@ -5,16 +5,15 @@ publishes its own Assist snapshot), so `conversation://current` and `widget://pe
 are the read-only tools `get_current_conversation` and `get_pending_widget`.
 """
 
-from typing import Any, Final
+from typing import Any
 
 import probatio
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import llm
 
-from ..client import WIDGET_RESPONSE
+from ..client import MAX_HISTORY_ENTRIES, WIDGET_RESPONSE
 from .tools import AgentRef, PacerelleTool, request_view, timestamp, tool_schema
 
-MAX_HISTORY: Final = 50
 READ_ONLY = llm.ToolAnnotations(
     read_only=True, destructive=False, idempotent=True, open_world=False
 )
@@ -64,8 +63,10 @@ class GetHistoryTool(PacerelleTool):
         {
             _CONVERSATION_FIELD: probatio.All(str, probatio.Length(min=1)),
             probatio.Optional(
-                "limit", default=MAX_HISTORY, description="How many of each, 1-50. Default 50."
-            ): probatio.All(probatio.Coerce(int), probatio.Range(min=1, max=MAX_HISTORY)),
+                "limit",
+                default=MAX_HISTORY_ENTRIES,
+                description="How many of each, 1-50. Default 50.",
+            ): probatio.All(probatio.Coerce(int), probatio.Range(min=1, max=MAX_HISTORY_ENTRIES)),
         }
     )
     annotations = READ_ONLY
@@ -75,7 +76,7 @@ class GetHistoryTool(PacerelleTool):
         if wanted is not None:
             ref.scope.check_conversation(wanted)
         limit: int = args["limit"]
-        history = ref.runtime.agent.history(wanted, MAX_HISTORY)
+        history = ref.runtime.agent.history(wanted, MAX_HISTORY_ENTRIES)
         requests = [i for i in history.requests if ref.listed(i.request)]
         replies = [reply for reply in history.replies if ref.scope.covers(reply.conversation_id)]
         return {

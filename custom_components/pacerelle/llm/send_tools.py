@@ -17,8 +17,8 @@ from homeassistant.helpers import llm
 from ..client import (
     ACTIVE,
     COMPLETED,
+    MAX_CHECKPOINT_LABEL_CHARS,
     MAX_CHECKPOINT_TEXT_CHARS,
-    MAX_LABEL_CHARS,
     MAX_NOTE_CHARS,
     MAX_SEND_TEXT_CHARS,
     Reply,
@@ -193,7 +193,7 @@ class SaveCheckpointTool(PacerelleTool):
             ),
             probatio.Optional(
                 "hostSessionLabel", description="A label for the host session."
-            ): probatio.All(str, probatio.Length(max=MAX_LABEL_CHARS)),
+            ): probatio.All(str, probatio.Length(max=MAX_CHECKPOINT_LABEL_CHARS)),
             probatio.Optional("status", default=ACTIVE, description="active or completed."): (
                 probatio.In([ACTIVE, COMPLETED])
             ),

@@ -17,13 +17,12 @@ from homeassistant.helpers.dispatcher import async_dispatcher_connect
 
 from ..client import Request
 from ..const import DOMAIN
+from ..limits import MAX_WAIT_REQUESTS, MAX_WAIT_TIMEOUT_MS
 from ..signals import status_signal
 from .cursor import Cursor, CursorError, after, arrival_ranks, in_order
 from .tools import AgentRef, PacerelleTool, request_view, tool_schema
 
-MAX_TIMEOUT_MS: Final = 30_000
 DEFAULT_TIMEOUT_MS: Final = 25_000
-MAX_LIMIT: Final = 50
 # Seed 001 gives the range but no default; 20 keeps one answer readable for a model.
 DEFAULT_LIMIT: Final = 20
 
@@ -42,7 +41,7 @@ class WaitForMessagesTool(PacerelleTool):
                 "timeoutMs",
                 default=DEFAULT_TIMEOUT_MS,
                 description="How long to wait in milliseconds, 0-30000. Default 25000.",
-            ): probatio.All(probatio.Coerce(int), probatio.Range(min=0, max=MAX_TIMEOUT_MS)),
+            ): probatio.All(probatio.Coerce(int), probatio.Range(min=0, max=MAX_WAIT_TIMEOUT_MS)),
             probatio.Optional(
                 "conversationId", description="Only return requests from this conversation."
             ): probatio.All(str, probatio.Length(min=1)),
@@ -50,7 +49,7 @@ class WaitForMessagesTool(PacerelleTool):
                 "limit",
                 default=DEFAULT_LIMIT,
                 description="Maximum requests to return, 1-50. Default 20.",
-            ): probatio.All(probatio.Coerce(int), probatio.Range(min=1, max=MAX_LIMIT)),
+            ): probatio.All(probatio.Coerce(int), probatio.Range(min=1, max=MAX_WAIT_REQUESTS)),
             probatio.Optional(
                 "afterCursor",
                 description=(

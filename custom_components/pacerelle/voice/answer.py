@@ -19,10 +19,8 @@ from homeassistant.components.assist_pipeline import Pipeline
 from homeassistant.components.tts.const import DATA_TTS_MANAGER
 from homeassistant.core import HomeAssistant
 
-# A sentence or two from a local or cloud engine.
-SPOKEN_ANSWER_TIMEOUT: Final = 30.0
-# About 5 minutes of speech at 128 kbit/s: an answer, not an audiobook.
-MAX_SPOKEN_ANSWER_BYTES: Final = 5 * 1024 * 1024
+from ..limits import MAX_SPOKEN_ANSWER_BYTES, SPOKEN_ANSWER_TIMEOUT
+
 SPOKEN_ANSWER_NAME: Final = "answer"
 
 

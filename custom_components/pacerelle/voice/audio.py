@@ -46,33 +46,30 @@ from homeassistant.setup import async_setup_component
 from homeassistant.util.hass_dict import HassKey
 
 from ..const import DOMAIN
-from .formats import WAV, VoiceFormat, announced_format, sniff_voice_format
+from ..limits import (
+    CONVERT_TIMEOUT_SECONDS,
+    FFMPEG_DURATION_CAP_SECONDS,
+    MAX_CONCURRENT_CONVERSIONS,
+    MAX_FFMPEG_OUTPUT_BYTES,
+    MAX_FFMPEG_STDERR_BYTES,
+    MAX_LOGGED_MIME_CHARS,
+    MAX_VOICE_BYTES,
+    MAX_VOICE_PCM_BYTES,
+)
+from .formats import (
+    VOICE_BYTES_PER_SECOND,
+    VOICE_CHANNELS,
+    VOICE_SAMPLE_RATE,
+    VOICE_SAMPLE_WIDTH,
+    WAV,
+    VoiceFormat,
+    announced_format,
+    sniff_voice_format,
+)
 
 _LOGGER = logging.getLogger(__name__)
 
-VOICE_SAMPLE_RATE: Final = 16000  # Hz; mono, signed 16-bit little-endian PCM
-VOICE_SAMPLE_WIDTH: Final = 2  # bytes
-VOICE_CHANNELS: Final = 1
-VOICE_BYTES_PER_SECOND: Final = VOICE_SAMPLE_RATE * VOICE_SAMPLE_WIDTH * VOICE_CHANNELS
-MAX_VOICE_SECONDS: Final = 120
-MAX_VOICE_BYTES: Final = 10 * 1024 * 1024
-# Encoders pad (AAC priming, Opus pre-skip, resampler delay): a note of exactly the limit
-# may decode a little longer.
-VOICE_LENGTH_SLACK_SECONDS: Final = 0.5
-MAX_VOICE_PCM_BYTES: Final = int(
-    (MAX_VOICE_SECONDS + VOICE_LENGTH_SLACK_SECONDS) * VOICE_BYTES_PER_SECOND
-)
-# ffmpeg decodes one second past the limit, so that an over-long note is seen as such.
-FFMPEG_DURATION_CAP_SECONDS: Final = MAX_VOICE_SECONDS + 1
-MAX_FFMPEG_OUTPUT_BYTES: Final = FFMPEG_DURATION_CAP_SECONDS * VOICE_BYTES_PER_SECOND
-# A 2-minute Opus note decodes in about a second; 30 s is for a slow board, not a loop.
-CONVERT_TIMEOUT_SECONDS: Final = 30.0
-# ffmpeg processes at once: a burst of notes from many people queues rather than taking
-# every core of a small board. The wait is not part of a note's CONVERT_TIMEOUT_SECONDS.
-MAX_CONCURRENT_CONVERSIONS: Final = 2
-MAX_FFMPEG_STDERR_BYTES: Final = 4096
 FFMPEG_READ_CHUNK: Final = 64 * 1024
-MAX_LOGGED_MIME_CHARS: Final = 64
 FFMPEG_DOMAIN: Final = "ffmpeg"
 # The only protocol ffmpeg may open: the memfd. No file:, no network, no nesting.
 FFMPEG_INPUT_PROTOCOLS: Final = "fd"

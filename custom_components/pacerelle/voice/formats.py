@@ -9,6 +9,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
+VOICE_SAMPLE_RATE: Final = 16000  # Hz; mono, signed 16-bit little-endian PCM
+VOICE_SAMPLE_WIDTH: Final = 2  # bytes
+VOICE_CHANNELS: Final = 1
+VOICE_BYTES_PER_SECOND: Final = VOICE_SAMPLE_RATE * VOICE_SAMPLE_WIDTH * VOICE_CHANNELS
+
 
 @dataclass(frozen=True, slots=True)
 class VoiceFormat:

@@ -13,7 +13,7 @@ transcribed, and the `pacerelle_message` event carries the text as `transcript`,
 Otherwise, and when anything fails, `transcript` is null. Never for an untrusted or blocked
 device: a stranger's audio reaches neither a decoder nor a speech-to-text provider.
 
-How: the note's declared `duration_ms` and `size` are checked against voice/audio.py's
+How: the note's declared `duration_ms` and `size` are checked against limits.py's
 limits before anything is downloaded; the note is downloaded and decrypted in memory
 (events.py bounds the download in time and number), made 16 kHz mono PCM (voice/audio.py:
 ffmpeg in a subprocess when needed, never on the event loop) and streamed to the pipeline
@@ -49,9 +49,13 @@ from homeassistant.components.assist_pipeline.pipeline import async_get_pipeline
 from homeassistant.core import Context, HomeAssistant, callback
 
 from ..client import DeviceTrust, PacerelleError, Request
-from .audio import (
+from ..limits import (
     MAX_VOICE_BYTES,
+    MAX_VOICE_OUTCOMES,
     MAX_VOICE_SECONDS,
+    VOICE_PIPELINE_TIMEOUT,
+)
+from .audio import (
     NO_CONVERTER,
     TIMEOUT,
     TOO_LARGE,
@@ -64,11 +68,6 @@ from .audio import (
 
 _LOGGER = logging.getLogger(__name__)
 
-# Speech-to-text of a 2-minute note by a cloud or a slow local engine; later, the note's
-# event (and every later message's) has waited long enough.
-VOICE_PIPELINE_TIMEOUT: Final = 60.0
-# The bridge takes an outcome at once; these are for notes it never takes (bridge off).
-MAX_VOICE_OUTCOMES: Final = 64
 # Bytes of PCM handed to the pipeline at a time (0.128 s at 16 kHz).
 PCM_CHUNK_BYTES: Final = 4096
 

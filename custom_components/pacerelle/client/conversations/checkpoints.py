@@ -4,9 +4,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-MAX_CHECKPOINTS = 200
-MAX_CHECKPOINT_TEXT_CHARS = 2000
-MAX_LABEL_CHARS = 200
+from ..limits import MAX_CHECKPOINT_LABEL_CHARS, MAX_CHECKPOINT_TEXT_CHARS, MAX_CHECKPOINTS
+
 ACTIVE = "active"
 COMPLETED = "completed"
 
@@ -35,8 +34,10 @@ def check_fields(summary: str, next_action: str, label: str | None, status: str)
         raise ValueError(f"summary must have 1 to {MAX_CHECKPOINT_TEXT_CHARS} characters")
     if not next_action or len(next_action) > MAX_CHECKPOINT_TEXT_CHARS:
         raise ValueError(f"next_action must have 1 to {MAX_CHECKPOINT_TEXT_CHARS} characters")
-    if label is not None and len(label) > MAX_LABEL_CHARS:
-        raise ValueError(f"host_session_label must have at most {MAX_LABEL_CHARS} characters")
+    if label is not None and len(label) > MAX_CHECKPOINT_LABEL_CHARS:
+        raise ValueError(
+            f"host_session_label must have at most {MAX_CHECKPOINT_LABEL_CHARS} characters"
+        )
     if status not in (ACTIVE, COMPLETED):
         raise ValueError("status must be active or completed")
 

@@ -9,8 +9,8 @@ the lock) skips every key held by then, and the group's epoch moves only on what
 learns (group_epochs.py), so a key is never learned twice nor founds an epoch twice.
 
 Bounded: at most MAX_KEYED_GROUPS groups a batch (the store keeps no more), fetched
-concurrently and all within FETCH_SECONDS (one request's own bound, http.REQUEST_TIMEOUT),
-each answer at most api.MAX_GROUP_KEY_ENVELOPES. A group not answered in time, or beyond
+concurrently and all within FETCH_SECONDS (one request's own bound, HTTP_REQUEST_TIMEOUT),
+each answer at most limits.MAX_GROUP_KEY_ENVELOPES. A group not answered in time, or beyond
 the bound, has its messages wait for their key (deferred, inbox/pipeline.py).
 """
 
@@ -23,17 +23,16 @@ from ..agent_data import AgentData
 from ..errors import PacerelleError
 from ..inbox.handed_over import handed_over_before
 from ..inbox.requests import Receipt
-from ..limits import MAX_KEYED_GROUPS
+from ..limits import HTTP_REQUEST_TIMEOUT, MAX_KEYED_GROUPS
 from ..relay.api import AgentApi
 from ..relay.frames import InboundMessage
-from ..relay.http import REQUEST_TIMEOUT
 from .groups import parse_message
 
 _LOGGER = logging.getLogger(__name__)
 
 type Envelopes = Mapping[str, Sequence[Mapping[str, Any]]]
 
-FETCH_SECONDS: float = REQUEST_TIMEOUT.total or 30.0
+FETCH_SECONDS: float = HTTP_REQUEST_TIMEOUT
 
 
 def wanted_groups(data: AgentData, messages: Iterable[InboundMessage]) -> list[str]:

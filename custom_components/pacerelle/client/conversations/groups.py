@@ -18,6 +18,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ..errors import PacerelleResponseError
+from ..limits import MAX_GROUP_KEY_ID_CHARS
 from ..relay.answers import parse_json
 
 SENDER_KEY_TYPE = "pacerelle.group.sender_key"
@@ -25,7 +26,6 @@ MESSAGE_TYPE = "pacerelle.group.message"
 ALGORITHM = "AES-256-GCM"
 KEY_BYTES = 32
 IV_BYTES = 12
-MAX_KEY_ID_CHARS = 128
 
 
 class GroupError(PacerelleResponseError):
@@ -200,7 +200,7 @@ def _check_header(data: Any, kind: str) -> None:
 
 
 def _label(value: object) -> bool:
-    return isinstance(value, str) and 0 < len(value) <= MAX_KEY_ID_CHARS
+    return isinstance(value, str) and 0 < len(value) <= MAX_GROUP_KEY_ID_CHARS
 
 
 def _unb64(value: object) -> bytes:

@@ -1,4 +1,4 @@
-"""Recent requests and replies kept locally (the last HISTORY_LIMIT of each), like seed 001.
+"""Recent requests and replies kept locally (the last MAX_HISTORY_ENTRIES of each), like seed 001.
 
 A reply's status says what we know of its delivery: "sent" (written on an open connection
 that then stayed up for the confirmation window, or not yet known otherwise), "uncertain"
@@ -11,9 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..inbox.requests import Request
-
-HISTORY_LIMIT = 50
-MAX_NOTE_CHARS = 2000
+from ..limits import MAX_HISTORY_ENTRIES
 
 SENT = "sent"
 UNCERTAIN = "uncertain"
@@ -76,7 +74,9 @@ class History:
     replies: tuple[Reply, ...] = field(default=())
 
     def with_request(self, request: Request) -> History:
-        return replace(self, requests=(*self.requests, HandledRequest(request))[-HISTORY_LIMIT:])
+        return replace(
+            self, requests=(*self.requests, HandledRequest(request))[-MAX_HISTORY_ENTRIES:]
+        )
 
     def with_processed(self, message_id: str, at: float, note: str | None) -> History:
         requests = tuple(
@@ -88,7 +88,7 @@ class History:
         return replace(self, requests=requests)
 
     def with_reply(self, reply: Reply) -> History:
-        return replace(self, replies=(*self.replies, reply)[-HISTORY_LIMIT:])
+        return replace(self, replies=(*self.replies, reply)[-MAX_HISTORY_ENTRIES:])
 
     def with_reply_status(self, message_ids: set[str], status: str) -> History:
         replies = tuple(

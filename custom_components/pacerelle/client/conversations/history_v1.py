@@ -17,13 +17,13 @@ from typing import Any
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ..errors import PacerelleResponseError
+from ..limits import MAX_GROUP_KEY_ID_CHARS
 
 DELIVERY_TYPE = "pacerelle.delivery"
 HISTORY_EPOCH = 1
 AAD_VERSION = 1
 KEY_BYTES = 32
 IV_BYTES = 12
-MAX_KEY_ID_CHARS = 128
 
 
 class HistoryKeyError(PacerelleResponseError):
@@ -51,7 +51,7 @@ class HistoryKey:
         key_id = data["key_id"]
         if (
             not isinstance(key_id, str)
-            or not 0 < len(key_id) <= MAX_KEY_ID_CHARS
+            or not 0 < len(key_id) <= MAX_GROUP_KEY_ID_CHARS
             or ":" in key_id
             or not key_id.isprintable()
         ):

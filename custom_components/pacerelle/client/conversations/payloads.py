@@ -10,10 +10,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..limits import MAX_ATTACHMENT_TEXT_CHARS
+
 CHAT_MESSAGE = "chat.message"
 WIDGET_RESPONSE = "widget.response"
 WIDGET_UPDATE = "widget.update"
-MAX_SECRET_TEXT = 512
 _SECRET_STRINGS = ("key_b64", "iv_b64")
 _SECRET_TEXT = ("name", "mime")
 _SECRET_COUNTS = ("size", "width", "height", "duration_ms")
@@ -87,7 +88,7 @@ def _secrets(parsed: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         secret: dict[str, Any] = {name: item[name] for name in _SECRET_STRINGS}
         for name in _SECRET_TEXT:
             value = item.get(name)
-            if isinstance(value, str) and 0 < len(value) <= MAX_SECRET_TEXT:
+            if isinstance(value, str) and 0 < len(value) <= MAX_ATTACHMENT_TEXT_CHARS:
                 secret[name] = value
         for name in _SECRET_COUNTS:
             value = item.get(name)

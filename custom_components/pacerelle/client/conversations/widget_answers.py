@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..limits import MAX_WIDGET_ID_CHARS
 from ..relay.frames import is_group_recipient
 from .group_epochs import GroupEpoch, advance, member_ids
 from .groups import GroupKey
@@ -18,7 +19,6 @@ from .widgets import (
     CONFIRM,
     DATETIME,
     FORM,
-    MAX_ID_CHARS,
     MOMENT_PARSERS,
     PERMISSION,
     WIDGET_RESPONSE,
@@ -40,7 +40,7 @@ def parse_response(payload: Any) -> WidgetResponse | None:
     if not isinstance(payload, Mapping) or payload.get("type") != WIDGET_RESPONSE:
         return None
     ids = (payload.get("id"), payload.get("ref"))
-    if not all(isinstance(value, str) and 0 < len(value) <= MAX_ID_CHARS for value in ids):
+    if not all(isinstance(value, str) and 0 < len(value) <= MAX_WIDGET_ID_CHARS for value in ids):
         return None
     cancelled = payload.get("cancelled", False)
     if not isinstance(cancelled, bool):

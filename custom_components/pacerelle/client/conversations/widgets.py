@@ -17,22 +17,24 @@ from datetime import date, datetime, time
 from typing import Any, Final
 
 from ..errors import PacerelleError
+from ..limits import (
+    MAX_WIDGET_ACCEPT,
+    MAX_WIDGET_BODY_CHARS,
+    MAX_WIDGET_BUTTON_CHARS,
+    MAX_WIDGET_FIELDS,
+    MAX_WIDGET_FILES,
+    MAX_WIDGET_ID_CHARS,
+    MAX_WIDGET_LABEL_CHARS,
+    MAX_WIDGET_OPTIONS,
+    MAX_WIDGET_SCOPES,
+    MAX_WIDGET_TITLE_CHARS,
+)
 
 WIDGET_STANDARD: Final = "widget.standard"
 WIDGET_UPDATE: Final = "widget.update"
 WIDGET_RESPONSE: Final = "widget.response"
 WIDGET_VERSION: Final = 1
 
-MAX_ID_CHARS: Final = 128
-MAX_TITLE_CHARS: Final = 200
-MAX_BODY_CHARS: Final = 2000
-MAX_LABEL_CHARS: Final = 100
-MAX_BUTTON_CHARS: Final = 40
-MAX_OPTIONS: Final = 20
-MAX_FIELDS: Final = 20
-MAX_SCOPES: Final = 20
-MAX_ACCEPT: Final = 20
-MAX_FILES: Final = 20
 DEFAULT_PROGRESS_MAX: Final = 100
 
 CONFIRM: Final = "confirm"
@@ -136,32 +138,32 @@ def _unique(path: str, seen: set[str], value: str) -> None:
 def _labels(path: str, value: Any) -> None:
     labels = _object(path, value, ("yes", "no"))
     for name, label in labels.items():
-        _text(MAX_BUTTON_CHARS)(f"{path}.{name}", label)
+        _text(MAX_WIDGET_BUTTON_CHARS)(f"{path}.{name}", label)
 
 
 def _options(path: str, value: Any) -> None:
     seen: set[str] = set()
-    for index, item in enumerate(_items(path, value, MAX_OPTIONS)):
+    for index, item in enumerate(_items(path, value, MAX_WIDGET_OPTIONS)):
         where = f"{path}[{index}]"
         option = _object(where, item, ("id", "label"))
         for name in ("id", "label"):
             if name not in option:
                 raise WidgetError(f"{where}.{name}", "is required")
-        _text(MAX_ID_CHARS)(f"{where}.id", option["id"])
-        _text(MAX_LABEL_CHARS)(f"{where}.label", option["label"])
+        _text(MAX_WIDGET_ID_CHARS)(f"{where}.id", option["id"])
+        _text(MAX_WIDGET_LABEL_CHARS)(f"{where}.label", option["label"])
         _unique(f"{where}.id", seen, option["id"])
 
 
 def _scopes(path: str, value: Any) -> None:
     seen: set[str] = set()
-    for index, item in enumerate(_items(path, value, MAX_SCOPES)):
-        _text(MAX_LABEL_CHARS)(f"{path}[{index}]", item)
+    for index, item in enumerate(_items(path, value, MAX_WIDGET_SCOPES)):
+        _text(MAX_WIDGET_LABEL_CHARS)(f"{path}[{index}]", item)
         _unique(f"{path}[{index}]", seen, item)
 
 
 def _fields(path: str, value: Any) -> None:
     seen: set[str] = set()
-    for index, item in enumerate(_items(path, value, MAX_FIELDS)):
+    for index, item in enumerate(_items(path, value, MAX_WIDGET_FIELDS)):
         where = f"{path}[{index}]"
         field = _object(where, item, ("name", "label", "type", "required"))
         for name in ("name", "label", "type"):
@@ -170,7 +172,7 @@ def _fields(path: str, value: Any) -> None:
         if not isinstance(field["name"], str) or not _FIELD_NAME.match(field["name"]):
             raise WidgetError(f"{where}.name", "must be a short identifier (letters, digits, _)")
         _unique(f"{where}.name", seen, field["name"])
-        _text(MAX_LABEL_CHARS)(f"{where}.label", field["label"])
+        _text(MAX_WIDGET_LABEL_CHARS)(f"{where}.label", field["label"])
         if field["type"] not in FIELD_TYPES:
             raise WidgetError(f"{where}.type", f"must be one of {', '.join(FIELD_TYPES)}")
         if "required" in field:
@@ -178,14 +180,14 @@ def _fields(path: str, value: Any) -> None:
 
 
 def _accept(path: str, value: Any) -> None:
-    for index, item in enumerate(_items(path, value, MAX_ACCEPT)):
+    for index, item in enumerate(_items(path, value, MAX_WIDGET_ACCEPT)):
         if not isinstance(item, str) or not _ACCEPT.match(item):
             raise WidgetError(f"{path}[{index}]", "must be a MIME type or a .extension")
 
 
 def _max_files(path: str, value: Any) -> None:
-    if type(value) is not int or not 1 <= value <= MAX_FILES:
-        raise WidgetError(path, f"must be a whole number from 1 to {MAX_FILES}")
+    if type(value) is not int or not 1 <= value <= MAX_WIDGET_FILES:
+        raise WidgetError(path, f"must be a whole number from 1 to {MAX_WIDGET_FILES}")
 
 
 def _mode(path: str, value: Any) -> None:
@@ -211,15 +213,15 @@ def expires_at(path: str, value: Any) -> None:
 
 
 _RULES: Final[dict[str, Rule]] = {
-    "title": _text(MAX_TITLE_CHARS),
-    "body": _text(MAX_BODY_CHARS, empty=True),
+    "title": _text(MAX_WIDGET_TITLE_CHARS),
+    "body": _text(MAX_WIDGET_BODY_CHARS, empty=True),
     "danger": _flag,
     "labels": _labels,
     "options": _options,
     "multi": _flag,
     "scopes": _scopes,
     "fields": _fields,
-    "submitLabel": _text(MAX_BUTTON_CHARS),
+    "submitLabel": _text(MAX_WIDGET_BUTTON_CHARS),
     "value": _non_negative,
     "max": _positive,
     "cancellable": _flag,
@@ -303,7 +305,7 @@ def check_widget(payload: Any) -> dict[str, Any]:
     if widget.get("type") != WIDGET_STANDARD:
         raise WidgetError("type", f"must be {WIDGET_STANDARD}")
     _check_version(widget)
-    _text(MAX_ID_CHARS)("id", widget.get("id"))
+    _text(MAX_WIDGET_ID_CHARS)("id", widget.get("id"))
     if widget.get("kind") not in KINDS:
         raise WidgetError("kind", f"must be one of {', '.join(KINDS)}")
     widget["spec"] = check_spec(widget["kind"], widget.get("spec"))
@@ -370,7 +372,7 @@ def check_patch(kind: str | None, spec: Mapping[str, Any] | None, patch: Any) ->
 
 def build_update(ref: str, patch: Mapping[str, Any]) -> dict[str, Any]:
     """A widget.update v1 payload for an already checked patch."""
-    _text(MAX_ID_CHARS)("ref", ref)
+    _text(MAX_WIDGET_ID_CHARS)("ref", ref)
     return {
         "type": WIDGET_UPDATE,
         "v": WIDGET_VERSION,

@@ -9,7 +9,7 @@ from a device we had a session with is the sign of a stalled conversation.
 A hostile relay can forge such a run (garbage "from" a known device) and so raise the
 repair issue; it could as well drop the person's messages, so this gives it nothing more
 than a misleading notice, whose words name a restore only as the usual cause. The devices
-it can invent are bounded (MAX_DEVICES).
+it can invent are bounded (MAX_DECRYPT_FAILURE_DEVICES).
 
 Only the outcome of Signal decryption of direct (1:1) messages is recorded: the kind of
 the engine's error (`SignalErrorKind`, a stable string), never the ciphertext or plaintext.
@@ -26,11 +26,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..limits import MAX_DECRYPT_FAILURE_DEVICES
+
 STALLED_RUN = 3
 """Failures in a row from a device that had a session before the conversation is stalled."""
-
-MAX_DEVICES = 256
-"""Devices whose counts are kept; the least recently seen beyond that are forgotten."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +104,7 @@ class DecryptFailures:
             after = replace(after, stalled=True)
         if after != DeviceFailures():
             self.devices[key] = after  # re-inserted last: dict order is recency
-            while len(self.devices) > MAX_DEVICES:
+            while len(self.devices) > MAX_DECRYPT_FAILURE_DEVICES:
                 del self.devices[next(iter(self.devices))]
         return after
 

@@ -5,8 +5,8 @@ from dataclasses import replace
 
 from ..agent_core import AgentCore
 from ..conversations.checkpoints import Checkpoint, check_fields
-from ..conversations.history import MAX_NOTE_CHARS
 from ..errors import SendError, SendRefusal
+from ..limits import MAX_NOTE_CHARS
 from .requests import Request
 
 

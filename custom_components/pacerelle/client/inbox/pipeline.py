@@ -48,6 +48,7 @@ from ..conversations.group_key_fetch import fetch_envelopes, still_wanted, wante
 from ..conversations.groups import parse_message
 from ..crypto_jobs import Opened, open_batch, peer_of
 from ..errors import PacerelleError
+from ..limits import MAX_BATCH, MAX_DEFERRED, MAX_DEFERRED_BYTES
 from ..relay.api import AgentApi
 from ..relay.frames import InboundMessage, build_ack
 from ..signal.identity import verification_code
@@ -61,10 +62,7 @@ from .stage_clock import StageClock
 
 _LOGGER = logging.getLogger(__name__)
 
-MAX_BATCH = 50
 # Group messages kept in memory while their key has not come (see _retry_deferred).
-MAX_DEFERRED = 50
-MAX_DEFERRED_BYTES = 4 * 1024 * 1024
 
 
 class InboxPipeline:

@@ -12,10 +12,9 @@ connection, the agent reconnects and the relay redelivers (receipts make that ha
 import asyncio
 from collections import deque
 
+from ..limits import MAX_QUEUED_FRAME_BYTES, MAX_QUEUED_FRAMES
 from ..relay.frames import InboundMessage
 
-MAX_QUEUED_FRAMES = 100  # two batches of the pipeline
-MAX_QUEUED_BYTES = 8 * 1024 * 1024  # about ten frames of the largest payload the relay takes
 FRAME_OVERHEAD = 1024  # ids and routing fields, counted for every frame however small
 
 
@@ -37,7 +36,7 @@ class InboundQueue:
     """
 
     def __init__(
-        self, max_frames: int = MAX_QUEUED_FRAMES, max_bytes: int = MAX_QUEUED_BYTES
+        self, max_frames: int = MAX_QUEUED_FRAMES, max_bytes: int = MAX_QUEUED_FRAME_BYTES
     ) -> None:
         self.max_frames = max_frames
         self.max_bytes = max_bytes

@@ -11,7 +11,7 @@ store is loaded (a crash in between) may or may not have reached the relay: it b
 uncertain send (outbox.py's rule), never written again.
 
 Each send expires (`expires_at`, wall clock): past it, it is dropped and reported
-`expired`, never sent late. The queue is bounded by MAX_QUEUED_SENDS and MAX_QUEUED_BYTES;
+`expired`, never sent late. The queue is bounded by MAX_QUEUED_SENDS and MAX_QUEUED_SEND_BYTES;
 past either a send is refused (the caller learns it at once), nothing already queued is
 evicted: an alert queued first must not be pushed out by later chatter.
 """
@@ -21,17 +21,11 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from ..errors import PacerelleError
+from ..limits import MAX_QUEUED_SEND_BYTES, MAX_QUEUED_SENDS
 
-MAX_QUEUED_SENDS: Final = 100
-"""Sends kept while offline. Alerts and answers, not bulk: a hundred covers hours of a busy
-home; beyond, the caller is told at once rather than the oldest alert dropped."""
-MAX_QUEUED_BYTES: Final = 4 * 1024 * 1024
-"""Their stored frames together (a text is at most 64 K characters, ~100 KiB once sealed and
-base64-encoded): well inside the store document's budget (limits.py)."""
 DEFAULT_EXPIRE_AFTER: Final = 3600.0
 """How long a queued send may wait for the connection unless the caller says otherwise: an
 alert an hour late is still worth reading; a day late it misleads."""
-MAX_EXPIRE_AFTER: Final = 7 * 24 * 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +95,7 @@ def _key(value: Any) -> bytes | None:
 
 
 class QueueFullError(PacerelleError):
-    """The queue holds MAX_QUEUED_SENDS sends or MAX_QUEUED_BYTES already."""
+    """The queue holds MAX_QUEUED_SENDS sends or MAX_QUEUED_SEND_BYTES already."""
 
     def __init__(self, limit: str) -> None:
         super().__init__(f"the send queue is full ({limit})")
@@ -123,8 +117,8 @@ class SendQueue:
         """Raise QueueFullError unless one more send of `size` bytes fits."""
         if len(self.sends) >= MAX_QUEUED_SENDS:
             raise QueueFullError(f"{MAX_QUEUED_SENDS} messages")
-        if self.total_bytes + size > MAX_QUEUED_BYTES:
-            raise QueueFullError(f"{MAX_QUEUED_BYTES} bytes")
+        if self.total_bytes + size > MAX_QUEUED_SEND_BYTES:
+            raise QueueFullError(f"{MAX_QUEUED_SEND_BYTES} bytes")
 
     def added(self, send: QueuedSend) -> SendQueue:
         return SendQueue((*self.sends, send))

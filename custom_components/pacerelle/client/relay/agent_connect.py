@@ -23,8 +23,6 @@ SCOPE = "myagents:agent-connect"
 CODE_CHALLENGE_METHOD = "S256"
 PKCE_VERIFIER_BYTES = 64
 # Pacerelle's web-facing limits (names and descriptions it accepts).
-MAX_AGENT_NAME = 100
-MAX_AGENT_DESCRIPTION = 1000
 
 REGISTER_PATH = "/oauth/register"
 REQUESTS_PATH = "/agent-connect/requests"

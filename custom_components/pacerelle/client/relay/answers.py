@@ -16,19 +16,19 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..device_ids import MAX_DEVICE_ID, is_device_id
+from ..device_ids import is_device_id
 from ..errors import PacerelleResponseError
-
-MAX_ANSWER_BYTES = 1024 * 1024  # one REST answer (blobs aside) or one gateway frame
-MAX_JSON_DEPTH = 32  # our protocol nests 4 levels at most
-MAX_JSON_CONTAINERS = 4096  # objects and lists walked when checking the depth
-MAX_SERVER_TEXT_CHARS = 2048  # URLs, names, messages
-MAX_ID_CHARS = 256
-MAX_TOKEN_CHARS = 4096
-# Runtime tokens live 15 minutes and authorizations about as long; a day leaves room.
-MAX_EXPIRES_IN = 24 * 3600.0
-MIN_EXPIRES_IN = 1.0
-
+from ..limits import (
+    MAX_ANSWER_BYTES,
+    MAX_DEVICE_ID,
+    MAX_EXPIRES_IN,
+    MAX_JSON_CONTAINERS,
+    MAX_JSON_DEPTH,
+    MAX_RELAY_ID_CHARS,
+    MAX_SERVER_TEXT_CHARS,
+    MAX_TOKEN_CHARS,
+    MIN_EXPIRES_IN,
+)
 
 type Json = Any
 
@@ -80,7 +80,7 @@ def text(body: Mapping[str, Json], name: str, *, max_chars: int = MAX_SERVER_TEX
 
 def identifier(body: Mapping[str, Json], name: str) -> str:
     """An id (agent, owner, conversation, blob)."""
-    return text(body, name, max_chars=MAX_ID_CHARS)
+    return text(body, name, max_chars=MAX_RELAY_ID_CHARS)
 
 
 def device_id(value: object, name: str) -> str:

@@ -12,14 +12,15 @@ from urllib.parse import quote
 import aiohttp
 
 from ..errors import PacerelleApiError, PacerelleAuthError
-from ..limits import MAX_BLOB_BYTES
+from ..limits import (
+    MAX_BLOB_BYTES,
+    MAX_DIGEST_CHARS,
+    MAX_GROUP_KEY_ENVELOPES,
+    MAX_PREKEYS_PER_UPLOAD,
+)
 from . import answers
 from .http import request_bytes, request_json
 from .tokens import RuntimeTokens
-
-MAX_GROUP_KEY_ENVELOPES = 256
-MAX_PREKEYS_PER_UPLOAD = 100
-MAX_DIGEST_CHARS = 128  # a hex SHA-256 is 64
 
 
 class AgentApi:

@@ -27,16 +27,19 @@ from datetime import datetime
 from typing import Any
 
 from ..errors import PacerelleResponseError
-from .answers import MAX_ANSWER_BYTES, MAX_ID_CHARS, device_id, parse_json
+from ..limits import (
+    MAX_ATTACHMENT_TEXT_CHARS,
+    MAX_BLOB_BYTES,
+    MAX_FRAME_BYTES,
+    MAX_FRAME_CHARS,
+    MAX_MESSAGE_ATTACHMENTS,
+    MAX_OVERSIZED_VALUES,
+    MAX_PAYLOAD_BYTES,
+    MAX_RELAY_ERROR_CHARS,
+    MAX_RELAY_ID_CHARS,
+)
+from .answers import device_id, parse_json
 
-MAX_FRAME_CHARS = MAX_ANSWER_BYTES
-MAX_FRAME_BYTES = MAX_FRAME_CHARS * 4  # UTF-8 of at most MAX_FRAME_CHARS characters
-MAX_OVERSIZED_VALUES = 4096  # `,` `[` `{` in a frame over the cap that is still read
-MAX_PAYLOAD_BYTES = 768 * 1024
-MAX_ATTACHMENTS = 32
-MAX_ATTACHMENT_TEXT = 512
-MAX_ERROR_CHARS = 300
-MAX_ATTACHMENT_SIZE = 25 * 1024 * 1024  # what the relay stores for one blob
 DEFAULT_DEVICE_ID = "1"
 GROUP_PREFIX = "group:"
 
@@ -145,7 +148,7 @@ def parse_frame(text: str) -> InboundFrame | None:
         error = frame.get("error")
         message_id = frame.get("message_id")
         return RelayError(
-            error[:MAX_ERROR_CHARS] if isinstance(error, str) else "unknown error",
+            error[:MAX_RELAY_ERROR_CHARS] if isinstance(error, str) else "unknown error",
             message_id if _is_id(message_id) else None,
         )
     return None
@@ -233,13 +236,15 @@ def build_ack(message: InboundMessage | RefusedMessage) -> str:
 
 
 def _is_id(value: object) -> bool:
-    return isinstance(value, str) and 0 < len(value) <= MAX_ID_CHARS and value.isprintable()
+    return isinstance(value, str) and 0 < len(value) <= MAX_RELAY_ID_CHARS and value.isprintable()
 
 
 def _id(frame: Mapping[str, Any], name: str) -> str:
     value = frame.get(name)
     if not _is_id(value):
-        raise FrameError(f"`{name}` must be a printable string of 1 to {MAX_ID_CHARS} characters")
+        raise FrameError(
+            f"`{name}` must be a printable string of 1 to {MAX_RELAY_ID_CHARS} characters"
+        )
     return str(value)
 
 
@@ -291,7 +296,7 @@ def _relay_time(value: object) -> float | None:
     Not a FrameError: a message without a usable time is still a message; its age is
     then measured from our own receive time only.
     """
-    if not isinstance(value, str) or len(value) > MAX_ID_CHARS:
+    if not isinstance(value, str) or len(value) > MAX_RELAY_ID_CHARS:
         return None
     try:
         moment = datetime.fromisoformat(value)
@@ -307,8 +312,10 @@ def _attachments(value: object) -> tuple[Mapping[str, Any], ...]:
     """The public attachment descriptors (name and mime are neutral; secrets travel inside)."""
     if value is None:
         return ()
-    if not isinstance(value, list) or len(value) > MAX_ATTACHMENTS:
-        raise FrameError(f"`attachments` must be a list of at most {MAX_ATTACHMENTS} objects")
+    if not isinstance(value, list) or len(value) > MAX_MESSAGE_ATTACHMENTS:
+        raise FrameError(
+            f"`attachments` must be a list of at most {MAX_MESSAGE_ATTACHMENTS} objects"
+        )
     checked: list[Mapping[str, Any]] = []
     for item in value:
         if not isinstance(item, dict):
@@ -320,9 +327,9 @@ def _attachments(value: object) -> tuple[Mapping[str, Any], ...]:
             if item.get(name) is not None:
                 public[name] = _text(item, name)
         size = item.get("size")
-        if type(size) is not int or not 0 <= size <= MAX_ATTACHMENT_SIZE:
+        if type(size) is not int or not 0 <= size <= MAX_BLOB_BYTES:
             raise FrameError(
-                f"an attachment's `size` must be an integer from 0 to {MAX_ATTACHMENT_SIZE}"
+                f"an attachment's `size` must be an integer from 0 to {MAX_BLOB_BYTES}"
             )
         public["size"] = size
         checked.append(public)
@@ -331,7 +338,7 @@ def _attachments(value: object) -> tuple[Mapping[str, Any], ...]:
 
 def _text(item: Mapping[str, Any], name: str) -> str:
     value = item.get(name)
-    if not isinstance(value, str) or not 0 < len(value) <= MAX_ATTACHMENT_TEXT:
+    if not isinstance(value, str) or not 0 < len(value) <= MAX_ATTACHMENT_TEXT_CHARS:
         raise FrameError(f"an attachment's `{name}` must be a short string")
     return value
 

@@ -13,12 +13,12 @@ from typing import Self
 import aiohttp
 
 from ..errors import PacerelleApiError, PacerelleAuthError, PacerelleConnectionError
-from .frames import MAX_FRAME_BYTES, FrameError, InboundFrame, parse_frame
+from ..limits import HANDSHAKE_TIMEOUT, MAX_FRAME_BYTES
+from .frames import FrameError, InboundFrame, parse_frame
 
 _LOGGER = logging.getLogger(__name__)
 
 GATEWAY_PATH = "/ws/agent"
-HANDSHAKE_TIMEOUT = 20.0
 PING_INTERVAL = 30.0
 RECEIVE_TIMEOUT = 2.5 * PING_INTERVAL  # no frame and no pong for this long: the link is dead
 CLOSE_TOKEN_EXPIRED = 4401
@@ -40,16 +40,18 @@ class GatewayConnection:
 
     @classmethod
     async def open(cls, session: aiohttp.ClientSession, server_url: str, token: str) -> Self:
-        """Connect with `token`; PacerelleAuthError if the relay refuses it."""
+        """Connect with `token`; PacerelleAuthError if the relay refuses it,
+        PacerelleConnectionError if it does not complete the handshake within HANDSHAKE_TIMEOUT."""
         try:
-            ws = await session.ws_connect(
-                gateway_url(server_url),
-                params={"token": token},
-                timeout=aiohttp.ClientWSTimeout(ws_close=10.0),
-                max_msg_size=MAX_FRAME_BYTES,
-                autoclose=True,
-                autoping=True,
-            )
+            async with asyncio.timeout(HANDSHAKE_TIMEOUT):
+                ws = await session.ws_connect(
+                    gateway_url(server_url),
+                    params={"token": token},
+                    timeout=aiohttp.ClientWSTimeout(ws_close=10.0),
+                    max_msg_size=MAX_FRAME_BYTES,
+                    autoclose=True,
+                    autoping=True,
+                )
         except aiohttp.WSServerHandshakeError as err:
             if err.status in (401, 403):
                 raise PacerelleAuthError(err.status, "the gateway refused the token") from None

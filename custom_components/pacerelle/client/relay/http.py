@@ -16,11 +16,10 @@ from ..errors import (
     PacerelleConnectionError,
     PacerelleResponseError,
 )
-from .answers import MAX_ANSWER_BYTES, json_object
+from ..limits import HTTP_REQUEST_TIMEOUT, MAX_ANSWER_BYTES, MAX_RELAY_ERROR_CHARS
+from .answers import json_object
 
-REQUEST_TIMEOUT = aiohttp.ClientTimeout(total=30)
-MAX_JSON_RESPONSE = MAX_ANSWER_BYTES
-MAX_ERROR_MESSAGE = 300
+REQUEST_TIMEOUT = aiohttp.ClientTimeout(total=HTTP_REQUEST_TIMEOUT)
 
 
 async def request_json(
@@ -50,7 +49,7 @@ async def request_bytes(
     json_body: Mapping[str, Any] | None = None,
     form: Mapping[str, str] | None = None,
     data: bytes | None = None,
-    limit: int = MAX_JSON_RESPONSE,
+    limit: int = MAX_ANSWER_BYTES,
 ) -> bytes:
     """Send one request (JSON, form or octet-stream body) and return its raw body.
 
@@ -105,4 +104,4 @@ def _error_message(raw: bytes, status: int) -> str:
         message = None
     if not isinstance(message, str) or not message:
         return f"HTTP {status}"
-    return message[:MAX_ERROR_MESSAGE]
+    return message[:MAX_RELAY_ERROR_CHARS]

@@ -15,9 +15,10 @@ from dataclasses import replace
 from functools import partial
 
 from ..agent_core import AgentCore
-from ..agent_restore import MAX_HELD_FOR_REKEY, rekeyed_after_restore
+from ..agent_restore import rekeyed_after_restore
 from ..encrypted_file import StoreError
 from ..errors import PacerelleError
+from ..limits import MAX_HELD_FOR_REKEY
 from ..signal.prekeys import one_time_prekeys_json
 from .api import AgentApi
 

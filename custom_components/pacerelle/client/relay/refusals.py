@@ -6,7 +6,7 @@ acknowledges it (ACK_READ) and the relay stops redelivering it. Its sender learn
 (the relay tells them nothing either way) and the message is lost, which it was anyway; the
 warning in the log names its id and sender so that the user can ask them to send it again,
 smaller. A message is logged at warning once (its id is remembered among the last
-MAX_REMEMBERED), a repeat only at debug. Counted in memory since start, for diagnostics.
+MAX_REMEMBERED_REFUSALS), a repeat only at debug. Counted in memory since start, for diagnostics.
 """
 
 import logging
@@ -14,12 +14,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..limits import MAX_REMEMBERED_REFUSALS
 from .frames import RefusedMessage
 
 _LOGGER = logging.getLogger(__name__)
-
-MAX_REMEMBERED = 256
-"""Refused message ids remembered so that a repeat is not logged at warning again."""
 
 
 @dataclass
@@ -39,7 +37,7 @@ class GatewayRefusals:
         repeat = message.message_id in self._seen
         self._seen.pop(message.message_id, None)
         self._seen[message.message_id] = None  # re-inserted last: dict order is recency
-        while len(self._seen) > MAX_REMEMBERED:
+        while len(self._seen) > MAX_REMEMBERED_REFUSALS:
             del self._seen[next(iter(self._seen))]
         _LOGGER.log(
             logging.DEBUG if repeat else logging.WARNING,

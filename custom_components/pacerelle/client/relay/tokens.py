@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..errors import PacerelleAuthError
+from ..limits import MAX_RENEW_MARGIN
 from .answers import checked_seconds
 
 RENEW_FRACTION = 0.8
-MAX_RENEW_MARGIN = 120.0
 MIN_LIFETIME = 1.0
 
 

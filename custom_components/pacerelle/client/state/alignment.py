@@ -12,15 +12,14 @@ the same record.
 The answer covers what a commit does: runs of records kept in order, records changed in
 their place (same key, another object), runs of the old ones gone, and a tail of records
 after every kept one (new, or moved to the end). Anything else (a new record between old
-ones, more than MAX_EVENTS changes) is None: the caller's full walk decides.
+ones, more than MAX_ALIGNED_CHANGES changes) is None: the caller's full walk decides.
 """
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-MAX_EVENTS = 16
-"""Changed places beyond which a commit is no usual one (the caller walks it all)."""
+from ..limits import MAX_ALIGNED_CHANGES
 
 
 @dataclass(slots=True)
@@ -76,7 +75,7 @@ def align(old: Sequence[list[Any]], new: Sequence[list[Any]]) -> Alignment | Non
             i, j = i + run, j + run
             continue
         events += 1
-        if events > MAX_EVENTS:
+        if events > MAX_ALIGNED_CHANGES:
             return None
         if first_old[i] == first_new[j] or (
             not keyed

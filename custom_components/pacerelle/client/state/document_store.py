@@ -3,7 +3,7 @@
 The writer of earlier versions' single `.enc` file, kept for hosts without a per-record
 store (tests, tools): each commit builds the document within the store's bounds in the
 executor and `save`s it whole. A document the writer finds too large to load
-(DocumentTooLargeError) is shrunk again (store_bounds.shrink), up to MAX_SHRINKS times, so
+(DocumentTooLargeError) is shrunk again (store_bounds.shrink), up to MAX_DOCUMENT_SHRINKS times, so
 a save never fails for its size alone. Each save is durable when it returns.
 """
 
@@ -14,10 +14,8 @@ from typing import Any
 from ..agent_core import BlockingRunner, Bound
 from ..agent_data import AgentData
 from ..encrypted_file import DocumentTooLargeError
+from ..limits import MAX_DOCUMENT_SHRINKS
 from ..store_bounds import shrink
-
-MAX_SHRINKS = 3
-"""Extra evictions tried when the writer finds a document too large (one is the rule)."""
 
 type Save = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -59,11 +57,11 @@ class DocumentStore:
         self, extra: dict[str, Any], data: AgentData, bound: Bound | None = None
     ) -> AgentData:
         data, document = await self._run(partial(_bounded_document, extra, data, bound))
-        for attempt in range(MAX_SHRINKS + 1):
+        for attempt in range(MAX_DOCUMENT_SHRINKS + 1):
             try:
                 await self._save(document)
             except DocumentTooLargeError as err:
-                if attempt == MAX_SHRINKS:
+                if attempt == MAX_DOCUMENT_SHRINKS:
                     raise
                 data = await self._run(partial(shrink, data, err.excess))
                 document = await self._run(partial(_document, extra, data))

@@ -39,7 +39,7 @@ import struct
 from pathlib import Path
 from typing import Any, Final
 
-from ..limits import MAX_HANDED_OVER
+from ..limits import MAX_HANDED_OVER, MAX_HANDED_OVER_FILE_BYTES
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -52,7 +52,6 @@ MARK_BYTES: Final = 16  # inbox/handed_over.MARK_LENGTH hex characters
 HEADER: Final = struct.Struct("<8sII")  # magic, version, slots per window
 COUNT: Final = struct.Struct("<Q")
 HEADER_BYTES: Final = 64
-MAX_FILE_BYTES: Final = 1024 * 1024  # 64 KiB at MAX_HANDED_OVER slots
 
 
 def file_bytes(slots: int) -> int:
@@ -88,7 +87,7 @@ class HandedOverFile:
         """(slots per window, marks) of the file; (0, None) when it is not ours."""
         try:
             with self.path.open("rb") as file:
-                content = file.read(MAX_FILE_BYTES + 1)
+                content = file.read(MAX_HANDED_OVER_FILE_BYTES + 1)
         except OSError as err:
             _LOGGER.warning("Could not read %s: %s", self.path.name, err.strerror)
             return 0, None
@@ -198,7 +197,7 @@ def _append(buffer: Any, slots: int, window: int, raw: bytes) -> None:
 def parsed_marks(content: bytes) -> tuple[int, dict[str, list[str]]] | None:
     """The slots per window and the marks of a file's `content`, oldest first; None
     unless it is one of ours."""
-    if len(content) < HEADER_BYTES or len(content) > MAX_FILE_BYTES:
+    if len(content) < HEADER_BYTES or len(content) > MAX_HANDED_OVER_FILE_BYTES:
         return None
     magic, version, slots = HEADER.unpack_from(content, 0)
     if magic != MAGIC or version != VERSION or not slots or len(content) != file_bytes(slots):

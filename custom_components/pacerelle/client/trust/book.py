@@ -31,6 +31,7 @@ from enum import StrEnum
 from typing import Any
 
 from ..errors import PacerelleError
+from ..limits import MAX_TRUST_RECORDS
 from ..signal.identity import verification_code
 from ..signal.session import address_of
 from ..signal.state import AgentSignalState
@@ -39,7 +40,6 @@ from ..signal.state import AgentSignalState
 # undecided records go first (a forgotten device is simply unverified again when it comes
 # back); trusted and blocked ones only when nothing else is left, so a flood of invented
 # devices can neither erase a decision nor reopen the owner's trust on first use.
-MAX_TRUST_RECORDS = 1000
 
 
 class TrustState(StrEnum):
