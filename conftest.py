@@ -8,4 +8,4 @@ import custom_components.pacerelle  # noqa: F401
 
 # The Pacerelle emulator as a real server on loopback, and Assist with a light to switch,
 # for every test that asks for them.
-pytest_plugins = ["tests.emulator_fixtures", "tests.helpers.assist"]
+pytest_plugins = ["tests.helpers.emulator", "tests.helpers.assist"]

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from pytest_homeassistant_custom_component.common import get_test_config_dir
 
-from tests.loop_blocking import BlockingCatches, strict_loop_blocking
+from tests.helpers.loop_blocking import BlockingCatches, strict_loop_blocking
 
 
 @pytest.fixture(autouse=True)
@@ -42,7 +42,8 @@ def no_store_in_the_shared_config_dir() -> Generator[None]:
 
 @pytest.fixture(autouse=True)
 def no_blocking_calls_in_the_loop() -> Generator[BlockingCatches]:
-    """Fail the test in which Pacerelle's code blocks the event loop (tests/loop_blocking.py).
+    """Fail the test in which Pacerelle's code blocks the event loop
+    (tests/helpers/loop_blocking.py).
 
     Checked after the test and its `hass` are torn down, so unloading is covered too.
     """

@@ -1,7 +1,7 @@
 """The one translator of client errors: for actions, for LLM tools, for set-up, from one table.
 
 Every class of the client's error tree (`PacerelleError`) and every send refusal has a row
-here; tests/test_errors.py fails when one has none or a row names a translation that
+here; tests/integration/test_errors.py fails when one has none or a row names a translation that
 strings.json lacks. An error takes the row of its nearest class. A refused installation
 token (InstallationRevokedError: the installation was revoked) starts reauthentication from
 `async_start_reauth`, the one place that does, whoever met it: an action, a tool or the

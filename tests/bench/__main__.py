@@ -6,7 +6,7 @@ python -m tests.bench --system      only the system figures
 python -m tests.bench --latency     only the event latency (one agent; a minute)
 python -m tests.bench --system --state busy
                                     the event latency of an agent whose store holds the
-                                    busy state (tests/store_states.py; seeded.py)
+                                    busy state (tests/helpers/store_states.py; seeded.py)
 python -m tests.bench --profile     hass under cProfile during the latency loop (hass_profile.py)
 python -m tests.bench --store       the .enc store beside the per-record store (store.py)
 """
@@ -14,7 +14,7 @@ python -m tests.bench --store       the .enc store beside the per-record store (
 import argparse
 
 from tests.bench import crypto, hass_profile, store, system
-from tests.store_states import SHAPES
+from tests.helpers.store_states import SHAPES
 
 
 def main() -> None:

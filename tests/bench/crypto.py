@@ -27,8 +27,8 @@ from custom_components.pacerelle.client.signal.prekeys import ONE_TIME_PREKEY_TA
 from custom_components.pacerelle.client.signal.session import PeerAddress
 from custom_components.pacerelle.client.signal.session_json import record_to_json
 from custom_components.pacerelle.client.signal.state import AgentSignalState
-from tests.reference_peer import ReferencePeer
-from tests.signal.interop import native_bundle
+from tests.client.signal.interop import native_bundle
+from tests.helpers.reference_peer import ReferencePeer
 
 AGENT = "agent:bench"
 PEER = PeerAddress("user", "conversation", 1)

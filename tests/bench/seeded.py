@@ -1,4 +1,5 @@
-"""A running agent's store grown to a state of tests/store_states.py, through the real store.
+"""A running agent's store grown to a state of tests/helpers/store_states.py, through the real
+store.
 
 While Home Assistant is stopped (the store's lock free), the agent's records are loaded as
 the integration loads them (RecordStore under its key, `migrate`), grown by the state's
@@ -18,7 +19,7 @@ from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.state.record_store import RecordStore
 from custom_components.pacerelle.client.store_bounds import within_bounds
 from custom_components.pacerelle.store.agent_store import STORE_DIRECTORY, migrate
-from tests.store_states import SHAPES, grown, model_session
+from tests.helpers.store_states import SHAPES, grown, model_session
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Store figures: the whole-document `.enc` store beside the per-record SQLite store.
 
-Per state (tests/store_states.py: empty, typical, busy, large, cap) and per operation, the
+Per state (tests/helpers/store_states.py: empty, typical, busy, large, cap) and per operation, the
 commit the runtime makes: an incoming message (its session advanced, a receipt, a pending
 request and its history entry), a send (the session advanced, a reply) and mark_processed
 (the pending request gone, its history entry updated). Each is the bounds (store_bounds.py)
@@ -39,7 +39,7 @@ from custom_components.pacerelle.client.state.record_store import RecordStore
 from custom_components.pacerelle.client.store_bounds import within_bounds
 from custom_components.pacerelle.client.stored_sizes import StoredSizes
 from custom_components.pacerelle.store.agent_store import migrate
-from tests.store_states import SHAPES, grown, model_session, request
+from tests.helpers.store_states import SHAPES, grown, model_session, request
 
 ROUNDS = 3
 NEW_ROUNDS = 150

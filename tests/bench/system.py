@@ -20,7 +20,7 @@
   later ones include a longer wait.
 - memory: hass's RSS (/proc) after onboarding, with one agent, and with ten agents (each
   online, each with a session from one message).
-With a state (`--state busy`, tests/store_states.py), the latency alone, of an agent whose
+With a state (`--state busy`, tests/helpers/store_states.py), the latency alone, of an agent whose
 store was grown to that state after its first message (seeded.py), Home Assistant
 restarted on it.
 """

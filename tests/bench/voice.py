@@ -21,7 +21,7 @@ from custom_components.pacerelle.voice.audio import (
     async_ffmpeg_to_pcm,
 )
 from custom_components.pacerelle.voice.formats import MP4, OGG, WAV, WEBM, VoiceFormat
-from tests.voice_audio_harness import FORMATS, make_note_file
+from tests.helpers.voice_audio import FORMATS, make_note_file
 
 NOTE_SECONDS = 30
 CASES: tuple[tuple[str, VoiceFormat | None], ...] = (

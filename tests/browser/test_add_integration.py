@@ -24,7 +24,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, Screenshots
 from tests.browser.home_assistant import running_home_assistant
-from tests.emulator_fixtures import EmulatorHandle, running_emulator
+from tests.helpers.emulator import EmulatorHandle, running_emulator
 
 PASSWORD = "browser-test-password"
 # A Next of onboarding that leaves its step shown this long is clicked again, at most

@@ -22,7 +22,7 @@ from playwright.async_api import Browser, Dialog, Page, Route, expect
 from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, Screenshots
 from tests.emulator.reference_agent import ReferenceAgent
 from tests.emulator.state import Json
-from tests.emulator_fixtures import REDIRECT_URI, EmulatorHandle, Installed
+from tests.helpers.emulator import REDIRECT_URI, EmulatorHandle, Installed
 
 AGENT_NAME = "Kitchen assistant"
 AGENT_DESCRIPTION = "Home Assistant in the kitchen"

@@ -17,7 +17,7 @@ from playwright.async_api import Browser, expect
 from custom_components.pacerelle.client.signal.identity import verification_code
 from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, Screenshots
 from tests.browser.test_chat_page import PageProblems, _next_message, _start_request
-from tests.emulator_fixtures import EmulatorHandle
+from tests.helpers.emulator import EmulatorHandle
 
 UNLOCK_TITLE = "Unlock the front door?"
 

@@ -9,8 +9,8 @@ from playwright.async_api import Browser, Dialog, expect
 
 from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, Screenshots
 from tests.browser.test_chat_page import PageProblems
-from tests.emulator_fixtures import EmulatorHandle
-from tests.test_emulator_groups import _keys, _open_keys, _open_message, _seal
+from tests.emulator.test_groups import _keys, _open_keys, _open_message, _seal
+from tests.helpers.emulator import EmulatorHandle
 
 
 async def test_a_person_makes_a_group_and_plays_two_of_its_members(

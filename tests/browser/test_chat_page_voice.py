@@ -20,8 +20,8 @@ from playwright.async_api import Browser, async_playwright, expect
 
 from tests.browser.chromium import ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, STEP_TIMEOUT_MS, Screenshots
 from tests.browser.test_chat_page import PageProblems, _next_message
-from tests.emulator_fixtures import EmulatorHandle
-from tests.voice_harness import audio_duration_ms, make_audio
+from tests.helpers.emulator import EmulatorHandle
+from tests.helpers.voice import audio_duration_ms, make_audio
 
 # A fake microphone (a beep) that needs no permission prompt, for the Record button.
 FAKE_MICROPHONE_FLAGS = ["--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream"]

@@ -29,11 +29,11 @@ from custom_components.pacerelle.options import (
 )
 from tests.browser.chromium import ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, STEP_TIMEOUT_MS, Screenshots
 from tests.browser.test_chat_page import PageProblems
-from tests.demo_speech_harness import KITCHEN_LIGHT, SPOKEN, async_demo_voice
-from tests.emulator_fixtures import EmulatorHandle
 from tests.helpers.agent import start_agent
-from tests.runtime_harness import wait_until
-from tests.voice_harness import received_audio
+from tests.helpers.demo_speech import KITCHEN_LIGHT, SPOKEN, async_demo_voice
+from tests.helpers.emulator import EmulatorHandle
+from tests.helpers.runtime import wait_until
+from tests.helpers.voice import received_audio
 
 NOTE: Final = (
     SPOKEN / "turn_on_the_kitchen_light.wav"

@@ -26,7 +26,7 @@ from tests.browser.test_add_integration import (
     _open_pacerelle_flow,
     _paste_key_and_approve,
 )
-from tests.emulator_fixtures import EmulatorHandle, running_emulator
+from tests.helpers.emulator import EmulatorHandle, running_emulator
 
 ISSUES_WITHIN = 20.0
 ANSWER_WITHIN = 20.0

@@ -11,8 +11,8 @@ import sys
 from custom_components.pacerelle.client.agent_data import AgentData, Conversations
 from custom_components.pacerelle.client.signal.engine import decrypt
 from custom_components.pacerelle.client.signal.session import PeerAddress
-from tests.reference_peer import ReferencePeer
-from tests.signal.interop import AGENT_NAME, Agent
+from tests.client.signal.interop import AGENT_NAME, Agent
+from tests.helpers.reference_peer import ReferencePeer
 
 agent = Agent()
 peers = {}

@@ -6,7 +6,7 @@ import hashlib
 import time
 import uuid
 
-from tests.reference_peer import ReferenceBundle, ReferencePeer, ReferencePeerError
+from tests.helpers.reference_peer import ReferenceBundle, ReferencePeer, ReferencePeerError
 
 from .config import DEFAULT_DEVICE_ID
 from .context import Emulator

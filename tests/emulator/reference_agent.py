@@ -13,7 +13,7 @@ from typing import Any
 import aiohttp
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from tests.reference_peer import ReferencePeer
+from tests.helpers.reference_peer import ReferencePeer
 
 from .state import Json
 

@@ -31,8 +31,8 @@ from custom_components.pacerelle.const import (
 from custom_components.pacerelle.events import EVENT_MESSAGE
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from custom_components.pacerelle.store.agent_store import agent_store
-from tests.emulator_fixtures import EmulatorHandle, Installed
-from tests.runtime_harness import wait_until
+from tests.helpers.emulator import EmulatorHandle, Installed
+from tests.helpers.runtime import wait_until
 
 OWNER = "owner"
 """Stands for the agent's owner in `devices` and group members (its id is known only later)."""

@@ -2,9 +2,9 @@
 
 from typing import Any
 
-from tests.emulator_fixtures import EmulatorHandle
 from tests.helpers.agent import OWNER, Agent, add_devices, add_group
-from tests.services_harness import event_of
+from tests.helpers.emulator import EmulatorHandle
+from tests.helpers.services import event_of
 
 DEVICES = ("1", "2")
 

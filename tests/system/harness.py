@@ -15,7 +15,7 @@ from typing import Any
 
 import aiohttp
 
-from tests.emulator_fixtures import EmulatorHandle
+from tests.helpers.emulator import EmulatorHandle
 from tests.system.home_assistant_api import HomeAssistantApi, read_event_log, wait_for
 from tests.system.processes import EmulatorProcess, HomeAssistantProcess, log_tail
 

@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import aiohttp
 
-from tests.emulator_fixtures import EmulatorHandle
+from tests.helpers.emulator import EmulatorHandle
 
 PASSWORD = "system-test-password"
 FLOW_PATH = "/api/config/config_entries/flow"

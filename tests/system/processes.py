@@ -15,7 +15,7 @@ from aiohttp import web
 
 from custom_components.pacerelle.const import ENV_DEFAULT_SERVER_URL
 from tests.browser.home_assistant import INTEGRATION, free_port
-from tests.emulator_fixtures import EmulatorHandle
+from tests.helpers.emulator import EmulatorHandle
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENT_LOG_COMPONENT = Path(__file__).resolve().parent / "event_log"

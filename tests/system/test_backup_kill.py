@@ -27,7 +27,7 @@ from typing import Any
 
 from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.store.agent_store import migrate
-from tests.backup_files import store_files_of
+from tests.helpers.backup_files import store_files_of
 from tests.system.harness import Agent, System, running_system
 from tests.system.home_assistant_api import HomeAssistantSocket, wait_for
 from tests.system.test_system import EVENT_TIMEOUT

@@ -17,7 +17,7 @@ from typing import Any
 from custom_components.pacerelle.client.encrypted_file import EncryptedFile
 from custom_components.pacerelle.client.state.record_store import RecordStore
 from custom_components.pacerelle.store.agent_store import migrate
-from tests.store_states import request
+from tests.helpers.store_states import request
 from tests.system.harness import System
 from tests.system.home_assistant_api import wait_for
 from tests.system.test_system import EVENT_TIMEOUT, system  # noqa: F401 - the fixture

@@ -18,8 +18,10 @@ history, and this makes the bus events agree. Automations, the event entity, dev
 triggers and `pacerelle.ask` still receive every event live; only the database does not
 keep it. The delivery status and decryption failure events are still recorded
 (`CONTENT_FREE_EVENTS`: ids, states and times only); every event type of events.py is in
-one of the two sets (tests/test_widget_recorder.py checks it), so a new one is decided.
-Tests with the real recorder (tests/test_voice_recorder.py, tests/test_widget_recorder.py)
+one of the two sets (tests/client/conversations/test_widgets_recorder.py checks it), so a new one is
+decided.
+Tests with the real recorder (tests/integration/voice/test_recorder.py,
+tests/client/conversations/test_widgets_recorder.py)
 prove the transcript and a form's answer are not in the database, so a change of the
 recorder's internals cannot silently undo this.
 """

@@ -11,7 +11,7 @@ see). Decapsulation of any ciphertext c then relates as:
   returns K', round 3 returns KDF(K' || H(c)).
 - c does not: ML-KEM returns J(z || c) = SHAKE-256(z || c)[:32], and libcrux's Kyber
   returns KDF(SHAKE-256(z || c)[:32] || H(c)) (see kyber1024.py): the same function of
-  the ML-KEM result. tests/signal/test_kyber1024_native.py proves both branches against an
+  the ML-KEM result. tests/client/signal/test_kyber1024_native.py proves both branches against an
   expanded ML-KEM secret key built over our K-PKE, and against libsignal.
 
 We keep the 64-byte ML-KEM seed d || z (FIPS 203's private key format) and let

@@ -1,0 +1,330 @@
+"""Group conversations in the emulator, with the reference Signal peer as the agent.
+
+The agent opens the members' sender key envelopes with the SDK's session names, reads a
+member's group message with the key, and its group reply reaches every member's devices;
+the relay's rules for groups (who writes, to whom) and key rotation are checked too.
+"""
+
+import asyncio
+import base64
+import json
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from tests.emulator import EmulatorConfig
+from tests.emulator.groups import KEPT_EPOCHS, MAX_MEMBERS
+from tests.emulator.reference_agent import ReferenceAgent
+from tests.emulator.test_sdk import EchoAgent, _load_sdk, _stop
+from tests.helpers.emulator import (
+    REDIRECT_URI,
+    AdminError,
+    EmulatorHandle,
+    Installed,
+    running_emulator,
+)
+
+Json = dict[str, Any]
+
+
+def _aad(conversation_id: str, key_id: str, epoch: int) -> bytes:
+    return f"pacerelle:group-message:v1:{conversation_id}:{key_id}:{epoch}".encode()
+
+
+async def _keys(emulator: EmulatorHandle, agent: ReferenceAgent, group_id: str) -> list[Json]:
+    url = f"{emulator.base_url}/agent/group-keys?conversation_id={group_id}"
+    async with emulator.session.get(url, headers={"Authorization": f"Bearer {agent.token}"}) as r:
+        assert r.status == 200
+        envelopes: list[Json] = await r.json()
+    return envelopes
+
+
+def _open_keys(agent: ReferenceAgent, envelopes: list[Json]) -> dict[tuple[str, int], bytes]:
+    """Each envelope opened as the SDK does: with the sender's session in this group."""
+    keys = {}
+    for item in envelopes:
+        sender = {"from": item["sender_id"], "from_device_id": item["sender_device_id"]}
+        name = ReferenceAgent.human_name({**sender, "conversation_id": item["conversation_id"]})
+        plain = json.loads(agent.peer.decrypt(name, base64.b64decode(item["envelope_b64"])))
+        assert plain["type"] == "pacerelle.group.sender_key"
+        assert (plain["conversation_id"], plain["key_id"], plain["epoch"]) == (
+            item["conversation_id"],
+            item["key_id"],
+            item["epoch"],
+        )
+        keys[(plain["key_id"], plain["epoch"])] = base64.b64decode(plain["raw_key_b64"])
+    return keys
+
+
+def _open_message(keys: dict[tuple[str, int], bytes], envelope: Json) -> str:
+    payload = json.loads(base64.b64decode(envelope["payload_b64"]))
+    assert payload["type"] == "pacerelle.group.message"
+    key = keys[(payload["key_id"], payload["epoch"])]
+    plain = AESGCM(key).decrypt(
+        base64.b64decode(payload["iv_b64"]),
+        base64.b64decode(payload["ciphertext_b64"]),
+        _aad(envelope["conversation_id"], payload["key_id"], payload["epoch"]),
+    )
+    return plain.decode()
+
+
+def _seal(keys: dict[tuple[str, int], bytes], group_id: str, text: str) -> str:
+    (key_id, epoch), raw = max(keys.items(), key=lambda item: item[0][1])
+    iv = b"\x01" * 12
+    sealed = AESGCM(raw).encrypt(iv, text.encode(), _aad(group_id, key_id, epoch))
+    payload = {
+        "type": "pacerelle.group.message",
+        "v": 1,
+        "alg": "AES-256-GCM",
+        "conversation_id": group_id,
+        "key_id": key_id,
+        "epoch": epoch,
+        "iv_b64": base64.b64encode(iv).decode(),
+        "ciphertext_b64": base64.b64encode(sealed).decode(),
+    }
+    return base64.b64encode(json.dumps(payload).encode()).decode()
+
+
+async def _online_group(
+    emulator: EmulatorHandle, members: list[str]
+) -> tuple[Installed, ReferenceAgent, str]:
+    installed = await emulator.install()
+    agent = await emulator.agent(installed)
+    await agent.connect()
+    created = await emulator.admin(
+        "POST",
+        "/groups",
+        {"name": "Family", "members": members, "agent_ids": [installed.agent_id]},
+    )
+    return installed, agent, str(created["conversation_id"])
+
+
+async def test_member_message_and_agent_reply_through_the_sdk_flow(
+    emulator: EmulatorHandle,
+) -> None:
+    installed, agent, group_id = await _online_group(emulator, ["usr_demo", "usr_ana"])
+    await emulator.admin("POST", "/users/usr_ana/devices", {"device_id": "2"})
+    sent = await emulator.admin(
+        "POST", f"/conversations/{group_id}/send", {"text": "Hi all", "user_id": "usr_ana"}
+    )
+    envelope = await agent.frame()
+    assert (envelope["id"], envelope["from"], envelope["from_device_id"]) == (
+        sent["message_id"],
+        "usr_ana",
+        "1",
+    )
+    assert envelope["to"] == f"group:{group_id}"
+    keys = _open_keys(agent, await _keys(emulator, agent, group_id))
+    assert len(keys) == 2  # one sender key per member
+    assert _open_message(keys, envelope) == "Hi all"
+    await agent.ack(envelope)
+
+    assert agent.ws is not None
+    await agent.ws.send_json(
+        {
+            "type": "MSG",
+            "id": "m-reply",
+            "conversation_id": group_id,
+            "to": f"group:{group_id}",
+            "payload_b64": _seal(keys, group_id, "Hello family"),
+            "encrypted": True,
+            "reply_to_message_id": envelope["id"],
+        }
+    )
+    entries = await emulator.wait_inbox(group_id, 3)
+    assert sorted((e["user_id"], e["device_id"], e["text"]) for e in entries) == [
+        ("usr_ana", "1", "Hello family"),
+        ("usr_ana", "2", "Hello family"),
+        ("usr_demo", "1", "Hello family"),
+    ]
+    only_ana_2 = await emulator.admin(
+        "GET", f"/conversations/{group_id}/inbox?user_id=usr_ana&device_id=2"
+    )
+    assert [e["device_id"] for e in only_ana_2] == ["2"]
+    status = await emulator.admin("GET", f"/agents/{installed.agent_id}")
+    assert status["queued"] == []  # the ACK_READ to the member settled it
+    # The chat page's view, as Ana on her first phone: what she sent, what it received.
+    view = await emulator.admin(
+        "GET", f"/conversations/{group_id}/timeline?user_id=usr_ana&device_id=1"
+    )
+    assert view["group"]["name"] == "Family"
+    assert [(i["direction"], i["text"]) for i in view["items"]] == [
+        ("out", "Hi all"),
+        ("in", "Hello family"),
+    ]
+    assert [d["device_id"] for d in view["devices"]] == ["1", "2"]
+    await agent.close()
+
+
+async def test_relay_rules_for_groups(emulator: EmulatorHandle) -> None:
+    installed, agent, group_id = await _online_group(emulator, ["usr_demo", "usr_ana"])
+    with pytest.raises(AdminError) as outsider:
+        await emulator.admin(
+            "POST", f"/conversations/{group_id}/send", {"text": "x", "user_id": "usr_eve"}
+        )
+    assert outsider.value.status == 403
+    payload = base64.b64encode(b"x").decode()
+    assert agent.ws is not None
+    # To one member inside a group, unencrypted, or into a group it is not part of.
+    for frame in (
+        {"to": "usr_ana", "encrypted": True},
+        {"to": f"group:{group_id}", "encrypted": False},
+    ):
+        await agent.ws.send_json(
+            {"type": "MSG", "id": "m1", "conversation_id": group_id, "payload_b64": payload} | frame
+        )
+        assert (await agent.frame())["type"] == "ERROR"
+    other = await emulator.install()
+    other_agent = await emulator.agent(other)
+    await other_agent.connect()
+    assert other_agent.ws is not None
+    await other_agent.ws.send_json(
+        {
+            "type": "MSG",
+            "id": "m2",
+            "conversation_id": group_id,
+            "to": f"group:{group_id}",
+            "payload_b64": payload,
+            "encrypted": True,
+        }
+    )
+    assert (await other_agent.frame())["error"] == "the agent is not a member of this conversation"
+    assert await emulator.admin("GET", f"/conversations/{group_id}/inbox") == []
+    for body, status in (
+        ({"name": "x", "members": [], "agent_ids": [installed.agent_id]}, 400),
+        ({"name": "x", "members": ["a:b"], "agent_ids": [installed.agent_id]}, 400),
+        ({"name": "x", "members": ["usr_demo"], "agent_ids": ["agt_nobody"]}, 404),
+        (
+            {
+                "name": "x",
+                "members": [f"usr_{n}" for n in range(MAX_MEMBERS + 1)],
+                "agent_ids": [installed.agent_id],
+            },
+            413,
+        ),
+    ):
+        with pytest.raises(AdminError) as refused:
+            await emulator.admin("POST", "/groups", body)
+        assert refused.value.status == status, body
+    await agent.close()
+    await other_agent.close()
+
+
+async def test_member_changes_rotate_keys_and_old_epochs_are_dropped(
+    emulator: EmulatorHandle,
+) -> None:
+    _, agent, group_id = await _online_group(emulator, ["usr_demo", "usr_ana", "usr_ben"])
+    epochs = [1]
+    for change in ({"remove": ["usr_ben"]}, {"add": ["usr_cy"]}, {"remove": ["usr_cy"]}):
+        changed = await emulator.admin("POST", f"/groups/{group_id}/members", change)
+        epochs.append(changed["epoch"])
+    assert epochs == [1, 2, 3, 4]
+    envelopes = await _keys(emulator, agent, group_id)
+    kept = range(4 - KEPT_EPOCHS + 1, 5)
+    assert {item["epoch"] for item in envelopes} == set(kept)
+    # Every envelope still opens in order (skipped Signal messages are fine), and the
+    # newest epoch has a key for each member of now only.
+    keys = _open_keys(agent, envelopes)
+    newest = [item["sender_id"] for item in envelopes if item["epoch"] == 4]
+    assert sorted(newest) == ["usr_ana", "usr_demo"]
+    assert len(keys) == len(envelopes)
+    with pytest.raises(AdminError) as gone:
+        await emulator.admin(
+            "POST", f"/conversations/{group_id}/send", {"text": "x", "user_id": "usr_ben"}
+        )
+    assert gone.value.status == 403
+    unchanged = await emulator.admin("POST", f"/groups/{group_id}/members", {"add": ["usr_ana"]})
+    assert unchanged["epoch"] == 4
+    listed = await emulator.admin("GET", "/groups")
+    assert [(g["name"], g["members"]) for g in listed] == [("Family", ["usr_demo", "usr_ana"])]
+    await agent.close()
+
+
+async def test_groups_and_their_sessions_survive_a_restart(
+    tmp_path: Path, socket_enabled: None
+) -> None:
+    config = EmulatorConfig(state_file=tmp_path / "pacerelle.json")
+    async with running_emulator(config) as first:
+        installed, agent, group_id = await _online_group(first, ["usr_demo", "usr_ana"])
+        keys = _open_keys(agent, await _keys(first, agent, group_id))
+        await agent.ws.close()  # type: ignore[union-attr]
+
+    async with running_emulator(config) as second:
+        agent.session, agent.base_url = second.session, second.base_url
+        agent.token = await second.runtime_token(installed.installation_token)
+        await agent.connect()
+        # The members' devices go on with their group sessions: the new epoch's envelopes
+        # open with the sessions the agent already holds.
+        await second.admin("POST", f"/groups/{group_id}/members", {"add": ["usr_ben"]})
+        envelopes = [item for item in await _keys(second, agent, group_id) if item["epoch"] == 2]
+        keys |= _open_keys(agent, envelopes)
+        await second.admin(
+            "POST", f"/conversations/{group_id}/send", {"text": "still here", "user_id": "usr_ana"}
+        )
+        assert _open_message(keys, await agent.frame()) == "still here"
+        await agent.close()
+
+
+async def test_pacerelles_own_sdk_reads_and_answers_the_group(
+    emulator: EmulatorHandle, tmp_path: Path
+) -> None:
+    """The SDK, unchanged: it fetches the members' sender keys, opens a member's group
+    message with them and answers the group, which every member's devices can read."""
+    sdk = _load_sdk()
+    client_id = await emulator.register_client()
+    start = await asyncio.to_thread(
+        sdk.begin_agent_connect,
+        connect_key=await emulator.connect_key(),
+        client_id=client_id,
+        redirect_uri=REDIRECT_URI,
+        agent_name="SDK echo",
+        agent_description="Answers with what it got.",
+        base_url=emulator.base_url,
+    )
+    approved = await emulator.admin("POST", f"/requests/{start.request_id}/approve")
+    installation = await asyncio.to_thread(
+        sdk.exchange_agent_connect_code,
+        code=parse_qs(urlsplit(approved["redirect_url"]).query)["code"][0],
+        code_verifier=start.code_verifier,
+        client_id=client_id,
+        redirect_uri=REDIRECT_URI,
+        base_url=emulator.base_url,
+    )
+    runtime = await asyncio.to_thread(
+        sdk.request_agent_runtime_token,
+        installation_token=installation.installation_token,
+        base_url=emulator.base_url,
+    )
+    agent = EchoAgent(sdk, emulator.base_url, runtime, tmp_path)
+    agent.thread.start()
+    try:
+        await emulator.wait_agent(runtime.agent_id, lambda status: status["connected"])
+        members = ["usr_demo", "usr_ana", "usr_ben"]
+        for member in members:
+            await emulator.admin("POST", f"/users/{member}/devices", {"device_id": "1"})
+        body = {"name": "Family", "members": members, "agent_ids": [runtime.agent_id]}
+        created = await emulator.admin("POST", "/groups", body)
+        group_id = created["conversation_id"]
+        await emulator.admin(
+            "POST", f"/conversations/{group_id}/send", {"text": "hi", "user_id": "usr_ben"}
+        )
+        entries = await emulator.wait_inbox(group_id, len(members))
+        assert sorted((e["user_id"], e["text"]) for e in entries) == [
+            (member, "echo: hi") for member in sorted(members)
+        ]
+        # Ben leaves: the SDK's next answer uses the new epoch, and Ben gets nothing.
+        await emulator.admin("POST", f"/groups/{group_id}/members", {"remove": ["usr_ben"]})
+        await emulator.admin(
+            "POST", f"/conversations/{group_id}/send", {"text": "bye", "user_id": "usr_ana"}
+        )
+        later = (await emulator.wait_inbox(group_id, len(members) + 2))[len(members) :]
+        assert sorted((e["user_id"], e["text"], e["epoch"]) for e in later) == [
+            ("usr_ana", "echo: bye", 2),
+            ("usr_demo", "echo: bye", 2),
+        ]
+        await emulator.wait_agent(runtime.agent_id, lambda status: not status["queued"])
+    finally:
+        await _stop(emulator, agent, runtime.agent_id)

@@ -1,0 +1,110 @@
+"""The LLM API reaches only the conversations the user chose (issue 12 item 10): a
+prompt-injected call naming another conversation, request or recipient is a tool error."""
+
+import base64
+import json
+
+import pytest
+from homeassistant.core import HomeAssistant
+from homeassistant.exceptions import HomeAssistantError
+
+from custom_components.pacerelle.options import CONF_LLM_CONVERSATIONS
+from custom_components.pacerelle.runtime import PacerelleRuntime
+from tests.helpers.agent import start_agent
+from tests.helpers.emulator import EmulatorHandle, Installed
+from tests.helpers.llm import call, held, human_says
+from tests.helpers.runtime import wait_until
+
+FAMILY = "conv_family"
+
+
+async def someone_writes_elsewhere(
+    emulator: EmulatorHandle, installed: Installed, runtime: PacerelleRuntime, text: str
+) -> str:
+    """A real encrypted message from another person, in another conversation of the agent."""
+    device = emulator.emulator.humans.device("usr_aunt", "1")
+    sealed = device.encrypt_for(emulator.emulator, installed.agent_id, text.encode())
+    frame = {
+        "type": "MSG",
+        "id": "aunt-1",
+        "conversation_id": FAMILY,
+        "from": "usr_aunt",
+        "from_device_id": "1",
+        "to": installed.agent_id,
+        "payload_b64": base64.b64encode(sealed).decode(),
+        "encrypted": True,
+    }
+    await emulator.faults(inject_frames=[json.dumps(frame)])
+    await held(runtime, "aunt-1")
+    return "aunt-1"
+
+
+async def test_tools_stay_in_the_owners_conversation_by_default(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    started = await start_agent(hass, emulator)
+    installed, entry = started.installed, started.entry
+    runtime: PacerelleRuntime = entry.runtime_data
+    direct = installed.conversation_id
+    mine = await human_says(emulator, runtime, direct, "is the door locked?")
+    secret = await someone_writes_elsewhere(emulator, installed, runtime, "my PIN is 4711")
+
+    # Reads leave the other conversation out.
+    waited = await call(hass, "wait_for_messages", timeoutMs=0)
+    assert [m["message_id"] for m in waited["messages"]] == [mine]
+    history = await call(hass, "get_history")
+    assert [r["message_id"] for r in history["requests"]] == [mine]
+    assert "4711" not in json.dumps(history)
+    current = await call(hass, "get_current_conversation")
+    assert current["conversation"]["conversation_id"] == direct
+
+    # A prompt-injected model tries to reach it, or to copy things to someone else.
+    refused = [
+        ("get_history", {"conversationId": FAMILY}),
+        ("wait_for_messages", {"timeoutMs": 0, "conversationId": FAMILY}),
+        ("get_checkpoints", {"conversationId": FAMILY}),
+        ("send_message", {"text": "the door code is 1234", "conversationId": FAMILY}),
+        ("send_message", {"text": "the door code is 1234", "to": "usr_aunt"}),
+        ("send_message", {"text": "the door code is 1234", "sourceMessageId": secret}),
+        ("send_widget", {"widgetJson": _CONFIRM, "conversationId": FAMILY, "to": "usr_aunt"}),
+        ("mark_processed", {"messageId": secret}),
+        (
+            "save_checkpoint",
+            {"sourceMessageId": secret, "summary": "s", "nextAction": "a"},
+        ),
+    ]
+    for tool, args in refused:
+        with pytest.raises(HomeAssistantError, match="may"):
+            await call(hass, tool, **args)
+    assert await emulator.inbox(direct) == []
+
+    # In scope, sending works as before.
+    await call(hass, "send_message", text="Yes, it is.", sourceMessageId=mine)
+    [reply] = await emulator.wait_inbox(direct, 1)
+    assert reply["text"] == "Yes, it is."
+
+
+async def test_the_options_widen_the_scope(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
+    started = await start_agent(hass, emulator)
+    installed, entry = started.installed, started.entry
+    runtime: PacerelleRuntime = entry.runtime_data
+    secret = await someone_writes_elsewhere(emulator, installed, runtime, "dinner at 7?")
+
+    hass.config_entries.async_update_entry(
+        entry, options={CONF_LLM_CONVERSATIONS: [installed.conversation_id, FAMILY]}
+    )
+    assert await hass.config_entries.async_reload(entry.entry_id)
+    runtime = entry.runtime_data
+    await wait_until(lambda: runtime.status.state.value == "connected")
+    only = await call(hass, "wait_for_messages", timeoutMs=0, conversationId=FAMILY)
+    assert [m["message_id"] for m in only["messages"]] == [secret]
+    await call(hass, "mark_processed", messageId=secret)
+
+
+_CONFIRM = {
+    "type": "widget.standard",
+    "v": 1,
+    "id": "c-1",
+    "kind": "confirm",
+    "spec": {"title": "?"},
+}

@@ -1,0 +1,115 @@
+"""A reconnection after a revocation keeps the device, the entities and the automations.
+
+Everything runs for real: the config flow through Home Assistant's flow API and OAuth2
+callback view, the emulator as Pacerelle (revocation, a new approval, messages from the
+human's device), and an automation with a device trigger made before the reauth.
+"""
+
+from typing import Any
+
+import pytest
+from homeassistant.config_entries import SOURCE_REAUTH, ConfigEntry, ConfigEntryState
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import device_registry as dr
+from homeassistant.helpers import entity_registry as er
+from homeassistant.setup import async_setup_component
+from pytest_homeassistant_custom_component.common import async_capture_events
+
+from custom_components.pacerelle.client.agent_core import ConnectionState
+from custom_components.pacerelle.const import DOMAIN
+from custom_components.pacerelle.store.agent_store import agent_store
+from tests.helpers.config_flow_driver import FlowDriver
+from tests.helpers.runtime import wait_until
+
+pytest_plugins = ["tests.helpers.config_flow_fixtures"]
+
+FIRED = "pacerelle_test_fired"
+
+
+@pytest.fixture
+def hass_config_dir(hass_tmp_config_dir: str) -> str:
+    """Stores are real files: keep them in the test's own directory."""
+    return hass_tmp_config_dir
+
+
+@pytest.fixture
+async def notify_ready(hass: HomeAssistant) -> None:
+    """The notify platform's dependencies, set up before the driver freezes the HTTP router."""
+    assert await async_setup_component(hass, "repairs", {})
+
+
+def _registered(hass: HomeAssistant, entry: ConfigEntry) -> tuple[set[str], dict[str, str]]:
+    """The entry's device ids, and its entities' ids by unique id (disabled ones included)."""
+    devices = dr.async_entries_for_config_entry(dr.async_get(hass), entry.entry_id)
+    entities = er.async_entries_for_config_entry(er.async_get(hass), entry.entry_id)
+    return {device.id for device in devices}, {e.unique_id: e.entity_id for e in entities}
+
+
+async def _automation_on(hass: HomeAssistant, device_id: str) -> None:
+    """An automation made with the editor's device trigger "a message is received"."""
+    trigger = {"trigger": "device", "domain": DOMAIN, "device_id": device_id}
+    action = {"event": FIRED, "event_data": {"text": "{{ trigger.event.data.text }}"}}
+    automation = {"triggers": [{**trigger, "type": "message_received"}], "actions": [action]}
+    assert await async_setup_component(hass, "automation", {"automation": [automation]})
+    await hass.async_block_till_done()
+
+
+async def _revoke(hass: HomeAssistant, driver: FlowDriver, entry: ConfigEntry) -> str:
+    """Revoked in Pacerelle: the agent meets the refusal and reauth starts; its flow id."""
+    await driver.emulator.admin("POST", f"/installations/{entry.data['agent_id']}/revoke")
+    await wait_until(lambda: bool(hass.config_entries.flow.async_progress_by_handler(DOMAIN)))
+    [flow] = hass.config_entries.flow.async_progress_by_handler(DOMAIN)
+    assert flow["context"]["source"] == SOURCE_REAUTH
+    return str(flow["flow_id"])
+
+
+async def _reauth(driver: FlowDriver, flow_id: str, user_id: str | None = None) -> dict[str, Any]:
+    key = await driver.emulator.connect_key(user_id)
+    external = await driver.submit(flow_id, {"connection_key": key})
+    await driver.come_back(await driver.answer(external))
+    return await driver.fetch(flow_id)
+
+
+async def test_reauth_keeps_device_entities_and_device_triggers(
+    hass: HomeAssistant, notify_ready: None, driver: FlowDriver
+) -> None:
+    assert (await driver.install(agent_name="Home"))["type"] == "create_entry"
+    await hass.async_block_till_done()
+    [entry] = hass.config_entries.async_entries(DOMAIN)
+    old_agent_id = entry.data["agent_id"]
+    devices, entities = _registered(hass, entry)
+    [device_id] = devices
+    # Among them the ones automations use most (all are compared after the reauth).
+    assert {
+        "event.home_messages",
+        "notify.home",
+        "sensor.home_connection",
+        "sensor.home_last_message",
+        "sensor.home_pending_requests",
+        "sensor.home_unconfirmed_sends",
+        "sensor.home_verification_code",
+    } <= set(entities.values())
+    await _automation_on(hass, device_id)
+    fired = async_capture_events(hass, FIRED)
+
+    flow_id = await _revoke(hass, driver, entry)
+    result = await _reauth(driver, flow_id)
+    assert (result["type"], result["reason"]) == ("abort", "reauth_successful")
+    await hass.async_block_till_done()
+    assert entry.state is ConfigEntryState.LOADED
+    new_agent_id = entry.data["agent_id"]
+    assert new_agent_id != old_agent_id
+
+    # The same device (same id) and the same entity ids; nothing left behind, nothing new.
+    assert _registered(hass, entry) == (devices, entities)
+    assert all(not entity_id.endswith("_2") for entity_id in hass.states.async_entity_ids())
+    assert dr.async_get(hass).async_get_devices(identifiers={(DOMAIN, old_agent_id)}) == []
+    assert entry.unique_id == entry.data["owner_id"]
+    assert not await agent_store(hass, old_agent_id).exists()
+
+    # The automation made before the reauth runs on a message to the new agent.
+    await wait_until(lambda: entry.runtime_data.status.state is ConnectionState.CONNECTED)
+    await driver.emulator.send(entry.data["conversation_id"], text="Back again")
+    await wait_until(lambda: len(fired) == 1)
+    assert fired[0].data == {"text": "Back again"}
+    assert hass.states.get("sensor.home_connection").state == "connected"  # type: ignore[union-attr]

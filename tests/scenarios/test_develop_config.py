@@ -1,0 +1,113 @@
+"""scripts/develop's Home Assistant configuration (issue 15, items 1 and 2).
+
+A new configuration is what Home Assistant writes for a new install (its own writer is
+run next to ours and compared), without `my`, with the demo's package; the port comes
+from `.storage/http` once Home Assistant has written it, and a new install's port is set
+with SETUP_PORT, which Home Assistant's http integration reads.
+"""
+
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from homeassistant import config as ha_config
+from homeassistant.components import default_config
+from homeassistant.components.http.config import default_server_port
+from homeassistant.util.yaml import load_yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _develop_config() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "develop_config", ROOT / "scripts" / "lib" / "develop_config.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+develop_config = _develop_config()
+
+
+def _load(config_dir: Path) -> dict[str, Any]:
+    loaded = load_yaml(config_dir / "configuration.yaml")
+    assert isinstance(loaded, dict)
+    return loaded
+
+
+def test_a_new_configuration_is_home_assistants_without_my(tmp_path: Path) -> None:
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    ours.mkdir()
+    theirs.mkdir()
+    assert develop_config.write_new_configuration(ours) is True
+    assert ha_config._write_default_config(str(theirs)) is True
+
+    mine, new_install = _load(ours), _load(theirs)
+    manifest = json.loads((Path(default_config.__file__).parent / "manifest.json").read_text())
+    # default_config's integrations one by one, except `my` and what cannot work in the
+    # demo (a go2rtc binary, libpcap): a new install of it logs no setup failure.
+    assert set(manifest["dependencies"]) - {"my", "go2rtc", "dhcp"} <= set(mine)
+    assert {"go2rtc", "dhcp"} <= set(manifest["dependencies"])
+    for left_out in ("my", "go2rtc", "dhcp"):
+        assert left_out not in mine
+    assert "default_config" not in mine
+    # Everything else a new install has, with the same included files and contents.
+    for key, value in new_install.items():
+        if key != "default_config":
+            assert mine[key] == value, key
+    for name in ("automations.yaml", "scripts.yaml", "scenes.yaml"):
+        assert (ours / name).read_text() == (theirs / name).read_text()
+    assert (ours / "themes").is_dir()
+    # No `http:` block: Home Assistant would stage it as a trial and raise a repair.
+    assert "http" not in mine
+    package = mine["homeassistant"]["packages"]["pacerelle_demo"]
+    assert package["camera"] == [{"platform": "pacerelle_demo"}]
+
+
+def test_an_existing_configuration_is_kept(tmp_path: Path) -> None:
+    (tmp_path / "configuration.yaml").write_text("homeassistant:\n")
+    assert develop_config.write_new_configuration(tmp_path) is False
+    assert (tmp_path / "configuration.yaml").read_text() == "homeassistant:\n"
+    assert not (tmp_path / "automations.yaml").exists()
+
+
+def _store(config_dir: Path, stable: int, pending: dict[str, Any] | None = None) -> None:
+    (config_dir / ".storage").mkdir(exist_ok=True)
+    data = {"stable": {"server_port": stable}, "pending": pending, "yaml_migration_done": True}
+    (config_dir / ".storage" / "http").write_text(json.dumps({"version": 2, "data": data}))
+
+
+@pytest.mark.parametrize(
+    ("store", "yaml_port", "expected"),
+    [
+        (None, None, 18123),  # new install: --ha-port
+        ((28123, None), None, 28123),  # Home Assistant's store wins over --ha-port
+        ((28123, {"server_port": 38123, "error": None}), None, 38123),  # a trial runs next
+        ((28123, {"server_port": 38123, "error": "not_promoted"}), None, 28123),
+        (None, 48123, 48123),  # an old configuration with `http:`, not migrated yet
+    ],
+)
+def test_the_port_served(
+    tmp_path: Path,
+    store: tuple[int, dict[str, Any] | None] | None,
+    yaml_port: int | None,
+    expected: int,
+) -> None:
+    http = f"http:\n  server_port: {yaml_port}\n" if yaml_port else ""
+    (tmp_path / "configuration.yaml").write_text(f"default_config:\n{http}")
+    if store is not None:
+        _store(tmp_path, *store)
+    assert develop_config.serving_port(tmp_path, 18123) == expected
+
+
+def test_home_assistant_takes_a_new_installs_port_from_setup_port(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SETUP_PORT", "18123")
+    assert default_server_port() == 18123

@@ -1,0 +1,193 @@
+"""The README's automation examples, as written there, run against the emulator."""
+
+from typing import Any
+
+import pytest
+from homeassistant.components.camera import Camera
+from homeassistant.core import HomeAssistant
+from homeassistant.setup import async_setup_component
+from pytest_homeassistant_custom_component.common import (
+    MockModule,
+    MockPlatform,
+    async_capture_events,
+    async_mock_service,
+    mock_integration,
+    mock_platform,
+)
+
+from custom_components.pacerelle.client.agent_core import ConnectionState
+from tests.helpers.agent import Agent, start_agent
+from tests.helpers.emulator import EmulatorHandle
+from tests.helpers.entities import wait_state
+from tests.helpers.readme import example
+from tests.helpers.runtime import wait_until
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(48))
+
+
+async def automate(hass: HomeAssistant, config: dict[str, Any]) -> None:
+    assert await async_setup_component(hass, "automation", {"automation": [config]})
+    await hass.async_block_till_done()
+
+
+async def answered(hass: HomeAssistant, setup: Agent) -> None:
+    await wait_state(hass, setup.entity_id(hass, "sensor", "pending_requests"), "0")
+
+
+async def test_answer_status(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
+    setup = await start_agent(hass, emulator)
+    hass.states.async_set("lock.front_door", "locked")
+    hass.states.async_set("alarm_control_panel.home", "armed_away")
+    hass.states.async_set("sensor.living_room_temperature", "21.5")
+    await automate(hass, example('Answer "status"'))
+    await emulator.send(setup.installed.conversation_id, text=" Status")
+    (reply,) = await emulator.wait_inbox(setup.installed.conversation_id, 1)
+    assert reply["text"] == "Front door: locked. Alarm: armed_away. Inside: 21.5 °C."
+    await answered(hass, setup)
+    assert await hass.config_entries.async_unload(setup.entry.entry_id)
+
+
+@pytest.mark.parametrize(("answer", "unlocked"), [(True, True), (False, False), (None, False)])
+async def test_ask_before_unlocking(
+    hass: HomeAssistant, emulator: EmulatorHandle, answer: bool | None, unlocked: bool
+) -> None:
+    setup = await start_agent(hass, emulator)
+    conversation = setup.installed.conversation_id
+    unlock_calls = async_mock_service(hass, "lock", "unlock")
+    config = example("Ask before unlocking the door")
+    if answer is None:
+        config["actions"][0]["data"]["timeout"] = 1  # nobody answers: not a minute in a test
+    await automate(hass, config)
+    await emulator.send(conversation, text="Unlock")
+    (question,) = await emulator.wait_inbox(conversation, 1)
+    assert question["kind"] == "widget.standard"
+    assert question["payload"]["spec"]["title"] == "Unlock the front door?"
+    if answer is not None:
+        widget_response = {"ref": question["payload"]["id"], "value": answer}
+        await emulator.send(conversation, widget_response=widget_response)
+    reply = (await emulator.wait_inbox(conversation, 2))[1]
+    if unlocked:
+        assert reply["text"] == "The front door is unlocked."
+        assert [call.data["entity_id"] for call in unlock_calls] == [["lock.front_door"]]
+    else:
+        stays = "the front door stays locked."
+        assert reply["text"] == ("No answer in time: " + stays if answer is None else stays)
+        assert unlock_calls == []
+    await answered(hass, setup)
+    assert await hass.config_entries.async_unload(setup.entry.entry_id)
+
+
+class _FrontDoor(Camera):
+    _attr_name = "Front door"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.content_type = "image/png"
+
+    async def async_camera_image(
+        self, width: int | None = None, height: int | None = None
+    ) -> bytes | None:
+        return PNG
+
+
+async def test_doorbell_snapshot(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
+    async def setup_platform(hass: HomeAssistant, config: Any, add: Any, info: Any = None) -> None:
+        add([_FrontDoor()])
+
+    mock_integration(hass, MockModule("test"))
+    mock_platform(hass, "test.camera", MockPlatform(async_setup_platform=setup_platform))
+    assert await async_setup_component(hass, "camera", {"camera": {"platform": "test"}})
+    setup = await start_agent(hass, emulator)
+    conversation = setup.installed.conversation_id
+    await emulator.send(conversation, text="hi")  # the person speaks first
+    await wait_state(hass, setup.entity_id(hass, "sensor", "pending_requests"), "1")
+    hass.states.async_set("binary_sensor.doorbell", "off")
+    await automate(hass, example("Send a camera snapshot when the doorbell rings"))
+    hass.states.async_set("binary_sensor.doorbell", "on")
+    (message,) = await emulator.wait_inbox(conversation, 1)
+    assert message["kind"] == "chat.message"
+    assert message["payload"]["text"].startswith("Someone rang at ")
+    [file] = message["files"]
+    assert file["mime"] == "image/png"
+    assert await hass.config_entries.async_unload(setup.entry.entry_id)
+
+
+async def test_progress_widget_example(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
+    setup = await start_agent(hass, emulator)
+    conversation = setup.installed.conversation_id
+    await emulator.send(conversation, text="hi")  # the person speaks first
+    await wait_state(hass, setup.entity_id(hass, "sensor", "pending_requests"), "1")
+    steps = example("`pacerelle.send_widget` and `pacerelle.update_widget`")
+    assert isinstance(steps, list)
+    assert await async_setup_component(
+        hass, "script", {"script": {"progress": {"sequence": steps}}}
+    )
+    await hass.services.async_call("script", "progress", blocking=True)
+    sent, updated = await emulator.wait_inbox(conversation, 2)
+    assert (sent["kind"], sent["payload"]["spec"]["value"]) == ("widget.standard", 0)
+    assert updated["kind"] == "widget.update"
+    assert updated["payload"]["ref"] == "backup-progress"
+    assert await hass.config_entries.async_unload(setup.entry.entry_id)
+
+
+def _running(hass: HomeAssistant, entity_id: str) -> int:
+    state = hass.states.get(entity_id)
+    assert state is not None
+    return int(state.attributes.get("current", 0))
+
+
+async def test_leak_alert_twice_with_the_connection_cut_between(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    """Sent at once: the run ends there. Cut: each leak (two while cut) is queued, its run
+    waits, and ends when it is sent, without a notification. Expired: the notification."""
+    setup = await start_agent(hass, emulator)
+    conversation = setup.installed.conversation_id
+    await emulator.send(conversation, text="hi")  # the person speaks first
+    await wait_state(hass, setup.entity_id(hass, "sensor", "pending_requests"), "1")
+    assert await async_setup_component(hass, "persistent_notification", {})
+    leak, automation = "binary_sensor.kitchen_leak", "automation.water_leak_alert"
+    hass.states.async_set(leak, "off")
+    config = example("Alert me even if the connection is down")
+    # The same, expiring after a second instead of two hours, on a leak of its own.
+    short = example("Alert me even if the connection is down")
+    short["alias"] = "Water leak alert, short"
+    short["triggers"][0]["entity_id"] = "binary_sensor.short_leak"
+    short["actions"][0]["data"]["expire_after"] = {"seconds": 1}
+    short["actions"][2]["timeout"] = {"seconds": 20}
+    hass.states.async_set("binary_sensor.short_leak", "off")
+    assert await async_setup_component(hass, "automation", {"automation": [config, short]})
+    await hass.async_block_till_done()
+
+    hass.states.async_set(leak, "on")
+    (first,) = await emulator.wait_inbox(conversation, 1)
+    assert first["text"] == "Water leak in the kitchen!"
+    await wait_until(lambda: _running(hass, automation) == 0)
+
+    await emulator.faults(gateway_status=503, drop_connections="abort")
+    await wait_until(lambda: setup.runtime.status.state is not ConnectionState.CONNECTED)
+    for _ in range(2):  # a second leak while the first waits: not "Already running"
+        hass.states.async_set(leak, "off")
+        hass.states.async_set(leak, "on")
+    await wait_until(lambda: setup.runtime.status.queued_sends == 2)
+    await wait_until(lambda: _running(hass, automation) == 2)
+    await emulator.faults(reset=True)
+    sent = await emulator.wait_inbox(conversation, 3, within=30)
+    assert [m["text"] for m in sent[1:]] == ["Water leak in the kitchen!"] * 2
+    await wait_until(lambda: _running(hass, automation) == 0)
+
+    # Expired unsent (two hours in the README; a second here): the notification says so.
+    notified = async_capture_events(hass, "call_service")
+    await emulator.faults(gateway_status=503, drop_connections="abort")
+    await wait_until(lambda: setup.runtime.status.state is not ConnectionState.CONNECTED)
+    hass.states.async_set("binary_sensor.short_leak", "on")
+    await wait_until(lambda: any(e.data["service"] == "create" for e in notified), within=15)
+    [created] = [e.data for e in notified if e.data["service"] == "create"]
+    assert created["domain"] == "persistent_notification"
+    assert created["service_data"]["title"] == "Water leak"
+    await wait_until(lambda: _running(hass, "automation.water_leak_alert_short") == 0)
+    await emulator.faults(reset=True)
+    # Never sent late.
+    await wait_until(lambda: setup.runtime.status.state is ConnectionState.CONNECTED)
+    assert len(await emulator.inbox(conversation)) == 3
+    assert await hass.config_entries.async_unload(setup.entry.entry_id)
