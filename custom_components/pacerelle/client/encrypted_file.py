@@ -85,14 +85,20 @@ class DocumentTooLargeError(StoreError):
         return self.size - self.limit
 
 
+def store_name(name: str) -> str:
+    """`name` as a store's file name inside its folder (both formats): never empty, hidden
+    or a path; ValueError otherwise."""
+    if not name or "/" in name or name.startswith("."):
+        raise ValueError(f"invalid store name {name!r}")
+    return name
+
+
 class EncryptedFile:
     """The encrypted document of one agent, named `name` inside `directory`."""
 
     def __init__(self, directory: Path, name: str) -> None:
-        if not name or "/" in name or name.startswith("."):
-            raise ValueError(f"invalid store name {name!r}")
         self.directory = directory
-        self.name = name
+        self.name = store_name(name)
         self.key_path = directory / f"{name}.key"
         self.data_path = directory / f"{name}.enc"
 

@@ -39,7 +39,14 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from ..encrypted_file import DIRECTORY_MODE, FILE_MODE, StoreError, StoreProblem, read_key
+from ..encrypted_file import (
+    DIRECTORY_MODE,
+    FILE_MODE,
+    StoreError,
+    StoreProblem,
+    read_key,
+    store_name,
+)
 
 FORMAT = b"PCRL-rows/1"
 NONCE_SIZE = 12
@@ -81,10 +88,8 @@ class RecordFile:
     """The database of one agent, named `name` inside `directory`."""
 
     def __init__(self, directory: Path, name: str) -> None:
-        if not name or "/" in name or name.startswith("."):
-            raise ValueError(f"invalid store name {name!r}")
         self.directory = directory
-        self.name = name
+        self.name = store_name(name)
         self.key_path = directory / f"{name}.key"
         self.db_path = directory / f"{name}.db"
         self.partial_path = directory / f"{name}.db.partial"
