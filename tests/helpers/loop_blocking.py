@@ -46,7 +46,7 @@ EXTRA_CALLS: tuple[tuple[object, str], ...] = (
 EXEMPT_CALLERS: tuple[str, ...] = (f"{os.sep}linecache.py", f"{os.sep}traceback.py")
 EXEMPT_PACKAGES: tuple[str, ...] = (f"{os.sep}coverage{os.sep}",)
 _GUARD_FILES: tuple[str, ...] = (
-    f"tests{os.sep}tests/helpers/loop_blocking.py",
+    f"tests{os.sep}helpers{os.sep}loop_blocking.py",
     f"homeassistant{os.sep}util{os.sep}loop.py",
 )
 
