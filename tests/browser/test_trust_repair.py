@@ -12,12 +12,14 @@ images (a test run never rewrites tracked files otherwise).
 """
 
 import asyncio
+import contextlib
 import re
 from pathlib import Path
 from typing import Any
 
 import aiohttp
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Browser, Locator, Page, expect
+from playwright.async_api import Error as PlaywrightError
 
 from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, Screenshots
 from tests.browser.home_assistant import running_home_assistant
@@ -114,11 +116,26 @@ async def _code_name_is_whole(page: Page, shots: Screenshots) -> None:
     name = page.get_by_text(CODE_NAME, exact=True)
     for width in CODE_VIEWPORT_WIDTHS:
         await page.set_viewport_size({"width": width, "height": 900})
-        await name.scroll_into_view_if_needed()
+        whole = await _scrolled_and_whole(name)
         await shots.take(page, f"device-page-code-{width}")
-        # Ellipsis cuts a name whose text is wider than its box.
-        assert await name.evaluate("node => node.scrollWidth <= node.clientWidth"), width
+        assert whole, width
     await page.set_viewport_size(VIEWPORT)
+
+
+async def _scrolled_and_whole(name: Locator) -> bool:
+    """Whether the name's text fits its box (ellipsis cuts a name wider than its box), with
+    it scrolled into view, in one step: the card is drawn again after a resize, and an
+    element found before that is gone (CI saw "not attached to the DOM")."""
+    for _ in range(10):
+        await expect(name).to_be_visible()
+        with contextlib.suppress(PlaywrightError):
+            return bool(
+                await name.evaluate(
+                    "node => { node.scrollIntoView({block: 'center'});"
+                    " return node.scrollWidth <= node.clientWidth; }"
+                )
+            )
+    raise AssertionError("the Code sensor's name kept being drawn again")
 
 
 async def test_trust_repair_in_the_frontend_then_the_device_answers(

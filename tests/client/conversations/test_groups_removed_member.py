@@ -9,6 +9,7 @@ senders of the newest epoch's keys, as for pacerelle.ask's response_mode).
 
 import base64
 import json
+import time
 import uuid
 from typing import Any
 
@@ -27,8 +28,11 @@ BEN = "usr_ben"
 
 
 async def replied_to(emulator: EmulatorHandle, group_id: str, message_id: str) -> None:
-    """Until the agent's reply to `message_id` reached the group."""
-    for _ in range(500):
+    """Until the agent's reply to `message_id` reached the group (within 30 s: the Assist
+    bridge first leaves automations their grace, and a quiet machine makes round trips fast,
+    so a count of round trips is no bound)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
         if any(e.get("reply_to_message_id") == message_id for e in await emulator.inbox(group_id)):
             return
         await emulator.advance_clock(0)  # an admin round trip: yields to the agent meanwhile
