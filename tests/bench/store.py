@@ -9,8 +9,10 @@ bytes handed to write(2) (/proc/self/io wchar: the files, WAL included). The sto
 measured as a start finds it (built, closed, loaded again, its first commit made), then
 ROUNDS commits of each kind for the .enc store (medians) and NEW_ROUNDS for the per-record
 one: medians, and means, which hold what comes once in many commits (SQLite's WAL
-checkpoints, an eviction), per operation. Last line: the per-record store's CPU per
-commit at the cap against empty (the target: within 2x).
+checkpoints, an eviction), per operation. Then the per-record store's CPU per commit at the
+cap against empty (the target: within 2x), twice: from the table, and from the two stores
+open side by side, their commits alternating (INTERLEAVED rounds of each operation), so a
+machine that slows down or speeds up during the run weighs on both alike.
 Start-up: reading and parsing the store into AgentData; RSS after it. Last, the hand-over
 marks file beside the store (store/handed_over.py), both windows full: what one more
 hand-over costs on the loop (a mark stored into the mapping) and at the sync (its msync).
@@ -43,6 +45,7 @@ from tests.helpers.store_states import SHAPES, grown, model_session, request
 
 ROUNDS = 3
 NEW_ROUNDS = 150
+INTERLEAVED = 300
 EXTRA = {"installation": {"token": "pit_bench"}, "version": 2, "generation": 1}
 KIB = 1024
 
@@ -230,7 +233,37 @@ def run() -> list[str]:
         for op in OPERATIONS
     ]
     lines.append("new rows, CPU per commit at the cap against empty: " + ", ".join(ratios))
+    empty, cap = grown(base, model, SHAPES["empty"]), grown(base, model, SHAPES["cap"])
+    lines.append(
+        f"the same, the two stores' commits alternating ({INTERLEAVED} of each, medians): "
+        + _interleaved(empty, cap)
+    )
     return [*lines, _marks_line()]
+
+
+def _interleaved(empty: AgentData, cap: AgentData) -> str:
+    ratios = []
+    with tempfile.TemporaryDirectory() as one, tempfile.TemporaryDirectory() as other:
+        stores = [_New(Path(one)), _New(Path(other))]
+        datas = []
+        for store, data in zip(stores, (empty, cap), strict=True):
+            store.setup(data)
+            started = store.start()
+            assert started is not None
+            datas.append(store.commit(started))
+        for name, operation in OPERATIONS.items():
+            cpu: list[list[float]] = [[], []]
+            for number in range(INTERLEAVED):
+                for index, store in enumerate(stores):
+                    data_next = operation(datas[index], number)
+                    started_cpu = time.process_time()
+                    datas[index] = store.commit(data_next)
+                    cpu[index].append(time.process_time() - started_cpu)
+            low, high = statistics.median(cpu[0]), statistics.median(cpu[1])
+            ratios.append(f"{name} {high / low:.1f}x ({low * 1000:.2f} / {high * 1000:.2f} ms)")
+        for store in stores:
+            store.store.close()
+    return ", ".join(ratios)
 
 
 def _marks_line() -> str:
