@@ -211,7 +211,6 @@ class AgentCoordinator:
             run_blocking=self.run_blocking,
             deliver=events.deliver,
             prepare=events.prepare,
-            may_prepare=events.may_prepare,
             status_changed=self.status_changed,
             revoked=self.revoked,
             send_status=self.send_status,

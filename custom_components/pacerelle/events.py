@@ -235,12 +235,6 @@ class MessageEvents:
             return None
         return self._prepare(request, note, save)
 
-    @staticmethod
-    def may_prepare(request: Request) -> bool:
-        """Whether `prepare` could have work: only files are prepared (saved, a voice note
-        transcribed). False lets a batch of texts be saved in one write (inbox/pipeline.py)."""
-        return bool(request.attachments)
-
     async def _prepare(self, request: Request, note: Mapping[str, Any] | None, save: bool) -> None:
         loop = asyncio.get_running_loop()
         # The voice note's bytes, once downloaded for speech-to-text, are saved as they are.

@@ -7,7 +7,7 @@ from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.inbox.requests import Request
 from custom_components.pacerelle.client.relay.connection import backoff_delay
 from tests.emulator import EmulatorConfig
-from tests.helpers.client_agent import Recorder, connected_agent, make_agent, wait_for
+from tests.helpers.client_agent import ONE_FILE, Recorder, connected_agent, make_agent, wait_for
 from tests.helpers.emulator import EmulatorHandle, running_emulator
 
 
@@ -97,7 +97,9 @@ async def test_interrupted_hand_over_is_redelivered_from_the_stored_copy(
     first = make_agent(emulator, installed, crashing)
     first.start()
     await wait_for(lambda: first.status.state is ConnectionState.CONNECTED)
-    message_id = await emulator.send(installed.conversation_id, text="only once")
+    message_id = await emulator.send(
+        installed.conversation_id, text="only once", attachments=ONE_FILE
+    )
     await wait_for(lambda: any(doc["inbox"]["received"] for doc in crashing.documents))
     await first.stop()
     status = await emulator.admin("GET", f"/agents/{installed.agent_id}")

@@ -30,6 +30,10 @@ from custom_components.pacerelle.client.trust.book import TrustBook, session_ide
 from custom_components.pacerelle.client.trust.door import TrustDoor
 from tests.helpers.emulator import EmulatorHandle, Installed
 
+ONE_FILE = [{"data_b64": "aGk=", "name": "a.txt", "mime": "text/plain"}]
+"""The `attachments` of an emulator send with one file: only a request with files is given
+to the host's `prepare` (inbox/delivery.py), where tests interrupt a hand-over."""
+
 
 async def to_thread[T](function: Callable[[], T]) -> T:
     return await asyncio.to_thread(function)
@@ -56,7 +60,7 @@ class Recorder:
         self.marks.append((mark, trusted))
 
     def prepare(self, request: Request) -> None:
-        """Nothing to prepare (tests replace it to interrupt a hand-over)."""
+        """Nothing to prepare (tests replace it to interrupt a hand-over: see ONE_FILE)."""
 
     def on_revoked(self) -> None:
         self.revoked += 1

@@ -80,10 +80,6 @@ def _nothing(*_args: Any) -> None:
     return None
 
 
-def _always(*_args: Any) -> bool:
-    return True
-
-
 @dataclass(frozen=True, slots=True)
 class AgentConfig:
     agent_id: str
@@ -99,19 +95,17 @@ class AgentConfig:
 class AgentHooks:
     """How the agent reaches its host.
 
-    `prepare` readies a request before it is saved as accepted (saves its files; may await);
-    `deliver` then hands it over (fires the event) synchronously, right after that save.
-    `may_prepare` says, before anything is saved, whether `prepare` could have work for a
-    request: when it is False for a whole batch, prepare is not called and the batch is
-    handed over under the same hold of the lock as its decryption (inbox/pipeline.py). It
-    must not guess low: a request it wrongly rules out is handed over unprepared.
+    `prepare` readies a request with files before it is saved as accepted (saves them,
+    transcribes a voice note; may await); the client calls it for those only, and hands a
+    batch without files over under the hold of the lock that saved it (inbox/delivery.py).
+    `deliver` then hands a request over (fires the event) synchronously, right after its
+    hand-over mark.
     The agent's data is not the host's: the agent commits it to its own store (Storage).
     """
 
     run_blocking: BlockingRunner
     deliver: Callable[[Request], None]
     prepare: Callable[[Request], Awaitable[None] | None] = field(default=_nothing)
-    may_prepare: Callable[[Request], bool] = field(default=_always)
     identity_changed: Callable[[str], None] = field(default=_nothing)
     status_changed: Callable[[], None] = field(default=_nothing)
     revoked: Callable[[], None] = field(default=_nothing)

@@ -158,7 +158,7 @@ def secret_descriptor(secret: Mapping[str, Any]) -> dict[str, Any]:
 
 def hooks_for_host(hooks: AgentHooks) -> AgentHooks:
     """`hooks` given each request as the host may see it (`Request.for_host`)."""
-    deliver, prepare, may_prepare = hooks.deliver, hooks.prepare, hooks.may_prepare
+    deliver, prepare = hooks.deliver, hooks.prepare
 
     def delivered(request: Request) -> None:
         deliver(request.for_host())
@@ -166,7 +166,4 @@ def hooks_for_host(hooks: AgentHooks) -> AgentHooks:
     def prepared(request: Request) -> Awaitable[None] | None:
         return prepare(request.for_host())
 
-    def preparable(request: Request) -> bool:
-        return may_prepare(request.for_host())
-
-    return replace(hooks, deliver=delivered, prepare=prepared, may_prepare=preparable)
+    return replace(hooks, deliver=delivered, prepare=prepared)

@@ -23,6 +23,7 @@ def _message(
     conversation_id: str = "c-1",
     to: str = "a-1",
     encrypted: bool = False,
+    attachments: tuple[dict[str, object], ...] = (),
 ) -> InboundMessage:
     return InboundMessage(
         message_id,
@@ -33,7 +34,7 @@ def _message(
         text,
         encrypted,
         None,
-        (),
+        attachments,
         digest or f"digest-of-{message_id}",
     )
 
@@ -76,7 +77,8 @@ async def test_a_failed_preparation_is_logged_and_the_request_still_handed_over(
     recorder = FailingPreparation()
     async with connected_agent(emulator, installed, recorder, encrypted=False) as agent:
         with caplog.at_level(logging.ERROR):
-            await agent._inbox.process([_message("m-1", b"with files")])
+            file = {"id": "f-1", "name": "a.txt", "mime": "text/plain", "size": 1, "blob_id": "b"}
+            await agent._inbox.process([_message("m-1", b"with files", attachments=(file,))])
         assert [r.text for r in recorder.delivered] == ["with files"]
         assert "Could not prepare an incoming request" in caplog.text
         assert agent.find_request("m-1") is not None

@@ -15,7 +15,7 @@ from custom_components.pacerelle.client import store_bounds
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.inbox.requests import Inbox, Request
-from tests.helpers.client_agent import Recorder, make_agent, wait_for
+from tests.helpers.client_agent import ONE_FILE, Recorder, make_agent, wait_for
 from tests.helpers.emulator import EmulatorHandle
 
 
@@ -35,7 +35,10 @@ async def test_evicted_request_redelivered_after_a_crash(
     first.start()
     try:
         await wait_for(lambda: first.status.state is ConnectionState.CONNECTED, within=5)
-        sent = [await emulator.send(conversation, text=f"message {n}") for n in (1, 2, 3)]
+        sent = [
+            await emulator.send(conversation, text=f"message {n}", attachments=ONE_FILE)
+            for n in (1, 2, 3)
+        ]
         # Decrypted and stored, never handed over; the oldest evicted past MAX_RECEIVED.
         await wait_for(
             lambda: bool(crashing.documents)

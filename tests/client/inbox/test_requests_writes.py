@@ -2,7 +2,7 @@
 
 The agent runs against the emulator over TCP; its person's device encrypts with Signal.
 The write before the event holds the decrypted copy (a kill then never decrypts it twice);
-the event follows its mark (client/inbox/pipeline.py); the write after it accepts, so a
+the event follows its mark (client/inbox/delivery.py); the write after it accepts, so a
 kill before the event never leaves the message accepted without one.
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle.client.agent import Agent
+from custom_components.pacerelle.client.inbox.delivery import with_files
 from custom_components.pacerelle.client.inbox.requests import Request
 from custom_components.pacerelle.client.relay.frames import InboundMessage
 from custom_components.pacerelle.events import MessageEvents
@@ -49,20 +49,12 @@ class WatchingHost(Recorder):
         super().deliver(request)
 
 
-def _texts_need_nothing(agent: Agent, prepared: str = "file") -> None:
-    """As events.py: only some requests (here, texts starting with `prepared`) may need
-    preparing."""
-    core = agent._core
-    core.hooks = replace(core.hooks, may_prepare=lambda request: request.text.startswith(prepared))
-
-
 async def test_a_text_is_saved_received_before_its_event_and_accepted_after(
     emulator: EmulatorHandle,
 ) -> None:
     installed = await emulator.install()
     host = WatchingHost(emulator, installed)
     async with connected_agent(emulator, installed, host) as agent:
-        _texts_need_nothing(agent)
         await wait_for(lambda: not agent._inbox.queue and not agent._core.lock.locked())
         before = len(host.documents)
         message_id = await emulator.send(installed.conversation_id, text="lights on")
@@ -100,7 +92,6 @@ async def test_a_failed_received_write_hands_nothing_over_and_acknowledges_nothi
     installed = await emulator.install()
     host = WatchingHost(emulator, installed)
     async with connected_agent(emulator, installed, host) as agent:
-        _texts_need_nothing(agent)
         await wait_for(lambda: not agent._inbox.queue and not agent._core.lock.locked())
         data_before = agent.data
         host.failing_saves = 1
@@ -120,17 +111,23 @@ async def test_a_failed_received_write_hands_nothing_over_and_acknowledges_nothi
         assert host.received_at_event == [True]
 
 
-def _plain(message_id: str, text: str) -> InboundMessage:
+FILE = {"id": "f-1", "name": "a.txt", "mime": "text/plain", "size": 1, "blob_id": "b-1"}
+
+
+def _plain(message_id: str, text: str, *, files: bool = False) -> InboundMessage:
+    attachments = (FILE,) if files else ()
+    payload = text.encode()
     return InboundMessage(
-        message_id, "c-1", "u-1", "1", "a-1", text.encode(), False, None, (), f"d-{message_id}"
+        message_id, "c-1", "u-1", "1", "a-1", payload, False, None, attachments, f"d-{message_id}"
     )
 
 
 async def test_a_batch_with_one_request_to_prepare_keeps_two_writes_and_its_order(
     emulator: EmulatorHandle,
 ) -> None:
-    """Received first, then prepared without the lock, then handed over, then accepted:
-    the whole batch, two writes."""
+    """Received first, then the request with files prepared without the lock (the texts
+    have nothing to prepare: the host is not asked), then handed over, then accepted: the
+    whole batch, two writes."""
     installed = await emulator.install()
     host = WatchingHost(emulator, installed)
     prepared: list[str] = []
@@ -144,28 +141,31 @@ async def test_a_batch_with_one_request_to_prepare_keeps_two_writes_and_its_orde
 
     host.prepare = prepare  # type: ignore[method-assign]
     async with connected_agent(emulator, installed, host, encrypted=False) as agent:
-        _texts_need_nothing(agent)
         before = len(host.documents)
-        await agent._inbox.process([_plain("m-1", "a"), _plain("m-2", "file"), _plain("m-3", "b")])
+        batch = [_plain("m-1", "a"), _plain("m-2", "file", files=True), _plain("m-3", "b")]
+        await agent._inbox.process(batch)
         assert len(host.documents) == before + 2
-        assert prepared == ["m-1", "m-2", "m-3"]
+        assert prepared == ["m-2"]
         assert [r.message_id for r in host.delivered] == ["m-1", "m-2", "m-3"]
         assert host.received_at_event == [True, True, True]
 
 
-async def test_the_host_prepares_nothing_it_said_it_would_not(hass: HomeAssistant) -> None:
-    """events.py's `may_prepare` never guesses low: a request without files has nothing to
-    prepare, even with a media folder set; one with files may."""
+async def test_only_a_request_with_files_is_given_to_the_host_to_prepare(
+    hass: HomeAssistant,
+) -> None:
+    """The client's one rule (inbox/delivery.py) never rules out what events.py would
+    prepare: a request without files has nothing to prepare, even with a media folder set;
+    one with files (a voice note too) is given to the host."""
 
     async def download(_message_id: str, _index: int) -> bytes:
         raise AssertionError("nothing is downloaded")
 
     events = MessageEvents(hass, "entry", "agent", "/media/pacerelle", download)
     text = Request("m-1", "c-1", "u-1", "1", "a-1", True, "text", "hi", None, 0.0)
-    assert not events.may_prepare(text)
+    assert with_files([text]) == []
     assert events.prepare(text) is None
     with_file = replace(text, attachments=({"id": "f-1", "mime": "audio/ogg"},))
-    assert events.may_prepare(with_file)
+    assert with_files([text, with_file]) == [with_file]
     preparation = events.prepare(with_file)
     assert preparation is not None
     preparation.close()  # type: ignore[attr-defined]  # a coroutine, never started

@@ -9,7 +9,7 @@ from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.client.errors import PacerelleConnectionError
 from custom_components.pacerelle.client.inbox.requests import Request
 from custom_components.pacerelle.client.relay.frames import group_recipient
-from tests.helpers.client_agent import Recorder, make_agent, wait_for
+from tests.helpers.client_agent import ONE_FILE, Recorder, make_agent, wait_for
 from tests.helpers.emulator import EmulatorHandle
 
 
@@ -46,7 +46,9 @@ async def test_a_request_being_handed_over_is_found_from_its_stored_copy(
     agent.start()
     try:
         await wait_for(lambda: agent.status.state is ConnectionState.CONNECTED)
-        message_id = await emulator.send(installed.conversation_id, text="only once")
+        message_id = await emulator.send(
+            installed.conversation_id, text="only once", attachments=ONE_FILE
+        )
         await wait_for(lambda: message_id in agent.data.inbox.received)
     finally:
         await agent.stop()

@@ -7,20 +7,19 @@ For a batch of incoming messages, in order:
 2. decrypt the new ones in the executor (one job for the batch), with the group key
    envelopes fetched for them before 1, WITHOUT the lock (group_key_fetch.py);
 3. save the Signal state and the decrypted requests together, as received (one write);
-4. let the host prepare each request (save its files), WITHOUT the agent's lock;
-5. hand them over: for each, its mark kept by the host and its event fired, on the loop
-   with nothing in between (Storage.mark: a journal a killed process keeps at once);
-   then save them as accepted with the marks, durable against a power cut (one commit), and
-   send ACK_READ for each.
-When the host has nothing to prepare for any request of the batch (`may_prepare`: a text
-has no files to save), 5 follows 3 under the same hold of the lock.
+   then tell the host the decryption outcomes, before any hand-over;
+4. let the host prepare the requests with files (delivery.py), WITHOUT the agent's lock;
+   a batch without files skips 4: 5 follows 3 under the same hold of the lock;
+5. hand them over (delivery.py): for each, its mark kept by the host and its event fired,
+   on the loop with nothing in between (Storage.mark: a journal a killed process keeps at
+   once); then save them as accepted with the marks, durable against a power cut (one
+   commit), and send ACK_READ for each.
 Steps 1-3 and 5 are transactions under the agent's lock; step 4 and the group key fetch
 run outside it, so that a send (or anything else that takes the lock) never waits for a
-download. The host bounds
-each download in time and in number (events.py); the pipeline prepares a batch's requests
-concurrently and hands them over in arrival order once all are ready. Only this pipeline
-(one task, one batch at a time) hands requests over, so releasing the lock between 3 and 5
-lets no one else hand the same requests over.
+download. The host bounds each download in time and in number (events.py); requests are
+prepared concurrently and handed over in arrival order once all are ready. Only this
+pipeline (one task, one batch at a time) hands requests over, so releasing the lock
+between 3 and 5 lets no one else hand the same requests over.
 What a kill leaves: before 3, the messages are replayed on the old state; after 3, each
 request is either marked (its event fired: accepted at the redelivery, no second event) or
 not (handed over from its stored copy, never decrypted twice); after 5 a redelivery is only
@@ -55,7 +54,8 @@ from ..signal.identity import verification_code
 from ..signal.state import AgentSignalState
 from .checks import checked
 from .decrypt_failures import DecryptionOutcome, DeviceKey
-from .handed_over import hand_over_mark, handed_over_before
+from .delivery import accepted, hand_over, marked, prepare, with_files
+from .handed_over import handed_over_before
 from .queue import InboundQueue
 from .requests import Receipt, Request, group_seal
 from .stage_clock import StageClock
@@ -121,7 +121,7 @@ class InboxPipeline:
             data = self._received(data, opened, now, stored, to_ack)
             if finished:
                 # Handed over before a kill, the acceptance not saved: saved now, no event.
-                data = _accepted(data, _marked(finished))
+                data = accepted(data, marked(finished))
                 to_ack.extend(message for message, _ in finished)
             requests = [request for _, request in stored]
             if data is not core.data:
@@ -130,14 +130,14 @@ class InboxPipeline:
                 clock.add("build", core.last_commit.build)
             self._tell(opened, signal_before, now)
             # Nothing to prepare: handed over under this hold of the lock (module docstring).
-            at_once = bool(requests) and not any(map(core.hooks.may_prepare, requests))
+            at_once = bool(requests) and not with_files(requests)
             if at_once:
-                await _hand_over(core, stored)
+                await hand_over(core, stored)
                 clock.lap("events")
             if len(core.data.signal.prekeys.one_time_prekeys) < prekeys_before:
                 self.prekeys_used.set()
         if requests and not at_once:
-            await self._prepare(requests)  # without the lock
+            await prepare(core, requests)  # without the lock
             clock.lap("prepare")
             async with core.lock:
                 await self._commit_accepted(stored)
@@ -286,24 +286,6 @@ class InboxPipeline:
                 to_open.append(message)
         return to_ack, to_open, stored, finished
 
-    async def _prepare(self, requests: Sequence[Request]) -> None:
-        """Let the host ready every request (save its files), concurrently, without the lock.
-
-        The host bounds each preparation (events.py: a semaphore and a deadline per file);
-        a preparation that fails is logged and its request still handed over.
-        """
-        pending = [
-            awaitable
-            for request in requests
-            if (awaitable := self._core.hooks.prepare(request)) is not None
-        ]
-        results = await asyncio.gather(*pending, return_exceptions=True)
-        for result in results:
-            if isinstance(result, asyncio.CancelledError):
-                raise result
-            if isinstance(result, BaseException):
-                _LOGGER.error("Could not prepare an incoming request", exc_info=result)
-
     async def _commit_accepted(self, stored: Sequence[tuple[InboundMessage, Request]]) -> None:
         """Hand over in arrival order, then save as accepted (before any ACK_READ goes out).
 
@@ -313,7 +295,7 @@ class InboxPipeline:
         data = core.data
         # Still received (nothing else hands over, but the lock was released meanwhile).
         stored = [pair for pair in stored if pair[1].message_id in data.inbox.received]
-        await _hand_over(core, stored)
+        await hand_over(core, stored)
 
     async def _acknowledge(self, messages: Sequence[InboundMessage]) -> None:
         for message in messages:
@@ -328,47 +310,6 @@ def _key_name(message: InboundMessage) -> str | None:
         return parse_message(message.payload).key_name
     except PacerelleError:
         return None
-
-
-type Marked = Sequence[tuple[str, Request]]
-"""Requests with their hand-over marks (handed_over.py), each computed once."""
-
-
-def _marked(stored: Sequence[tuple[InboundMessage, Request]]) -> list[tuple[str, Request]]:
-    return [(hand_over_mark(message), request) for message, request in stored]
-
-
-def _accepted(data: AgentData, marked: Marked) -> AgentData:
-    """`data` with the received requests accepted (pending), in the history and marked as
-    handed over (handed_over.py; the host keeps each mark as it is handed over)."""
-    history = data.history
-    for _, request in marked:
-        history = history.with_request(request)
-    inbox = data.inbox.accept(request.message_id for _, request in marked)
-    marks = data.handed_over.with_marks(
-        (mark for mark, _ in marked),
-        trusted=(mark for mark, request in marked if request.judged.trusted),
-    )
-    return replace(data, inbox=inbox, history=history, handed_over=marks)
-
-
-async def _hand_over(core: AgentCore, stored: Sequence[tuple[InboundMessage, Request]]) -> None:
-    """Hand the requests over in arrival order, each its mark then its event, then save them
-    as accepted and make all survive a power cut, before any ACK_READ (module docstring)."""
-    marked = _marked(stored)
-
-    def hand_over() -> None:
-        # Synchronous: nothing runs between a mark and its event.
-        for mark, request in marked:
-            core.store.mark(mark, request.judged.trusted)
-            core.hooks.deliver(request)
-        # The status (pending count, last message: Home Assistant writes nine entity states,
-        # a millisecond or two) is told at the loop's next pass, after what the events woke
-        # up (their WebSocket subscribers' writes), not before.
-        asyncio.get_running_loop().call_soon(core.hooks.status_changed)
-
-    if stored:
-        await core.commit_handed_over(_accepted(core.data, marked), hand_over)
 
 
 def _replayed(message: InboundMessage) -> None:
