@@ -4,7 +4,9 @@
 import ast
 import importlib
 import pkgutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from custom_components.pacerelle import client
 
@@ -39,15 +41,19 @@ def _depth(path: Path) -> int:
     return len(path.relative_to(PACKAGE).parts) - 1
 
 
-def test_no_module_outside_the_client_imports_past_its_face() -> None:
+def _offenders(check: Callable[[str, Path], list[Any]]) -> dict[str, list[Any]]:
+    """What `check(source, path)` finds in each module outside the client, by module."""
     outside = [p for p in sorted(PACKAGE.rglob("*.py")) if CLIENT not in p.parents]
     assert len(outside) > 30  # the walk sees the Home Assistant side
-    offenders = {
+    return {
         str(path.relative_to(PACKAGE)): found
         for path in outside
-        if (found := _inner_imports(path.read_text(encoding="utf-8"), _depth(path)))
+        if (found := check(path.read_text(encoding="utf-8"), path))
     }
-    assert offenders == {}
+
+
+def test_no_module_outside_the_client_imports_past_its_face() -> None:
+    assert _offenders(lambda source, path: _inner_imports(source, _depth(path))) == {}
 
 
 def test_the_check_sees_an_inner_import() -> None:
@@ -102,13 +108,7 @@ def test_no_module_outside_the_client_reads_the_agents_state() -> None:
     """The HA side asks the agent's read views (client/views.py: requests for the host,
     counts and ids for diagnostics), never its `AgentData`: what the client keeps and how
     it lays it out stays behind the face."""
-    outside = [p for p in sorted(PACKAGE.rglob("*.py")) if CLIENT not in p.parents]
-    offenders = {
-        str(path.relative_to(PACKAGE)): found
-        for path in outside
-        if (found := _agent_state_reads(path.read_text(encoding="utf-8")))
-    }
-    assert offenders == {}
+    assert _offenders(lambda source, _path: _agent_state_reads(source)) == {}
 
 
 def test_the_check_sees_a_read_of_the_agents_state() -> None:
