@@ -1,7 +1,8 @@
 """The HA-free agent: the facade the integration builds on, delegating to its parts.
 
 The connection loop (states, backoff, token renewal) is relay/connection.py; the inbox,
-the outbox and prekey publication are inbox/, outbox/ and relay/prekeys.py.
+the outbox and prekey publication are inbox/, outbox/ and relay/prekeys.py; what a host
+reads of the agent (status, requests, history, diagnostics' summary) is views.py.
 """
 
 import asyncio
