@@ -53,7 +53,7 @@ from .issues.decrypt import DecryptionWatch
 from .issues.runtime import clear_store_issue, raise_store_issue
 from .options import AgentOptions
 from .repairs import async_watch_trust
-from .runtime import PacerelleConfigEntry, PacerelleRuntime, judged
+from .runtime import PacerelleConfigEntry, PacerelleRuntime
 from .signals import message_status_signal, status_signal
 from .store.agent_store import agent_store
 from .store.generation import async_advance, async_advance_at_stop, async_found_restored
@@ -183,7 +183,7 @@ class AgentCoordinator:
             every_trusted_device=options.voice_transcripts,
             in_groups=options.assist_in_groups,
         )
-        return VoiceNotes(self.hass, policy, judged)
+        return VoiceNotes(self.hass, policy)
 
     def _config(self) -> AgentConfig:
         if not self.options.encrypted:

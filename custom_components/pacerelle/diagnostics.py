@@ -25,7 +25,7 @@ from homeassistant.core import HomeAssistant
 from .client import (
     MAX_QUEUED_SEND_BYTES,
     MAX_QUEUED_SENDS,
-    AgentData,
+    AgentSummary,
     Reply,
     Request,
 )
@@ -85,7 +85,7 @@ async def async_get_config_entry_diagnostics(
 ) -> dict[str, Any]:
     runtime = entry.runtime_data
     status = runtime.status
-    data = runtime.agent.data
+    data = runtime.agent.summary()
     ids = Pseudonyms()
     entry_data = dict(entry.data)
     entry_data[CONF_OWNER_ID] = ids.person(entry.data.get(CONF_OWNER_ID))
@@ -106,10 +106,10 @@ async def async_get_config_entry_diagnostics(
         },
         "signal": _signal(data, ids),
         "inbox": {
-            "pending": [_request(request, ids) for request in data.inbox.pending.values()],
-            "received_not_handed_over": len(data.inbox.received),
-            "accepted_receipts": len(data.inbox.accepted),
-            "rejected_receipts": len(data.inbox.rejected),
+            "pending": [_request(request, ids) for request in data.pending],
+            "received_not_handed_over": data.received_not_handed_over,
+            "accepted_receipts": data.accepted_receipts,
+            "rejected_receipts": data.rejected_receipts,
         },
         "history": {
             "requests": len(data.history.requests),
@@ -130,19 +130,19 @@ async def async_get_config_entry_diagnostics(
                 "conversation_id": ids.conversation(s.conversation_id),
                 "at": _time(s.at),
             }
-            for s in data.uncertain
+            for s in data.uncertain_sends
         ],
         # Sends kept while offline (client/outbox/queue.py): counts and times, never a frame.
         "send_queue": {
-            "count": len(data.queued),
-            "bytes": data.queued.total_bytes,
+            "count": data.queued_sends,
+            "bytes": data.queued_bytes,
             "max_count": MAX_QUEUED_SENDS,
             "max_bytes": MAX_QUEUED_SEND_BYTES,
-            "oldest_queued_at": _time(min((s.queued_at for s in data.queued.sends), default=None)),
+            "oldest_queued_at": _time(data.oldest_queued_at),
         },
-        "checkpoints": len(data.checkpoints.items),
+        "checkpoints": data.checkpoints,
         # What was refused or evicted to keep the store loadable (client/store_bounds.py).
-        "evictions": data.evictions.to_json(),
+        "evictions": dict(data.evictions),
         # Direct messages that did not decrypt since start, per device (issues/decrypt.py).
         "decryption_failures": [
             {
@@ -160,40 +160,37 @@ async def async_get_config_entry_diagnostics(
         },
         "conversations": {
             "with_history_key": [
-                ids.conversation(conversation)
-                for conversation in sorted(data.conversations.history_keys)
+                ids.conversation(conversation) for conversation in data.history_key_conversations
             ],
-            "group_keys": len(data.conversations.group_keys),
-            # Keyed "person|conversation": which device each conversation last wrote from.
-            "last_devices": sorted(data.conversations.last_devices.values()),
+            "group_keys": data.group_keys,
+            # Which device each conversation last wrote from (sorted).
+            "last_devices": list(data.last_device_ids),
         },
     }
     return async_redact_data(diagnostics, TO_REDACT)
 
 
-def _signal(data: AgentData, ids: Pseudonyms) -> dict[str, Any]:
+def _signal(data: AgentSummary, ids: Pseudonyms) -> dict[str, Any]:
     """Which keys exist and how old they are, and which sessions: never the keys."""
-    state = data.signal
-    prekeys = state.prekeys
     return {
-        "device_id": prekeys.device_id,
+        "device_id": data.device_id,
         "signed_prekey": {
-            "id": prekeys.signed_prekey.prekey_id,
-            "created_at": _time(prekeys.signed_prekey.created_at),
+            "id": data.signed_prekey[0],
+            "created_at": _time(data.signed_prekey[1]),
         },
         "kyber_prekey": {
-            "id": prekeys.kyber_prekey.prekey_id,
-            "created_at": _time(prekeys.kyber_prekey.created_at),
+            "id": data.kyber_prekey[0],
+            "created_at": _time(data.kyber_prekey[1]),
         },
-        "retired_prekeys": len(prekeys.retired),
-        "one_time_prekeys": len(prekeys.one_time_prekeys),
-        "one_time_prekeys_published": len(data.published_prekeys),
+        "retired_prekeys": data.retired_prekeys,
+        "one_time_prekeys": data.one_time_prekeys,
+        "one_time_prekeys_published": data.one_time_prekeys_published,
         "sessions": {
             ids("session", name): {
-                "current_version": record.current.version if record.current else None,
-                "archived": len(record.previous),
+                "current_version": session.current_version,
+                "archived": session.archived,
             }
-            for name, record in state.sessions.items()
+            for name, session in data.sessions.items()
         },
     }
 

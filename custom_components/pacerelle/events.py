@@ -1,68 +1,10 @@
 """The events an agent fires on Home Assistant's bus: their names and stable data.
 
-They are for users' automations: anything may fire them, so the integration's own
+They are for users' automations, and anything may fire them: the integration's own
 consumers get the typed request by signal instead, right after each event (signals.py).
-
-`pacerelle_message`, once per accepted request (text, files, widget answers alike):
-
-- `entry_id`, `agent_id`: the config entry and the Pacerelle agent that received it
-- `conversation_id`: the conversation it was written in
-- `message_id`: the request's id; pass it as `source_message_id` to answer it
-- `sender_id`, `sender_device_id`: who wrote it, from which of their devices
-- `group`: true when written in a group conversation (no group name: Pacerelle gives an
-  agent none, so a group is known by its `conversation_id`)
-- `kind`: `text`, `chat.message` (with files), `widget.response` or `widget.update`
-- `text`: what the person wrote (for widget answers, a short description)
-- `reply_to_message_id`: the message it answers, or null
-- `attachments`: `[{id, name, mime, size, width?, height?, duration_ms?, path?}]`, never a
-  key; `path` (only when a media folder is set) is where the file was saved, null if that
-  failed
-- `widget`: the widget JSON the person's app sent (`widget.response`/`widget.update`), or null
-- `widget_response`: `{widget_id, value, cancelled}` for an answer to one of our widgets,
-  else null
-- `received_at`: ISO 8601 time it arrived
-- `trusted`: true only when the identity key that wrote it (and the device it was judged
-  as) was trusted when the message was opened (client/trust/door.py): the one judgement
-  every consumer reads
-- `trust_state`: `trusted`, `unverified`, `changed` (its identity key changed since it was
-  trusted) or `blocked` (never fired: a blocked key's messages are refused when opened)
-- `relayed_at`: ISO 8601 time the relay says it took the message (null if it did not say);
-  the relay is not trusted for it: it only ever makes a request older (assist/bridge.py)
-- `transcript`: what a voice note (the first `audio/*` attachment) says, as the chosen
-  Assist pipeline's speech-to-text heard it; null when there is none (no voice pipeline,
-  not a voice note, a device not trusted, not wanted by the options, or a failure). See
-  voice.py. This event type is kept out of the recorder's database (voice/privacy.py):
-  what people write or say stays out of the history, as on the event entity.
-
-`pacerelle_widget_response`, also fired for each answer to one of our widgets:
-`entry_id`, `agent_id`, `conversation_id`, `message_id` (of the answer), `sender_id`,
-`sender_device_id`, `widget_id` (the widget answered), `value` (null when cancelled),
-`cancelled`, `received_at`, `trusted`, `trust_state`. Kept out of the recorder's database
-too (voice/privacy.py): `value` is what the person typed, a password field's included.
-
-`pacerelle_decryption_failed`, for each direct message the agent could not decrypt (see
-issues/decrypt.py): `entry_id`, `agent_id`, `conversation_id`, `sender_id`,
-`sender_device_id`, `reason` (the Signal engine's error kind, e.g. `invalid_mac`) and `at`
-(ISO 8601). Never the ciphertext nor anything of the message's content.
-
-`pacerelle_message_status`, for each message the agent sends, as its delivery status
-changes (see client/outbox/flush.py): `entry_id`, `agent_id`, `message_id` (as returned by
-the action), `conversation_id` and `status`: `queued` (offline: kept until the connection
-is back), `sent` (written to the relay), `uncertain` (the connection dropped right after:
-the relay may or may not have it; never sent twice), `expired` (still queued at its
-`expire_after`: dropped, never sent late), `failed` (the relay refused it) or `cleared`
-(dropped by `pacerelle.clear_queue`).
-
-Events keep arrival order: when a message's files are being saved or its voice note
-transcribed (voice.py, bounded by its pipeline timeout), later events wait for it
-(the inbox pipeline prepares a batch's requests before its events fire, in order). Files are
-downloaded without the agent's lock (a send never waits for one), at most
-MAX_CONCURRENT_DOWNLOADS at a time, and a message's files are given up DOWNLOAD_DEADLINE
-seconds after their downloads began: the event then fires with `path` null for each file
-not saved, so a relay serving a blob slowly delays events by that much at most (twice for
-a voice note saved too: once to hear it, once for the other files). A voice note's deadline
-starts once the person's earlier notes are heard, and the files' once the note is: waiting
-one's turn is not the relay's slowness.
+Each event's fields and when it fires are documented once, in README.md "Events"; a
+field is only ever added. Events keep arrival order: a request's files and voice note are
+prepared (bounded in time and number, limits.py) before its event and those after it fire.
 """
 
 import asyncio

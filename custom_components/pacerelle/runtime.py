@@ -8,15 +8,9 @@ from dataclasses import dataclass
 
 from homeassistant.config_entries import ConfigEntry
 
-from .client import Agent, AgentStatus, DecryptFailures, DeviceTrust, Request
-from .events import EVENT_MESSAGE, event_data
+from .client import Agent, AgentStatus, DecryptFailures
 from .trust import TrustManager
 from .voice.transcripts import VoiceNotes
-
-
-def judged(request: Request) -> DeviceTrust:
-    """A request's one trust judgement (made by the client when it was opened)."""
-    return request.judged
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,12 +33,3 @@ class PacerelleRuntime:
 
 # The typed config entry, defined once next to the runtime data it types.
 type PacerelleConfigEntry = ConfigEntry[PacerelleRuntime]
-
-
-__all__ = [
-    "EVENT_MESSAGE",
-    "PacerelleConfigEntry",
-    "PacerelleRuntime",
-    "event_data",
-    "judged",
-]

@@ -9,7 +9,8 @@ the subentry removes only its entities.
 
 Aborts (translated): agent_not_loaded (no running agent to ask), no_conversations (every
 seen one is named), unknown_conversation (an id the agent has not seen, e.g. typed or gone
-since the form was shown), already_named.
+since the form was shown), already_named. A pasted text that is no relay id at all (the
+client's `is_relay_id`) gets the form again with invalid_conversation_id.
 """
 
 from datetime import UTC, datetime
@@ -30,7 +31,7 @@ from homeassistant.helpers.selector import (
     TextSelector,
 )
 
-from .client import SeenConversation
+from .client import SeenConversation, is_relay_id
 from .const import CONF_CONVERSATION_ID, CONF_RECIPIENT, SUBENTRY_CONVERSATION
 from .limits import MAX_CONVERSATION_NAME_CHARS, MAX_LISTED_MEMBERS
 from .runtime import PacerelleConfigEntry
@@ -75,24 +76,26 @@ class ConversationSubentryFlow(ConfigSubentryFlow):
         errors: dict[str, str] = {}
         if user_input is not None:
             chosen = str(user_input[CONF_CONVERSATION_ID]).strip()
-            if chosen in named_conversations(entry):
-                return self.async_abort(reason="already_named")
+            name = str(user_input[CONF_NAME]).strip()
             found = next((c for c in offered if c.conversation_id == chosen), None)
-            if found is None:
+            if not is_relay_id(chosen):
+                # No id at all (too long, control characters): the form again, with why.
+                errors[CONF_CONVERSATION_ID] = "invalid_conversation_id"
+            elif chosen in named_conversations(entry):
+                return self.async_abort(reason="already_named")
+            elif found is None:
                 return self.async_abort(
                     reason="unknown_conversation",
-                    description_placeholders={
-                        "conversation_id": chosen[:MAX_CONVERSATION_NAME_CHARS]
-                    },
+                    description_placeholders={"conversation_id": chosen},
                 )
-            name = str(user_input[CONF_NAME]).strip()
-            if name and len(name) <= MAX_CONVERSATION_NAME_CHARS:
+            elif name and len(name) <= MAX_CONVERSATION_NAME_CHARS:
                 return self.async_create_entry(
                     title=name,
                     data={CONF_CONVERSATION_ID: chosen, CONF_RECIPIENT: found.recipient},
                     unique_id=chosen,
                 )
-            errors[CONF_NAME] = "invalid_name"
+            else:
+                errors[CONF_NAME] = "invalid_name"
         if not offered:
             return self.async_abort(reason="no_conversations")
         return self.async_show_form(

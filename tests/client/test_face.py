@@ -4,7 +4,9 @@
 import ast
 import importlib
 import pkgutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from custom_components.pacerelle import client
 
@@ -39,15 +41,19 @@ def _depth(path: Path) -> int:
     return len(path.relative_to(PACKAGE).parts) - 1
 
 
-def test_no_module_outside_the_client_imports_past_its_face() -> None:
+def _offenders(check: Callable[[str, Path], list[Any]]) -> dict[str, list[Any]]:
+    """What `check(source, path)` finds in each module outside the client, by module."""
     outside = [p for p in sorted(PACKAGE.rglob("*.py")) if CLIENT not in p.parents]
     assert len(outside) > 30  # the walk sees the Home Assistant side
-    offenders = {
+    return {
         str(path.relative_to(PACKAGE)): found
         for path in outside
-        if (found := _inner_imports(path.read_text(encoding="utf-8"), _depth(path)))
+        if (found := check(path.read_text(encoding="utf-8"), path))
     }
-    assert offenders == {}
+
+
+def test_no_module_outside_the_client_imports_past_its_face() -> None:
+    assert _offenders(lambda source, path: _inner_imports(source, _depth(path))) == {}
 
 
 def test_the_check_sees_an_inner_import() -> None:
@@ -69,6 +75,55 @@ def test_the_check_sees_an_inner_import() -> None:
         "custom_components.pacerelle.client.inbox.requests",
         "..client.inbox",
     ]
+
+
+def _is_agent(node: ast.expr | None, names: set[str]) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id in names
+    return isinstance(node, ast.Attribute) and node.attr == "agent"
+
+
+def _agent_state_reads(source: str) -> list[int]:
+    """The lines that read an agent's state (`agent.data`, `runtime.agent.data`, or through
+    a name bound to an agent or annotated `Agent`)."""
+    tree = ast.parse(source)
+    names = {"agent"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and _is_agent(node.value, names):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.AnnAssign | ast.arg):
+            annotation = node.annotation
+            target = node.target if isinstance(node, ast.AnnAssign) else None
+            name = node.arg if isinstance(node, ast.arg) else getattr(target, "id", None)
+            if name and isinstance(annotation, ast.Name) and annotation.id == "Agent":
+                names.add(name)
+    return sorted(
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and node.attr == "data" and _is_agent(node.value, names)
+    )
+
+
+def test_no_module_outside_the_client_reads_the_agents_state() -> None:
+    """The HA side asks the agent's read views (client/views.py: requests for the host,
+    counts and ids for diagnostics), never its `AgentData`: what the client keeps and how
+    it lays it out stays behind the face."""
+    assert _offenders(lambda source, _path: _agent_state_reads(source)) == {}
+
+
+def test_the_check_sees_a_read_of_the_agents_state() -> None:
+    source = (
+        "pending = agent.data.inbox.pending\n"
+        "data = entry.runtime_data.agent.data\n"
+        "a = runtime.agent\n"
+        "members = a.data.conversations\n"
+        "def f(bot: Agent) -> None:\n"
+        "    bot.data\n"
+        "fields = call.data\n"
+        "entry.data[CONF_AGENT_ID]\n"
+        "agent.pending_requests()\n"
+    )
+    assert _agent_state_reads(source) == [1, 2, 4, 6]
 
 
 def test_the_face_exports_what_it_lists() -> None:

@@ -7,7 +7,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er
 from syrupy.assertion import SnapshotAssertion
 
-from custom_components.pacerelle.runtime import EVENT_MESSAGE
+from custom_components.pacerelle.events import EVENT_MESSAGE
 from tests.helpers.agent import start_agent
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.entities import ha_snapshot, replacing, state_of, wait_state

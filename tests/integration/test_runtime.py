@@ -15,8 +15,8 @@ from pytest_homeassistant_custom_component.common import async_capture_events
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.const import DOMAIN
+from custom_components.pacerelle.events import EVENT_MESSAGE
 from custom_components.pacerelle.repairs import issue_id as trust_issue_id
-from custom_components.pacerelle.runtime import EVENT_MESSAGE
 from custom_components.pacerelle.signals import status_signal
 from custom_components.pacerelle.store.agent_store import agent_store
 from tests.helpers.agent import add_entry, connected_entry

@@ -9,7 +9,8 @@ from homeassistant.core import HomeAssistant
 from pytest_homeassistant_custom_component.common import async_capture_events
 
 from custom_components.pacerelle.client.agent_core import ConnectionState
-from custom_components.pacerelle.runtime import EVENT_MESSAGE, PacerelleRuntime
+from custom_components.pacerelle.events import EVENT_MESSAGE
+from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.helpers.agent import add_entry, connected_entry
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.runtime import wait_until

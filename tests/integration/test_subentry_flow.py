@@ -227,6 +227,37 @@ async def test_an_unknown_conversation_id_aborts_with_a_translated_reason(
     assert abort_text("already_named")
 
 
+async def test_a_pasted_text_that_is_no_id_gets_the_form_again_with_why(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    """The bound of a pasted id is the relay's (the client's `is_relay_id`), not a name's:
+    no id at all is refused on the form, translated; a long unknown id is named whole."""
+    agent = await start_agent(hass, emulator)
+    group_id, _ = await family_group(emulator, agent)
+    await member_writes(emulator, agent, group_id, text="hi", user_id=ANA)
+    for pasted in ("c" * 300, "conv\n1", group_id + "\x00"):
+        form = await start_flow(hass, agent)
+        refused = await hass.config_entries.subentries.async_configure(
+            form["flow_id"], {"conversation_id": pasted, "name": "Family"}
+        )
+        assert refused["errors"] == {"conversation_id": "invalid_conversation_id"}, pasted
+        assert offered(refused) == [group_id]  # the form again, nothing named
+    assert not agent.entry.subentries
+    for path in (STRINGS, STRINGS.parent / "translations" / "en.json"):
+        errors = json.loads(path.read_text())["config_subentries"][SUBENTRY_CONVERSATION]
+        assert "not a conversation id" in errors["error"]["invalid_conversation_id"]
+
+    long_unknown = "conv-" + "x" * 195  # an id (up to 256 characters), of no conversation
+    form = await start_flow(hass, agent)
+    gone = await hass.config_entries.subentries.async_configure(
+        form["flow_id"], {"conversation_id": long_unknown, "name": "Ghosts"}
+    )
+    assert (gone["type"], gone["reason"]) == (FlowResultType.ABORT, "unknown_conversation")
+    assert gone["description_placeholders"] == {"conversation_id": long_unknown}
+    named = await name(hass, agent, group_id, "Family")
+    assert named["type"] is FlowResultType.CREATE_ENTRY
+
+
 async def test_naming_needs_a_running_agent(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
     agent = await start_agent(hass, emulator)
     assert await hass.config_entries.async_unload(agent.entry.entry_id)

@@ -15,7 +15,7 @@ from pytest_homeassistant_custom_component.common import async_capture_events
 from custom_components.pacerelle.client.limits import MAX_DEVICES_PER_PEER
 from custom_components.pacerelle.client.signal.session import PeerAddress
 from custom_components.pacerelle.client.signal.state import is_established
-from custom_components.pacerelle.runtime import EVENT_MESSAGE
+from custom_components.pacerelle.events import EVENT_MESSAGE
 from tests.helpers.agent import add_entry, connected_entry
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.reference_peer import reference_peer_available

@@ -181,14 +181,10 @@ async def async_ask(call: ServiceCall) -> ServiceResponse:
     except WidgetError as err:
         raise action_error(err) from err
     widget_id = widget["id"]
-    agent_id = str(entry.data[CONF_AGENT_ID])
     conversation: list[str] = []
 
     def members() -> frozenset[str]:
-        conversations = agent.data.conversations
-        if not conversation:
-            return frozenset()
-        return conversations.group_members(conversation[0], agent_id)
+        return agent.group_members(conversation[0]) if conversation else frozenset()
 
     trust = entry.runtime_data.trust
 

@@ -6,7 +6,6 @@ with `not_connected`, as before the queue existed). `pacerelle_message_status` f
 """
 
 import json
-from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any, Final
 
@@ -19,9 +18,6 @@ from ..client import (
     DEFAULT_EXPIRE_AFTER,
     MAX_EXPIRE_AFTER,
     MAX_FILES_PER_SEND,
-    WIDGET_STANDARD,
-    WIDGET_UPDATE,
-    History,
     OutgoingFile,
     Reply,
     WidgetError,
@@ -175,44 +171,13 @@ async def async_send_widget(call: ServiceCall) -> ServiceResponse:
     return reply_response(reply, widget_id=widget["id"])
 
 
-def find_widget(
-    history: History, widget_id: str
-) -> tuple[Reply | None, str | None, dict[str, Any]]:
-    """The newest send about a widget, its kind and current spec (None when out of history)."""
-    last: Reply | None = None
-    kind: str | None = None
-    spec: dict[str, Any] = {}
-    for reply in history.replies:
-        payload = _json_object(reply.text)
-        if payload is None:
-            continue
-        if payload.get("type") == WIDGET_STANDARD and payload.get("id") == widget_id:
-            last, kind, spec = reply, str(payload.get("kind")), dict(payload.get("spec") or {})
-        elif payload.get("type") == WIDGET_UPDATE and payload.get("ref") == widget_id:
-            last = reply
-            patch = payload.get("patch")
-            if isinstance(patch, Mapping) and isinstance(patch.get("spec"), Mapping):
-                spec.update(patch["spec"])
-    return last, kind, spec
-
-
-def _json_object(text: str) -> dict[str, Any] | None:
-    if not text.startswith("{"):
-        return None
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
 async def async_update_widget(call: ServiceCall) -> ServiceResponse:
     """Patch a widget we sent, to the same person and device (progress, new expiry...)."""
     entry = resolve_entry(call.hass, call)
     agent = entry.runtime_data.agent
     widget_id: str = call.data[ATTR_WIDGET_ID]
-    last, kind, spec = find_widget(agent.data.history, widget_id)
-    if last is None:
+    sent = agent.widget(widget_id)
+    if sent is None:
         raise ServiceValidationError(
             translation_domain=DOMAIN,
             translation_key="unknown_widget",
@@ -220,16 +185,16 @@ async def async_update_widget(call: ServiceCall) -> ServiceResponse:
         )
     patch = {name: call.data[name] for name in (ATTR_SPEC, ATTR_EXPIRES_AT) if name in call.data}
     try:
-        checked = check_patch(kind, spec if kind is not None else None, patch)
+        checked = check_patch(sent.kind, sent.spec if sent.kind is not None else None, patch)
     except WidgetError as err:
         raise action_error(err) from err
     update = build_update(widget_id, checked)
     with client_errors(call.hass, entry):
         reply = await agent.send_widget(
             update,
-            conversation_id=last.conversation_id,
-            to=last.to,
-            to_device_id=last.to_device_id,
+            conversation_id=sent.last.conversation_id,
+            to=sent.last.to,
+            to_device_id=sent.last.to_device_id,
             expire_after=expire_after(call),
         )
     return reply_response(reply, widget_id=widget_id)

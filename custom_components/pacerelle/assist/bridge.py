@@ -68,7 +68,7 @@ from ..client import (
     PacerelleError,
     Request,
 )
-from ..const import CONF_AGENT_ID, CONF_OWNER_ID, DOMAIN
+from ..const import CONF_OWNER_ID, DOMAIN
 from ..limits import (
     ASSIST_ANSWER_TIMEOUT,
     MAX_REQUEST_AGE,
@@ -81,7 +81,7 @@ from ..runtime import PacerelleRuntime
 from ..signals import Delivered, message_signal
 from ..voice.answer import SpokenAnswer, SpokenAnswerError, async_speak
 from ..voice.transcripts import VOICE_PROBLEM_KEYS, VoiceOutcome, find_pipeline, voice_note
-from .sharing import async_grace, taken_by_automation
+from .sharing import async_grace
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -164,7 +164,7 @@ class AssistBridge:
                     self._hass,
                     self._entry.entry_id,
                     since,
-                    partial(taken_by_automation, self._entry.runtime_data.agent, message_id),
+                    partial(self._entry.runtime_data.agent.handled, message_id),
                 )
                 await self._answer(delivered)
             except Exception:
@@ -176,7 +176,9 @@ class AssistBridge:
         message_id = request.message_id
         # Taken whatever happens next: a transcript is not kept in memory once handled.
         outcome = self._entry.runtime_data.voice.take(message_id)
-        if taken_by_automation(self._entry.runtime_data.agent, message_id):
+        # Marked processed or answered by something else (sharing.py); a request the agent
+        # does not know at all is not taken (the answer then fails and is logged).
+        if self._entry.runtime_data.agent.handled(message_id):
             _LOGGER.debug("Assist bridge leaves %s to the automation that handled it", message_id)
             return
         if request.is_group and not self._member_now(request):
@@ -254,10 +256,7 @@ class AssistBridge:
         current epoch's, client/conversations/group_epochs.py; anyone when it knows none), as for
         pacerelle.ask's response_mode: a member who left still holds an old key that
         opens, and their device may still be trusted."""
-        agent = self._entry.runtime_data.agent
-        members = agent.data.conversations.group_members(
-            request.conversation_id, str(self._entry.data[CONF_AGENT_ID])
-        )
+        members = self._entry.runtime_data.agent.group_members(request.conversation_id)
         return not members or request.sender_id in members
 
     def _is_voice(self, request: Request) -> bool:

@@ -20,7 +20,6 @@ from typing import Final
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers.dispatcher import async_dispatcher_connect
 
-from ..client import Agent
 from ..signals import message_status_signal, status_signal
 
 # Long enough for an automation's first send or mark_processed (they start at the event);
@@ -56,16 +55,3 @@ async def async_grace(
     finally:
         for stop in stops:
             stop()
-
-
-def taken_by_automation(agent: Agent, message_id: str) -> bool:
-    """Whether something else handled the request: marked processed, or answered. A
-    request the agent does not know at all is not taken (the bridge's answer then fails
-    and is logged, as for any request it cannot answer)."""
-    data = agent.data
-    if message_id not in data.inbox.pending:
-        return agent.find_request(message_id) is not None
-    return any(
-        message_id in (reply.source_message_id, reply.reply_to_message_id)
-        for reply in data.history.replies
-    )

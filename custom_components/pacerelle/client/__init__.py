@@ -1,8 +1,8 @@
 """HA-free client library for Pacerelle: protocol, gateway and end-to-end encryption."""
 
-from .agent import Agent, AgentStatus
+from .agent import Agent
 from .agent_core import AgentConfig, AgentHooks, ConnectionState
-from .agent_data import SECTIONS, AgentData, AgentDataError
+from .agent_data import SECTIONS, AgentData, AgentDataError, UncertainSend
 from .attachments import OutgoingFile
 from .conversations.checkpoints import ACTIVE, COMPLETED
 from .conversations.groups import GroupError
@@ -15,6 +15,7 @@ from .conversations.payloads import (
     public_attachment,
 )
 from .conversations.seen import SeenConversation
+from .conversations.sent_widgets import SentWidget
 from .conversations.widget_answers import (
     Addressee,
     MemberAnswers,
@@ -80,7 +81,7 @@ from .relay.agent_connect import (
     register_client,
     request_runtime_token,
 )
-from .relay.frames import FrameError, group_recipient, is_group_recipient
+from .relay.frames import FrameError, group_recipient, is_group_recipient, is_relay_id
 from .relay.http import ResponseTooLargeError
 from .relay.tokens import InstallationRevokedError, IssuedToken, RuntimeTokens
 from .signal.native import native_crypto_unavailable
@@ -95,6 +96,7 @@ from .trust.book import (
     session_identities,
 )
 from .trust.door import TrustDoor, TrustListener
+from .views import AgentStatus, AgentSummary, SessionSummary
 
 __all__ = [
     "ACTIVE",
@@ -136,6 +138,7 @@ __all__ = [
     "AgentStatus",
     "AgentStore",
     "AgentStores",
+    "AgentSummary",
     "AuthorizationRequest",
     "ConnectionState",
     "DecryptFailures",
@@ -169,6 +172,8 @@ __all__ = [
     "SeenConversation",
     "SendError",
     "SendRefusal",
+    "SentWidget",
+    "SessionSummary",
     "StoreError",
     "StoreLocation",
     "StoreProblem",
@@ -176,6 +181,7 @@ __all__ = [
     "TrustDoor",
     "TrustListener",
     "TrustState",
+    "UncertainSend",
     "UntrustedGroupKeysError",
     "WidgetError",
     "WidgetResponse",
@@ -188,6 +194,7 @@ __all__ = [
     "exchange_code",
     "group_recipient",
     "is_group_recipient",
+    "is_relay_id",
     "migrate",
     "native_crypto_unavailable",
     "normalize_server_url",

@@ -1,16 +1,16 @@
 """The HA-free agent: the facade the integration builds on, delegating to its parts.
 
 The connection loop (states, backoff, token renewal) is relay/connection.py; the inbox,
-the outbox and prekey publication are inbox/, outbox/ and relay/prekeys.py.
+the outbox and prekey publication are inbox/, outbox/ and relay/prekeys.py; what a host
+reads of the agent (status, requests, history, diagnostics' summary) is views.py.
 """
 
 import asyncio
 import contextlib
 import json
 import logging
-import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import aiohttp
@@ -25,16 +25,14 @@ from .attachments import (
     secret_descriptor,
 )
 from .conversations.checkpoints import Checkpoint
-from .conversations.history import History, Reply
+from .conversations.history import Reply
 from .conversations.payloads import chat_payload
-from .conversations.seen import SeenConversation, seen_conversations
 from .errors import SendError, SendRefusal
 from .inbox import handling
 from .inbox.decrypt_failures import DecryptionOutcome
 from .inbox.pipeline import InboxPipeline
 from .inbox.queue import InboundQueue
 from .inbox.requests import Request
-from .limits import MAX_HISTORY_ENTRIES
 from .outbox.queue import DEFAULT_EXPIRE_AFTER
 from .outbox.sender import Sender, checked_device
 from .relay.api import AgentApi
@@ -43,23 +41,15 @@ from .relay.prekeys import PrekeyPublisher
 from .relay.refusals import GatewayRefusals
 from .relay.tokens import RuntimeTokens
 from .signal.errors import SignalErrorKind
-from .signal.identity import verification_code
 from .trust.door import TrustDoor
+from .views import AgentReads
 
 _LOGGER = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
-class AgentStatus:
-    state: ConnectionState
-    pending: int
-    uncertain_sends: int
-    queued_sends: int
-    verification_code: str
-    last_message_at: float | None
+class Agent(AgentReads):
+    """The agent a host runs: its lifecycle and actions here, its reads in views.py."""
 
-
-class Agent:
     def __init__(
         self,
         session: aiohttp.ClientSession,
@@ -145,28 +135,7 @@ class Agent:
 
         return decryption
 
-    # Status and queries
-
-    @property
-    def status(self) -> AgentStatus:
-        data = self._core.data
-        self._sender.outbox.settle(time.time())
-        return AgentStatus(
-            state=self._core.state,
-            pending=len(data.inbox.pending),
-            uncertain_sends=len(data.uncertain),
-            queued_sends=len(data.queued),
-            verification_code=self.verification_code,
-            last_message_at=_last_request_at(data),
-        )
-
-    @property
-    def verification_code(self) -> str:
-        return verification_code(self._core.data.signal.prekeys.identity_key)
-
-    @property
-    def data(self) -> AgentData:
-        return self._core.data
+    # Status and queries (the rest: views.py)
 
     @property
     def inbound(self) -> InboundQueue:
@@ -177,35 +146,6 @@ class Agent:
     def trust(self) -> TrustDoor:
         """The one door for trust (trust/door.py)."""
         return self._core.trust
-
-    def find_request(self, message_id: str) -> Request | None:
-        """A request by id: pending, being handed over, or still in the history."""
-        request = self._sender.find_request(message_id)
-        return request.for_host() if request is not None else None
-
-    def pending_requests(self, conversation_id: str | None = None) -> list[Request]:
-        return [
-            request.for_host()
-            for request in self._core.data.inbox.pending.values()
-            if conversation_id is None or request.conversation_id == conversation_id
-        ]
-
-    def history(
-        self, conversation_id: str | None = None, limit: int = MAX_HISTORY_ENTRIES
-    ) -> History:
-        history = self._core.data.history.filtered(
-            conversation_id, max(1, min(limit, MAX_HISTORY_ENTRIES))
-        )
-        return history.for_host()
-
-    def conversations(self) -> list[SeenConversation]:
-        """The conversations seen (conversations/seen.py), the most recently active first."""
-        return seen_conversations(self._core.data, self._core.config.agent_id)
-
-    def checkpoints(
-        self, conversation_id: str | None = None, include_completed: bool = False
-    ) -> list[Checkpoint]:
-        return self._core.data.checkpoints.listed(conversation_id, include_completed)
 
     # Actions
 
@@ -296,9 +236,3 @@ class Agent:
         return await handling.save_checkpoint(
             self._core, source_message_id, request, summary, next_action, host_session_label, status
         )
-
-
-def _last_request_at(data: AgentData) -> float | None:
-    """When the newest accepted request arrived (wall clock), from the saved history."""
-    requests = data.history.requests
-    return requests[-1].request.received_at if requests else None

@@ -50,17 +50,6 @@ class Cursor:
         return cls(request.received_at, request.message_id)
 
 
-def arrival_ranks(pending: Iterable[str], history: Sequence[str]) -> dict[str, int]:
-    """Acceptance order of every request we still know (pending or in the history).
-
-    The history holds the last accepted requests in order; a pending request missing
-    from it was accepted before all of them.
-    """
-    kept = set(history)
-    older = [message_id for message_id in pending if message_id not in kept]
-    return {message_id: rank for rank, message_id in enumerate([*older, *history])}
-
-
 def in_order(requests: Iterable[Request], ranks: dict[str, int]) -> list[Request]:
     return sorted(requests, key=lambda r: (r.received_at, ranks.get(r.message_id, -1)))
 

@@ -45,7 +45,7 @@ class GetStatusTool(PacerelleTool):
                     "conversation_id": send.conversation_id,
                     "at": timestamp(send.at),
                 }
-                for send in agent.data.uncertain
+                for send in agent.uncertain_sends()
             ],
             "last_message_at": timestamp(status.last_message_at),
             "verification_code": status.verification_code,
@@ -135,9 +135,7 @@ class GetCurrentConversationTool(PacerelleTool):
 
     async def run(self, hass: HomeAssistant, ref: AgentRef, args: dict[str, Any]) -> dict[str, Any]:
         agent = ref.runtime.agent
-        requests = [
-            item.request for item in agent.data.history.requests if ref.listed(item.request)
-        ]
+        requests = [item.request for item in agent.history().requests if ref.listed(item.request)]
         if not requests:
             return {"conversation": None}
         last = requests[-1]

@@ -37,8 +37,9 @@ from ..client import (
 )
 from ..const import CONF_AGENT_ID, CONF_AGENT_NAME, CONF_CONVERSATION_ID, CONF_OWNER_ID, DOMAIN
 from ..errors import tool_errors
+from ..events import event_data
 from ..options import AgentOptions
-from ..runtime import PacerelleRuntime, event_data
+from ..runtime import PacerelleRuntime
 
 ARG_AGENT = "agent"
 AGENT_FIELD_DESCRIPTION = (

@@ -19,7 +19,7 @@ from ..client import Request
 from ..const import DOMAIN
 from ..limits import MAX_WAIT_REQUESTS, MAX_WAIT_TIMEOUT_MS
 from ..signals import status_signal
-from .cursor import Cursor, CursorError, after, arrival_ranks, in_order
+from .cursor import Cursor, CursorError, after, in_order
 from .tools import AgentRef, PacerelleTool, request_view, tool_schema
 
 DEFAULT_TIMEOUT_MS: Final = 25_000
@@ -111,9 +111,7 @@ def _cursor(text: str | None) -> Cursor | None:
 
 def _unread(ref: AgentRef, conversation_id: str | None, cursor: Cursor | None) -> list[Request]:
     agent = ref.runtime.agent
-    ranks = arrival_ranks(
-        agent.data.inbox.pending, [item.request.message_id for item in agent.data.history.requests]
-    )
+    ranks = agent.arrival_ranks()
     pending = [
         request for request in agent.pending_requests(conversation_id) if ref.listed(request)
     ]

@@ -5,7 +5,7 @@ transcribed, and the `pacerelle_message` event carries the text as `transcript`,
 
 - the options choose a voice pipeline (`voice_pipeline`), and
 - the request was judged trusted (the one judgement the client made when it opened it,
-  client/trust/door.py, read through `judged`), and
+  client/trust/door.py: `Request.judged`), and
 - the Assist bridge is on and would answer the note (assist.py: the owner's direct
   messages, and any member's group messages with `assist_in_groups`), or
   `voice_transcripts` is on (every trusted device, for automations).
@@ -102,8 +102,6 @@ VOICE_PROBLEM_KEYS: Final[Mapping[str, str]] = {
 }
 
 type Download = Callable[[Mapping[str, Any]], Awaitable[bytes]]
-# Reads a request's trust judgement (runtime.judged: Request.judged).
-type Peek = Callable[[Request], DeviceTrust]
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,10 +170,9 @@ class VoicePolicy:
 class VoiceNotes:
     """Transcribes one agent's voice notes; the outcomes wait here for events and bridge."""
 
-    def __init__(self, hass: HomeAssistant, policy: VoicePolicy, peek: Peek | None) -> None:
+    def __init__(self, hass: HomeAssistant, policy: VoicePolicy) -> None:
         self._hass = hass
         self._policy = policy
-        self._peek = peek
         self._locks: dict[str, asyncio.Lock] = {}
         self._users: dict[str, int] = {}
         self._outcomes: OrderedDict[str, VoiceOutcome] = OrderedDict()
@@ -187,9 +184,9 @@ class VoiceNotes:
     def wanted(self, request: Request) -> Mapping[str, Any] | None:
         """The voice note to transcribe, or None (no note, no pipeline, not allowed)."""
         note = voice_note(request.attachments)
-        if note is None or self._peek is None:
+        if note is None:
             return None
-        if not self._policy.wants(request, self._peek(request)):
+        if not self._policy.wants(request, request.judged):
             _LOGGER.debug("Voice note of %s not transcribed (options, trust)", request.message_id)
             return None
         return note

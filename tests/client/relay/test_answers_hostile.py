@@ -25,7 +25,8 @@ from custom_components.pacerelle.client.errors import PacerelleResponseError
 from custom_components.pacerelle.client.limits import MAX_JSON_DEPTH
 from custom_components.pacerelle.client.relay.answers import parse_json
 from custom_components.pacerelle.client.relay.frames import FrameError, parse_frame
-from custom_components.pacerelle.runtime import EVENT_MESSAGE, PacerelleRuntime
+from custom_components.pacerelle.events import EVENT_MESSAGE
+from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.helpers.agent import add_entry
 from tests.helpers.client_agent import Recorder, connected_agent, wait_for
 from tests.helpers.emulator import EmulatorHandle

@@ -5,13 +5,8 @@ import base64
 import pytest
 
 from custom_components.pacerelle.client.inbox.requests import Request
-from custom_components.pacerelle.llm.cursor import (
-    Cursor,
-    CursorError,
-    after,
-    arrival_ranks,
-    in_order,
-)
+from custom_components.pacerelle.client.views import arrival_ranks
+from custom_components.pacerelle.llm.cursor import Cursor, CursorError, after, in_order
 
 
 def request(message_id: str, at: float) -> Request:

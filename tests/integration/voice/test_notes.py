@@ -32,6 +32,7 @@ NOTE = {"id": "a1", "name": "note.wav", "mime": "audio/wav", "size": 16044, "dur
 
 
 def request(message_id: str, sender: str = OWNER, *, group: bool = False) -> Request:
+    """A voice note's request, judged trusted when opened."""
     conversation = "conv_1"
     return Request(
         message_id=message_id,
@@ -45,11 +46,15 @@ def request(message_id: str, sender: str = OWNER, *, group: bool = False) -> Req
         reply_to_message_id=None,
         received_at=time.time(),
         attachments=(NOTE,),
+        sender_identity=b"k",
+        trust_device_id="1",
+        trust_state=TrustState.TRUSTED,
     )
 
 
-def judged(state: TrustState) -> Any:
-    return lambda r: DeviceTrust(r.sender_id, r.sender_device_id, b"k", state)
+def judged(asked: Request, state: TrustState) -> DeviceTrust:
+    """`asked`'s key judged `state` (as the door would judge it again at delivery)."""
+    return DeviceTrust(asked.sender_id, asked.sender_device_id, b"k", state)
 
 
 def policy(pipeline_id: str | None, **changes: Any) -> VoicePolicy:
@@ -70,9 +75,7 @@ async def voice(hass: HomeAssistant) -> VoiceAssistant:
 
 
 async def test_one_note_at_a_time_per_person(hass: HomeAssistant, voice: VoiceAssistant) -> None:
-    notes = VoiceNotes(
-        hass, policy(voice.pipeline.id, every_trusted_device=True), judged(TrustState.TRUSTED)
-    )
+    notes = VoiceNotes(hass, policy(voice.pipeline.id, every_trusted_device=True))
     data, _ = wav_note(0.25)
 
     async def download(_attachment: Mapping[str, Any]) -> bytes:
@@ -95,9 +98,9 @@ async def test_one_note_at_a_time_per_person(hass: HomeAssistant, voice: VoiceAs
 
 
 async def test_whose_notes_are_wanted(hass: HomeAssistant) -> None:
-    trusted, unverified = judged(TrustState.TRUSTED), judged(TrustState.UNVERIFIED)
+    trusted, unverified = TrustState.TRUSTED, TrustState.UNVERIFIED
     cases = [
-        # (policy, judge, request, wanted)
+        # (policy, the request's judgement when opened, request, wanted)
         (policy(None), trusted, request("m"), False),  # no pipeline
         (policy("p"), trusted, request("m"), True),  # the owner, bridge on
         (policy("p"), unverified, request("m"), False),  # never an untrusted device
@@ -108,11 +111,11 @@ async def test_whose_notes_are_wanted(hass: HomeAssistant) -> None:
         (policy("p", in_groups=True), trusted, request("m", "usr_ana", group=True), True),
         (policy("p", bridge_on=False), trusted, request("m"), False),
     ]
-    for rule, judge, asked, wanted in cases:
-        found = VoiceNotes(hass, rule, judge).wanted(asked)
+    for rule, state, asked, wanted in cases:
+        found = VoiceNotes(hass, rule).wanted(replace(asked, trust_state=state))
         assert (found is not None) == wanted, (rule, asked.sender_id, asked.is_group)
     text_only = replace(request("m"), attachments=({"id": "p", "mime": "image/png"},))
-    assert VoiceNotes(hass, policy("p"), trusted).wanted(text_only) is None
+    assert VoiceNotes(hass, policy("p")).wanted(text_only) is None
 
 
 def test_declared_bounds_refuse_before_any_download() -> None:
@@ -132,7 +135,7 @@ def test_declared_bounds_refuse_before_any_download() -> None:
 async def test_a_failure_of_any_kind_is_an_outcome_not_an_exception(
     hass: HomeAssistant, voice: VoiceAssistant
 ) -> None:
-    notes = VoiceNotes(hass, policy(voice.pipeline.id), judged(TrustState.TRUSTED))
+    notes = VoiceNotes(hass, policy(voice.pipeline.id))
 
     async def download(_attachment: Mapping[str, Any]) -> bytes:
         raise RuntimeError("a bug somewhere below")
@@ -165,7 +168,7 @@ def test_an_llm_pipeline_talks_to_its_agent_in_its_spoken_language() -> None:
 async def test_a_device_distrusted_before_delivery_gets_no_transcript(
     hass: HomeAssistant, voice: VoiceAssistant
 ) -> None:
-    notes = VoiceNotes(hass, policy(voice.pipeline.id), judged(TrustState.TRUSTED))
+    notes = VoiceNotes(hass, policy(voice.pipeline.id))
     data, _ = wav_note(0.25)
 
     async def download(_attachment: Mapping[str, Any]) -> bytes:
@@ -175,11 +178,11 @@ async def test_a_device_distrusted_before_delivery_gets_no_transcript(
     outcome = await notes.async_transcribe(asked, NOTE, download)
     assert outcome.transcript == voice.stt.text
     # Blocked (or its key changed) while the note was being heard: judged again at delivery.
-    assert notes.delivered(asked, judged(TrustState.BLOCKED)(asked)) is None
+    assert notes.delivered(asked, judged(asked, TrustState.BLOCKED)) is None
     assert notes.take("m1") is None  # and forgotten
     # Trusted still: the transcript; kept for the bridge, which answers the owner.
     await notes.async_transcribe(request("m2"), NOTE, download)
-    assert notes.delivered(request("m2"), judged(TrustState.TRUSTED)(asked)) == voice.stt.text
+    assert notes.delivered(request("m2"), judged(asked, TrustState.TRUSTED)) == voice.stt.text
     assert notes.take("m2") == outcome
 
 
@@ -190,9 +193,7 @@ async def test_a_persons_later_note_waits_its_turn_without_losing_its_download(
     the first's speech-to-text; that wait is not the relay's slowness and must not use up
     its download deadline (it did: 'could not listen' and its file unsaved)."""
     deadline = 0.3
-    notes = VoiceNotes(
-        hass, policy(voice.pipeline.id, every_trusted_device=True), judged(TrustState.TRUSTED)
-    )
+    notes = VoiceNotes(hass, policy(voice.pipeline.id, every_trusted_device=True))
     data, _ = wav_note(0.25)
 
     async def download(_message_id: str, _index: int) -> bytes:

@@ -34,7 +34,7 @@ class Content:
 
 def parse_content(plaintext: str, public: Sequence[Mapping[str, Any]]) -> Content:
     """The request inside `plaintext`, with the envelope's attachment descriptors merged."""
-    parsed = _json_object(plaintext)
+    parsed = json_object(plaintext)
     if parsed is None:
         return Content("text", plaintext, _merge(public, {}))
     kind = parsed.get("type")
@@ -64,7 +64,8 @@ def chat_payload(text: str, attachments: Sequence[Mapping[str, Any]]) -> str:
     return json.dumps({"kind": CHAT_MESSAGE, "text": text, "attachments": list(attachments)})
 
 
-def _json_object(text: str) -> dict[str, Any] | None:
+def json_object(text: str) -> dict[str, Any] | None:
+    """`text` as a JSON object, or None (plain text, other JSON, or too deeply nested)."""
     if not text.startswith("{"):
         return None
     try:

@@ -149,7 +149,7 @@ def parse_frame(text: str) -> InboundFrame | None:
         message_id = frame.get("message_id")
         return RelayError(
             error[:MAX_RELAY_ERROR_CHARS] if isinstance(error, str) else "unknown error",
-            message_id if _is_id(message_id) else None,
+            message_id if is_relay_id(message_id) else None,
         )
     return None
 
@@ -235,13 +235,15 @@ def build_ack(message: InboundMessage | RefusedMessage) -> str:
     )
 
 
-def _is_id(value: object) -> bool:
+def is_relay_id(value: object) -> bool:
+    """The one rule of a relay id's validity (messages, conversations, people): a
+    printable string of 1 to MAX_RELAY_ID_CHARS characters."""
     return isinstance(value, str) and 0 < len(value) <= MAX_RELAY_ID_CHARS and value.isprintable()
 
 
 def _id(frame: Mapping[str, Any], name: str) -> str:
     value = frame.get(name)
-    if not _is_id(value):
+    if not is_relay_id(value):
         raise FrameError(
             f"`{name}` must be a printable string of 1 to {MAX_RELAY_ID_CHARS} characters"
         )

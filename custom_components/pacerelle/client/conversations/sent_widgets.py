@@ -1,0 +1,41 @@
+"""A widget we sent, found again in the history: its newest send and its current spec.
+
+The history holds our sends in order: a widget (`WIDGET_STANDARD`, its `id`) and then its
+updates (`WIDGET_UPDATE`, `ref` to that id, whose `patch.spec` merges into the spec). The
+newest of them is where an update goes (the same person and device). The widget itself
+may have left the history while its updates stayed: then its kind is unknown (None).
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .history import History, Reply
+from .payloads import json_object
+from .widgets import WIDGET_STANDARD, WIDGET_UPDATE
+
+
+@dataclass(frozen=True, slots=True)
+class SentWidget:
+    last: Reply  # the newest send about it, where an update goes
+    kind: str | None  # None when the widget itself left the history
+    spec: Mapping[str, Any] = field(default_factory=dict)
+
+
+def sent_widget(history: History, widget_id: str) -> SentWidget | None:
+    """The widget `widget_id` as our sends in `history` leave it; None when none is kept."""
+    last: Reply | None = None
+    kind: str | None = None
+    spec: dict[str, Any] = {}
+    for reply in history.replies:
+        payload = json_object(reply.text)
+        if payload is None:
+            continue
+        if payload.get("type") == WIDGET_STANDARD and payload.get("id") == widget_id:
+            last, kind, spec = reply, str(payload.get("kind")), dict(payload.get("spec") or {})
+        elif payload.get("type") == WIDGET_UPDATE and payload.get("ref") == widget_id:
+            last = reply
+            patch = payload.get("patch")
+            if isinstance(patch, Mapping) and isinstance(patch.get("spec"), Mapping):
+                spec.update(patch["spec"])
+    return None if last is None else SentWidget(last, kind, spec)

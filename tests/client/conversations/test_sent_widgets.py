@@ -1,0 +1,48 @@
+"""A widget we sent, found again in the history: its newest send, its kind and its spec
+as the updates left it; its updates alone when the widget itself left the history."""
+
+import json
+from typing import Any
+
+from custom_components.pacerelle.client.conversations.history import History, Reply
+from custom_components.pacerelle.client.conversations.sent_widgets import sent_widget
+from custom_components.pacerelle.client.conversations.widgets import build_update, build_widget
+
+
+def _sent(message_id: str, payload: dict[str, Any] | str, to_device_id: str = "1") -> Reply:
+    text = payload if isinstance(payload, str) else json.dumps(payload)
+    return Reply(message_id, "c-1", "usr_ana", to_device_id, "widget", text, None, None, 1.0)
+
+
+def test_the_newest_send_and_the_spec_its_updates_leave() -> None:
+    widget = build_widget("progress", {"title": "Backup", "value": 10, "max": 80}, widget_id="w")
+    other = build_widget("progress", {"title": "Other", "value": 1, "max": 2}, widget_id="x")
+    history = History(
+        (),
+        (
+            _sent("m1", widget),
+            _sent("m2", other),
+            _sent("m3", "{not json"),
+            _sent("m4", "[1, 2]"),
+            _sent("m5", build_update("w", {"spec": {"value": 40}}), to_device_id="2"),
+            _sent("m6", build_update("x", {"spec": {"value": 2}})),
+        ),
+    )
+    found = sent_widget(history, "w")
+    assert found is not None
+    assert (found.last.message_id, found.last.to_device_id, found.kind) == ("m5", "2", "progress")
+    assert found.spec == {"title": "Backup", "value": 40, "max": 80}
+    assert sent_widget(history, "nobody") is None
+    assert sent_widget(History(), "w") is None
+
+
+def test_updates_alone_when_the_widget_left_the_history() -> None:
+    history = History((), (_sent("m9", build_update("w", {"spec": {"value": 70}})),))
+    found = sent_widget(history, "w")
+    assert found is not None
+    assert (found.last.message_id, found.kind, dict(found.spec)) == ("m9", None, {"value": 70})
+
+
+def test_deep_nesting_is_text_not_a_fault() -> None:
+    deep = "{" + '"a":[' * 100_000 + "]" * 100_000 + "}"
+    assert sent_widget(History((), (_sent("m1", deep),)), "w") is None
