@@ -11,6 +11,7 @@ hooks built here (`AgentHooks`): every accepted request fires `pacerelle_message
 trust judgement the client made when it opened it (events.py, client/trust/door.py).
 """
 
+import asyncio
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -84,6 +85,7 @@ class AgentCoordinator:
         self.failures = DecryptFailures()
         self._session = async_get_clientsession(hass)
         self._agent: Agent | None = None  # set by async_setup, before anything calls it
+        self._stopping: asyncio.Future[None] | None = None
 
     async def async_setup(self) -> PacerelleRuntime:
         """Load, decide the identity, build the Agent and arrange its start and stop."""
@@ -127,8 +129,14 @@ class AgentCoordinator:
             self._session, self._config(), hooks, tokens, data, extra, door, store=self.store
         )
         entry.async_on_unload(async_at_started(hass, self._start))
-        entry.async_on_unload(hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, self.async_stop))
-        entry.async_on_unload(self.async_stop)
+        stop_listener = hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, self.async_stop)
+
+        async def unloaded() -> None:
+            if self._stopping is None:  # the stop event has not come (it removes itself)
+                stop_listener()
+            await self.async_stop()
+
+        entry.async_on_unload(unloaded)
         return PacerelleRuntime(
             agent, entry.entry_id, trust=trust, voice=voice, decryption_failures=self.failures
         )
@@ -259,7 +267,15 @@ class AgentCoordinator:
 
     async def async_stop(self, _event: Event | None = None) -> None:
         """Stop the agent, advance the generation, close the store (its lock released: the
-        next start reads the disk, a folder put back)."""
+        next start reads the disk, a folder put back). Once: Home Assistant's stop and the
+        entry's unload may come together, and the second waits for the first."""
+        if self._stopping is None:
+            self._stopping = self.hass.async_create_task(
+                self._async_stop(), f"pacerelle stop {self.agent_id}", eager_start=True
+            )
+        await asyncio.shield(self._stopping)
+
+    async def _async_stop(self) -> None:
         await self.agent.stop()
         await async_advance_at_stop(self.hass, self.store, self.agent_id)
         await self.store.close()

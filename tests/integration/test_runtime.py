@@ -2,9 +2,11 @@
 
 import base64
 import json
+import logging
 import sqlite3
 
 import orjson
+import pytest
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.const import EVENT_HOMEASSISTANT_STOP
 from homeassistant.core import HomeAssistant
@@ -247,3 +249,24 @@ async def test_attachment_keys_stay_out_of_events_and_files_download(
         assert request is not None
         assert request.attachments == ({**public},)  # the host's copy: no key either
         assert await runtime.agent.download(message_id, 0) == content
+
+
+async def test_a_stop_during_an_unload_stops_once(
+    hass: HomeAssistant, emulator: EmulatorHandle, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Home Assistant stopping while the entry unloads: one stop, one generation step, the
+    store closed, and no error logged (each used to advance a store the other had closed)."""
+    installed = await emulator.install()
+    entry = await add_entry(hass, emulator, installed)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    runtime = entry.runtime_data
+    await wait_until(lambda: runtime.status.state is ConnectionState.CONNECTED)
+    store = agent_store(hass, installed.agent_id)
+    before = (await store.load_data())[0]["generation"]
+    hass.bus.async_fire(EVENT_HOMEASSISTANT_STOP)
+    assert await hass.config_entries.async_unload(entry.entry_id)
+    await hass.async_block_till_done()
+    assert runtime.status.state is ConnectionState.STOPPED
+    assert (await store.load_data())[0]["generation"] == before + 1
+    await store.close()
+    assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
