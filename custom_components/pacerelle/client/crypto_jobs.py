@@ -17,9 +17,9 @@ from .conversations.group_key_bounds import SenderEpochs
 from .conversations.payloads import parse_content
 from .errors import PacerelleError, SendError, SendRefusal
 from .inbox.requests import Request, RequestTooLargeError, stored_size
-from .limits import MAX_GROUP_KEY_BYTES, MAX_NEW_GROUP_KEY_SESSIONS, MAX_RELAY_ID_CHARS
+from .limits import MAX_GROUP_KEY_BYTES, MAX_NEW_GROUP_KEY_SESSIONS
 from .relay import answers as server_answers
-from .relay.frames import InboundMessage, is_group_recipient
+from .relay.frames import InboundMessage, is_group_recipient, is_relay_id
 from .signal import engine
 from .signal.errors import SignalError, SignalErrorKind
 from .signal.session import PeerAddress
@@ -203,8 +203,7 @@ def _learn_group_keys(
             envelope.get("conversation_id") != conversation_id
             or not isinstance(key_id, str)
             or type(epoch) is not int
-            or not isinstance(sender, str)
-            or not 0 < len(sender) <= MAX_RELAY_ID_CHARS
+            or not is_relay_id(sender)
             or not isinstance(sealed, str)
         ):
             _LOGGER.warning("Ignoring a malformed group key envelope")

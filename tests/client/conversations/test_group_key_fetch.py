@@ -208,3 +208,36 @@ def test_one_batch_fetches_the_keys_of_at_most_the_groups_the_store_keeps() -> N
     data = AgentData(AgentSignalState.new())
     wanted = group_key_fetch.wanted_groups(data, [*messages, *messages])
     assert wanted == [f"c-{index}" for index in range(MAX_KEYED_GROUPS)]
+
+
+async def test_an_envelope_whose_sender_id_is_not_an_id_is_ignored(
+    hass: HomeAssistant,
+    hostile_emulator: EmulatorHandle,
+    hostility: Hostility,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The relay lists the family's own envelopes with a sender id holding a line break (a
+    forged log line, a second spelling of Ana): ignored as malformed by the relay-id rule,
+    no key learned, no session made, Ana's message waits."""
+    agent, family = await _family(hass, hostile_emulator)
+    state = hostile_emulator.emulator.state
+
+    def forged(conversation_id: str) -> list[dict[str, Any]]:
+        listed = [
+            {k: v for k, v in item.items() if k != "agent_id"}
+            for item in state.group_keys
+            if item["conversation_id"] == conversation_id
+        ]
+        assert listed
+        return [{**item, "sender_id": f"{item['sender_id']}\nok"} for item in listed]
+
+    hostility.group_keys_answer = forged
+    sessions = set(agent.runtime.agent.data.signal.sessions)
+    waiting = await _ana_writes(hostile_emulator, family, "family only")
+    await wait_until(lambda: hostility.group_keys_requests == 1)
+    await human_writes(hostile_emulator, agent, text="after")  # the batch is behind us
+    assert "Ignoring a malformed group key envelope" in caplog.text
+    data = agent.runtime.agent.data
+    assert not data.conversations.group_keys
+    assert set(data.signal.sessions) == sessions
+    assert _fired(agent, waiting) == 0

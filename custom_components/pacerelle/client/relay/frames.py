@@ -24,7 +24,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeIs
 
 from ..errors import PacerelleResponseError
 from ..limits import (
@@ -235,7 +235,7 @@ def build_ack(message: InboundMessage | RefusedMessage) -> str:
     )
 
 
-def is_relay_id(value: object) -> bool:
+def is_relay_id(value: object) -> TypeIs[str]:
     """The one rule of a relay id's validity (messages, conversations, people): a
     printable string of 1 to MAX_RELAY_ID_CHARS characters."""
     return isinstance(value, str) and 0 < len(value) <= MAX_RELAY_ID_CHARS and value.isprintable()
