@@ -19,6 +19,7 @@ from tests.helpers.agent import Agent, add_group, start_agent
 from tests.helpers.conversations import name_conversation, notify_of, strings, subentry_of
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.groups import family_group, member_writes
+from tests.helpers.readme import README
 from tests.helpers.runtime import wait_until
 
 ANA, BEN = "usr_ana", "usr_ben"
@@ -166,3 +167,5 @@ async def test_groups_a_relay_invents_raise_a_bounded_number_of_notices(
         await member_writes(emulator, agent, group_id, text="still here", user_id=BEN)
     shown = notices(hass, agent)
     assert set(shown) == set(invented[1 : MAX_GROUP_NOTICES + 1])
+    # The README says the bound as it is.
+    assert f"at most {MAX_GROUP_NOTICES} such repairs" in README.read_text().replace("\n", " ")
