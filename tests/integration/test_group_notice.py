@@ -131,6 +131,13 @@ async def test_a_dismissed_notice_stays_dismissed_and_naming_elsewhere_clears_on
     await name_conversation(hass, agent, neighbours, "Neighbours")
     await wait_until(lambda: neighbours not in notices(hass, agent))
 
+    # Without a running agent the fix flow says so, translated, and names nothing.
+    assert await hass.config_entries.async_unload(agent.entry.entry_id)
+    (stopped,) = await fix(hass, agent, family)
+    assert (stopped["type"], stopped["reason"]) == (FlowResultType.ABORT, "agent_not_loaded")
+    assert "not running" in strings()["issues"][NEW_GROUP]["fix_flow"]["abort"]["agent_not_loaded"]
+    assert subentry_of(agent, family) is None
+
     # The entry removed, its notices go with it (the dismissed one too).
     assert await hass.config_entries.async_remove(agent.entry.entry_id)
     await hass.async_block_till_done()
