@@ -13,7 +13,7 @@ from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.typing import WebSocketGenerator
 
 from custom_components.pacerelle.const import DOMAIN
-from custom_components.pacerelle.issues.groups import NEW_GROUP, notice_id
+from custom_components.pacerelle.issues.groups import NEW_GROUP, async_notice_group, notice_id
 from custom_components.pacerelle.limits import MAX_GROUP_NOTICES
 from tests.helpers.agent import Agent, add_group, start_agent
 from tests.helpers.conversations import name_conversation, notify_of, strings, subentry_of
@@ -176,3 +176,24 @@ async def test_groups_a_relay_invents_raise_a_bounded_number_of_notices(
     assert set(shown) == set(invented[1 : MAX_GROUP_NOTICES + 1])
     # The README says the bound as it is.
     assert f"at most {MAX_GROUP_NOTICES} such repairs" in README.read_text().replace("\n", " ")
+
+
+async def test_a_notice_of_a_group_the_agent_does_not_know_names_nothing(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    agent = await start(hass, emulator)
+    family, _ = await family_group(emulator, agent)
+    await member_writes(emulator, agent, family, text="hi", user_id=ANA)
+    await noticed(hass, agent, family)
+    # Notices of groups the agent has not seen (or no relay id at all): the naming flow's
+    # refusal, translated, and no subentry.
+    for unknown in ("conv_gone", "no id\u0000"):
+        async_notice_group(hass, agent.entry, unknown)
+        form, done = await fix(hass, agent, unknown, "Ghosts")
+        assert form["type"] is FlowResultType.FORM
+        assert (done["type"], done["reason"]) == (FlowResultType.ABORT, "unknown_conversation")
+        assert done["description_placeholders"]["conversation_id"].startswith(unknown[:5])
+    abort = strings()["issues"][NEW_GROUP]["fix_flow"]["abort"]["unknown_conversation"]
+    assert "{conversation_id}" in abort
+    assert [s.title for s in agent.entry.subentries.values()] == []
+    assert not hass.config_entries.subentries.async_progress()

@@ -157,6 +157,11 @@ class NameGroupFlow(RepairsFlow):
                     description_placeholders=result.get("description_placeholders"),
                 )
             errors = dict(result.get("errors") or {})
+            if set(errors) - {CONF_NAME}:  # about the group, not the name: nothing to ask
+                return self.async_abort(
+                    reason="unknown_conversation",
+                    description_placeholders={CONF_CONVERSATION_ID: self._conversation_id},
+                )
         seen = next(
             (
                 c
