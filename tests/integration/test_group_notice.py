@@ -4,6 +4,7 @@ notice, its fix flow names the group (the subentry and its notify entity exist a
 notice is gone), a second group raises a second one, a dismissed notice stays dismissed, and
 groups a relay invents raise at most MAX_GROUP_NOTICES at once."""
 
+import re
 from typing import Any
 
 from homeassistant.core import HomeAssistant
@@ -13,7 +14,12 @@ from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.typing import WebSocketGenerator
 
 from custom_components.pacerelle.const import DOMAIN
-from custom_components.pacerelle.issues.groups import NEW_GROUP, async_notice_group, notice_id
+from custom_components.pacerelle.issues.groups import (
+    NEW_GROUP,
+    async_notice_group,
+    markdown_text,
+    notice_id,
+)
 from custom_components.pacerelle.limits import MAX_GROUP_NOTICES
 from tests.helpers.agent import Agent, add_group, start_agent
 from tests.helpers.conversations import name_conversation, notify_of, strings, subentry_of
@@ -79,7 +85,7 @@ async def test_a_new_group_raises_one_notice_whose_fix_flow_names_it(
     # with the naming form's own error, and nothing is named.
     form, bad, done = await fix(hass, agent, family, " ", "Family")
     assert (form["type"], form["step_id"]) == (FlowResultType.FORM, "init")
-    shown = form["description_placeholders"]["conversation"]
+    shown = form["description_placeholders"]["conversation"].replace("\\", "")
     assert family in shown
     assert all(member in shown for member in members)
     assert (bad["type"], bad["errors"]) == (FlowResultType.FORM, {"name": "invalid_name"})
@@ -197,3 +203,20 @@ async def test_a_notice_of_a_group_the_agent_does_not_know_names_nothing(
     assert "{conversation_id}" in abort
     assert [s.title for s in agent.entry.subentries.values()] == []
     assert not hass.config_entries.subentries.async_progress()
+
+
+async def test_what_the_relay_names_is_shown_as_text_not_markdown(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    agent = await start(hass, emulator)
+    # A "member" whose id is a link and some HTML, in a group the relay made up.
+    member = "usr_[verify](evil.example)<img>"
+    group_id = await add_group(emulator, agent, "Invented", [member])
+    await member_writes(emulator, agent, group_id, text="hi", user_id=member)
+    await noticed(hass, agent, group_id)
+    (form,) = await fix(hass, agent, group_id)
+    shown = form["description_placeholders"]["conversation"]
+    assert markdown_text(member) in shown
+    # No markdown or HTML mark is left unescaped.
+    assert re.search(r"(?<!\\)[\[\]()<>]", shown) is None, shown
+    assert markdown_text("a_b [c](d) <e>") == "a\\_b \\[c\\]\\(d\\) \\<e\\>"

@@ -67,6 +67,14 @@ def _notices(hass: HomeAssistant, entry_id: str) -> list[ir.IssueEntry]:
     ]
 
 
+def markdown_text(value: str) -> str:
+    """`value` shown as itself in a markdown description: every ASCII punctuation mark
+    escaped (ids and members come from the relay: no link, image or HTML of theirs)."""
+    return "".join(
+        f"\\{c}" if c.isascii() and not c.isalnum() and not c.isspace() else c for c in value
+    )
+
+
 def _agent_name(entry: ConfigEntry[Any]) -> str:
     return str(entry.data.get(CONF_AGENT_NAME) or entry.title)
 
@@ -177,7 +185,9 @@ class NameGroupFlow(RepairsFlow):
             ),
             description_placeholders={
                 "agent_name": _agent_name(entry),
-                "conversation": label(seen) if seen is not None else self._conversation_id,
+                "conversation": markdown_text(
+                    label(seen) if seen is not None else self._conversation_id
+                ),
             },
             errors=errors,
         )
