@@ -37,7 +37,8 @@ class NamedConversation:
 
     entry_id: str
     conversation_id: str
-    recipient: str
+    # None: the client's default recipient (the owner), for a subentry that names none.
+    recipient: str | None
 
 
 def named_conversation(hass: HomeAssistant, call: ServiceCall) -> NamedConversation | None:
@@ -73,10 +74,11 @@ def _conversation_of(hass: HomeAssistant, entity_id: str) -> NamedConversation |
         subentry = entry.subentries.get(entity.config_subentry_id)
         if subentry is None or subentry.subentry_type != SUBENTRY_CONVERSATION:
             return None
+        recipient = subentry.data.get(CONF_RECIPIENT)
         return NamedConversation(
             entry.entry_id,
             str(subentry.data[CONF_CONVERSATION_ID]),
-            str(subentry.data[CONF_RECIPIENT]),
+            str(recipient) if recipient else None,
         )
     owner = entity_unique_id(entry.entry_id, OWNER_NOTIFY_KEY)
     if entity.domain == Platform.NOTIFY and entity.unique_id == owner:
