@@ -12,6 +12,7 @@ from .client import native_crypto_unavailable
 from .const import CONF_AGENT_ID, DOMAIN
 from .coordinator import async_setup_runtime
 from .device import async_register_device
+from .issues.groups import async_clear_group_notices, async_watch_new_groups
 from .llm.api import async_register_llm_api
 from .migration import async_migrate_entry
 from .runtime import PacerelleConfigEntry
@@ -41,6 +42,7 @@ async def async_setup_entry(hass: HomeAssistant, entry: PacerelleConfigEntry) ->
     # The device once, here; the platforms' entities point at it by its identifiers.
     await async_register_device(hass, entry)
     async_setup_assist_bridge(hass, entry)
+    async_watch_new_groups(hass, entry)
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
     return True
 
@@ -55,6 +57,7 @@ async def async_remove_entry(hass: HomeAssistant, entry: PacerelleConfigEntry) -
     and so do the trust decisions about the people it talked to."""
     await agent_store(hass, entry.data[CONF_AGENT_ID]).remove()
     await async_remove_trust(hass, entry.entry_id)
+    async_clear_group_notices(hass, entry.entry_id)
 
 
 async def _async_require_native_crypto(hass: HomeAssistant) -> None:

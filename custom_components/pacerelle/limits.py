@@ -117,3 +117,8 @@ shows."""
 
 MAX_LISTED_MEMBERS: Final = 5
 """Members listed to tell a conversation in the naming form's choices (then an ellipsis)."""
+
+MAX_GROUP_NOTICES: Final = 5
+"""Notices "added to a group" (issues/groups.py) shown at once per agent: a person joins a
+few groups at a time; a relay inventing groups must not flood the repairs list (the rest
+wait for room, and "Add conversation" lists them all)."""

@@ -4,7 +4,9 @@ Saving changed options reloads the entry (OptionsFlowWithReload), so the runtime
 with what is shown. The debugging switch sits in a folded section (Home Assistant 2026.10's
 replacement for advanced mode): turning encryption off is for debugging against a test
 server only. The conversations the LLM API may reach are picked from those the agent has
-seen (or typed); none picked means the owner's direct conversation only.
+seen (or typed), a named one listed by its name (its `conversation` subentry's title), the
+others as "Add conversation" shows them; none picked means the owner's direct conversation
+only. What is stored is the conversation id, as before.
 
 The voice assistant is a list of our own: "no voice" (stored as None), "preferred" (stored
 as "preferred", Home Assistant's preferred pipeline at the time of each note) and every
@@ -30,7 +32,7 @@ from homeassistant.helpers.selector import (
     TextSelector,
 )
 
-from .const import CONF_CONVERSATION_ID
+from .const import CONF_CONVERSATION_ID, SUBENTRY_CONVERSATION
 from .options import (
     CONF_ASSIST_AGENT,
     CONF_ASSIST_IN_GROUPS,
@@ -42,6 +44,7 @@ from .options import (
     CONF_VOICE_TRANSCRIPTS,
     AgentOptions,
 )
+from .subentry_flow import label
 
 SECTION_DEBUGGING = "debugging"
 # The voice list's "no voice" entry (stored as None: voice notes are not transcribed).
@@ -65,7 +68,9 @@ def voice_choices(hass: HomeAssistant, current: str | None) -> list[SelectOption
     return choices
 
 
-def options_schema(conversations: list[str], voices: list[SelectOptionDict]) -> probatio.Schema:
+def options_schema(
+    conversations: list[SelectOptionDict], voices: list[SelectOptionDict]
+) -> probatio.Schema:
     """The form; `conversations` are offered for the LLM API's scope, `voices` for voice."""
     return probatio.Schema(
         {
@@ -141,14 +146,23 @@ class PacerelleOptionsFlow(OptionsFlowWithReload):
             errors=errors,
         )
 
-    def _known_conversations(self, current: AgentOptions) -> list[str]:
-        """The owner's conversation, those chosen, and those the loaded agent has seen."""
+    def _known_conversations(self, current: AgentOptions) -> list[SelectOptionDict]:
+        """The owner's conversation, those chosen, the named ones and those the loaded agent
+        has seen, each by its name, else as "Add conversation" shows it, else by its id."""
         entry = self.config_entry
-        known = [str(entry.data[CONF_CONVERSATION_ID]), *current.llm_conversations]
+        labels = {
+            str(entry.data[CONF_CONVERSATION_ID]): "",
+            **dict.fromkeys(current.llm_conversations, ""),
+        }
         runtime = getattr(entry, "runtime_data", None)
         if runtime is not None:
-            known += [seen.conversation_id for seen in runtime.agent.conversations()]
-        return list(dict.fromkeys(known))
+            labels |= {seen.conversation_id: label(seen) for seen in runtime.agent.conversations()}
+        labels |= {
+            str(subentry.data[CONF_CONVERSATION_ID]): subentry.title
+            for subentry in entry.subentries.values()
+            if subentry.subentry_type == SUBENTRY_CONVERSATION
+        }
+        return [SelectOptionDict(value=cid, label=text or cid) for cid, text in labels.items()]
 
     def _usable_folder(self, path: str) -> bool:
         """An existing, writable folder Home Assistant allows integrations to use (blocking)."""

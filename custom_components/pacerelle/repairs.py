@@ -1,4 +1,5 @@
 """The trust repair: "a new device of <person> wants to talk to your home", with its code.
+(The other fixable issue, "added to a group", is issues/groups.py's; its flow is made here.)
 
 One fixable issue per device that is new (unverified) or whose identity key changed. The
 fix flow shows the verification code the person's app shows for that device and asks for
@@ -19,7 +20,8 @@ from homeassistant.helpers import issue_registry as ir
 from homeassistant.helpers.selector import SelectSelector, SelectSelectorConfig
 
 from .client import DeviceTrust, KeyChangedError, TrustState
-from .const import DOMAIN
+from .const import CONF_CONVERSATION_ID, DOMAIN
+from .issues.groups import NameGroupFlow, is_group_notice
 from .trust import TrustManager
 
 UNTRUSTED_DEVICE: Final = "untrusted_device"
@@ -129,6 +131,8 @@ def _trust(hass: HomeAssistant, entry_id: str) -> TrustManager | None:
 async def async_create_fix_flow(
     hass: HomeAssistant, issue_id: str, data: dict[str, str | int | float | None] | None
 ) -> RepairsFlow:
-    """The fix flow of a trust issue (the only fixable issues of this integration)."""
+    """The fix flow of a fixable issue: a group notice's, else a trust issue's."""
     assert data is not None
+    if is_group_notice(data):
+        return NameGroupFlow(str(data["entry_id"]), str(data[CONF_CONVERSATION_ID]))
     return TrustDeviceFlow(str(data["entry_id"]), str(data["person_id"]), str(data["device_id"]))

@@ -1,7 +1,9 @@
 """The integration's actions, registered once for all agents (in `async_setup`).
 
-Each action names its agent by config entry or device (or uses the only one); see
-actions/send.py, actions/ask.py and actions/manage.py for what each does.
+Each action names its agent by config entry or device (or uses the only one); those that
+write to or read a conversation also take a named one by its entity
+(actions/conversation.py). See actions/send.py, actions/ask.py and actions/manage.py for
+what each does.
 """
 
 from collections.abc import Callable, Coroutine

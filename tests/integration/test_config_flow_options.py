@@ -73,7 +73,8 @@ async def test_options_shown_saved_and_reloaded(
     }
     # The LLM API's scope is offered from the conversations the agent knows.
     [scope] = [field for field in form["data_schema"] if field["name"] == "llm_conversations"]
-    assert scope["selector"]["select"]["options"] == [entry.data["conversation_id"]]
+    direct = entry.data["conversation_id"]
+    assert scope["selector"]["select"]["options"] == [{"value": direct, "label": direct}]
     [debugging] = [field for field in form["data_schema"] if field["name"] == "debugging"]
     assert debugging["expanded"] is False
 

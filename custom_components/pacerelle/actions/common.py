@@ -1,9 +1,10 @@
 """What every Pacerelle action shares: choosing the agent, and turning failures into messages.
 
 An action names its agent by config entry or by device; with neither, the only loaded agent
-is used. Every refusal of the client library becomes a translated error that says what to
-do (errors.py, one table); misuse is a ServiceValidationError, trouble on the way a
-HomeAssistantError.
+is used, unless the call names a conversation by its entity (`entity_id`,
+actions/conversation.py): then its agent. Every refusal of the client library becomes a
+translated error that says what to do (errors.py, one table); misuse is a
+ServiceValidationError, trouble on the way a HomeAssistantError.
 """
 
 from collections.abc import Iterator
@@ -11,7 +12,7 @@ from contextlib import contextmanager
 from typing import Any, Final
 
 import probatio
-from homeassistant.const import ATTR_CONFIG_ENTRY_ID, ATTR_DEVICE_ID
+from homeassistant.const import ATTR_CONFIG_ENTRY_ID, ATTR_DEVICE_ID, ATTR_ENTITY_ID
 from homeassistant.core import HomeAssistant, ServiceCall
 from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import config_validation as cv
@@ -21,6 +22,7 @@ from homeassistant.helpers.service import async_get_config_entry
 from ..const import CONF_AGENT_NAME, DOMAIN
 from ..errors import action_errors
 from ..runtime import PacerelleConfigEntry
+from .conversation import NamedConversation, named_conversation
 
 ATTR_MESSAGE_ID: Final = "message_id"
 ATTR_SOURCE_MESSAGE_ID: Final = "source_message_id"
@@ -33,10 +35,16 @@ AGENT_FIELDS: Final = {
     probatio.Exclusive(ATTR_CONFIG_ENTRY_ID, "agent"): cv.string,
     probatio.Exclusive(ATTR_DEVICE_ID, "agent"): cv.string,
 }
-# Where a message goes: an answer to a request, or (advanced) an explicit conversation.
+# A conversation, by its entity (a named one) or (advanced) by its id.
+CONVERSATION_FIELDS: Final = {
+    probatio.Optional(ATTR_ENTITY_ID): cv.entity_ids,
+    probatio.Optional(ATTR_CONVERSATION_ID): cv.string,
+}
+# Where a message goes: an answer to a request, a named conversation, or (advanced) an
+# explicit conversation and recipient.
 TARGET_FIELDS: Final = {
     probatio.Optional(ATTR_SOURCE_MESSAGE_ID): cv.string,
-    probatio.Optional(ATTR_CONVERSATION_ID): cv.string,
+    **CONVERSATION_FIELDS,
     probatio.Optional(ATTR_TO): cv.string,
     probatio.Optional(ATTR_TO_DEVICE_ID): cv.string,
 }
@@ -47,7 +55,8 @@ def agent_name(entry: PacerelleConfigEntry) -> str:
 
 
 def resolve_entry(hass: HomeAssistant, call: ServiceCall) -> PacerelleConfigEntry:
-    """The loaded entry the call names (by entry or device), or the only one loaded."""
+    """The loaded entry the call names (by entry, device or conversation entity), or the
+    only one loaded; a conversation entity of another agent than the one named is refused."""
     device_id = call.data.get(ATTR_DEVICE_ID)
     entry_id = call.data.get(ATTR_CONFIG_ENTRY_ID)
     if device_id is not None:
@@ -64,25 +73,61 @@ def resolve_entry(hass: HomeAssistant, call: ServiceCall) -> PacerelleConfigEntr
                 translation_placeholders={"device_id": device_id},
             )
         entry_id = entries[0].entry_id
+    named = named_conversation(hass, call)
+    if named is not None:
+        if entry_id is not None and entry_id != named.entry_id:
+            raise ServiceValidationError(
+                translation_domain=DOMAIN,
+                translation_key="conversation_other_agent",
+                translation_placeholders={"entity_id": ", ".join(call.data[ATTR_ENTITY_ID])},
+            )
+        entry_id = named.entry_id
     entry: PacerelleConfigEntry = async_get_config_entry(hass, DOMAIN, entry_id)
     return entry
 
 
+def _given(call: ServiceCall, names: tuple[str, ...]) -> list[str]:
+    return [name for name in names if call.data.get(name) not in (None, [])]
+
+
+def _named(call: ServiceCall, *raw: str) -> NamedConversation | None:
+    """The call's conversation entity, refused next to a raw field naming the same thing."""
+    named = named_conversation(call.hass, call)
+    if named is not None and (both := _given(call, raw)):
+        raise ServiceValidationError(
+            translation_domain=DOMAIN,
+            translation_key="conversation_conflict",
+            translation_placeholders={"fields": ", ".join(both)},
+        )
+    return named
+
+
+def conversation_field(call: ServiceCall) -> str | None:
+    """The conversation a call reads (CONVERSATION_FIELDS): by entity, by id, or None."""
+    named = _named(call, ATTR_CONVERSATION_ID)
+    if named is not None:
+        return named.conversation_id
+    conversation_id: str | None = call.data.get(ATTR_CONVERSATION_ID)
+    return conversation_id
+
+
 def target_fields(call: ServiceCall) -> dict[str, Any]:
-    """The routing fields of a send, checked for contradictions."""
+    """The routing fields of a send, checked for contradictions; a conversation entity
+    becomes its conversation id and `to` (checked by the client as any other target)."""
     data = call.data
     source = data.get(ATTR_SOURCE_MESSAGE_ID)
-    explicit = [name for name in (ATTR_CONVERSATION_ID, ATTR_TO, ATTR_TO_DEVICE_ID) if name in data]
+    explicit = _given(call, (ATTR_ENTITY_ID, ATTR_CONVERSATION_ID, ATTR_TO, ATTR_TO_DEVICE_ID))
     if source is not None and explicit:
         raise ServiceValidationError(
             translation_domain=DOMAIN,
             translation_key="target_conflict",
             translation_placeholders={"fields": ", ".join(explicit)},
         )
+    named = _named(call, ATTR_CONVERSATION_ID, ATTR_TO)
     return {
         "source_message_id": source,
-        "conversation_id": data.get(ATTR_CONVERSATION_ID),
-        "to": data.get(ATTR_TO),
+        "conversation_id": named.conversation_id if named else data.get(ATTR_CONVERSATION_ID),
+        "to": named.recipient if named else data.get(ATTR_TO),
         "to_device_id": data.get(ATTR_TO_DEVICE_ID),
     }
 

@@ -15,10 +15,11 @@ from ..files.attachments import async_allowed_folder, async_save, target_of
 from ..runtime import PacerelleConfigEntry
 from .common import (
     AGENT_FIELDS,
-    ATTR_CONVERSATION_ID,
     ATTR_MESSAGE_ID,
+    CONVERSATION_FIELDS,
     agent_name,
     client_errors,
+    conversation_field,
     resolve_entry,
 )
 
@@ -38,7 +39,7 @@ MARK_PROCESSED_SCHEMA: Final = probatio.Schema(
 GET_HISTORY_SCHEMA: Final = probatio.Schema(
     {
         **AGENT_FIELDS,
-        probatio.Optional(ATTR_CONVERSATION_ID): cv.string,
+        **CONVERSATION_FIELDS,
         probatio.Optional(ATTR_LIMIT, default=MAX_HISTORY_ENTRIES): probatio.All(
             probatio.Coerce(int), probatio.Range(min=1, max=MAX_HISTORY_ENTRIES)
         ),
@@ -88,7 +89,7 @@ async def async_get_history(call: ServiceCall) -> ServiceResponse:
     entry = resolve_entry(call.hass, call)
     runtime = entry.runtime_data
     agent_id = str(entry.data[CONF_AGENT_ID])
-    history = runtime.agent.history(call.data.get(ATTR_CONVERSATION_ID), call.data[ATTR_LIMIT])
+    history = runtime.agent.history(conversation_field(call), call.data[ATTR_LIMIT])
     pending = {request.message_id for request in runtime.agent.pending_requests()}
     return {
         "requests": [

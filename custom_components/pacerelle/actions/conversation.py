@@ -1,0 +1,88 @@
+"""A named conversation given to an action by its entity: `entity_id: notify.family`.
+
+The one place an action turns an entity into a conversation: the entity's registry entry
+names its config entry and `conversation` subentry (subentry_flow.py), whose data holds the
+conversation id and the `to` a message for all of it takes; the send then goes through the
+client's one target resolution (`Agent.send_text`), as with a raw `conversation_id`. Any
+entity of the subentry names it (its notify entity, which the action's selector offers, or
+another of its entities); so does the agent's own notify entity, the owner's direct
+conversation. Anything else (an unknown entity, another integration's, a Pacerelle entity
+that is no conversation, several at once) is a translated ServiceValidationError.
+"""
+
+from dataclasses import dataclass
+from typing import Final
+
+from homeassistant.const import ATTR_ENTITY_ID, Platform
+from homeassistant.core import HomeAssistant, ServiceCall
+from homeassistant.exceptions import ServiceValidationError
+from homeassistant.helpers import entity_registry as er
+
+from ..const import (
+    CONF_CONVERSATION_ID,
+    CONF_OWNER_ID,
+    CONF_RECIPIENT,
+    DOMAIN,
+    SUBENTRY_CONVERSATION,
+)
+from ..entity import entity_unique_id
+
+# The key of the agent's own notify entity (notify.py's OWNER description).
+OWNER_NOTIFY_KEY: Final = "owner"
+
+
+@dataclass(frozen=True, slots=True)
+class NamedConversation:
+    """Where an entity's conversation is: its agent's entry, its id and its `to`."""
+
+    entry_id: str
+    conversation_id: str
+    # None: the client's default recipient (the owner), for a subentry that names none.
+    recipient: str | None
+
+
+def named_conversation(hass: HomeAssistant, call: ServiceCall) -> NamedConversation | None:
+    """The conversation of the call's `entity_id` (None when it names none)."""
+    entity_ids: list[str] = call.data.get(ATTR_ENTITY_ID) or []
+    if not entity_ids:
+        return None
+    if len(entity_ids) > 1:
+        raise ServiceValidationError(
+            translation_domain=DOMAIN,
+            translation_key="one_conversation",
+            translation_placeholders={"entity_ids": ", ".join(entity_ids)},
+        )
+    (entity_id,) = entity_ids
+    found = _conversation_of(hass, entity_id)
+    if found is None:
+        raise ServiceValidationError(
+            translation_domain=DOMAIN,
+            translation_key="not_a_conversation",
+            translation_placeholders={"entity_id": entity_id},
+        )
+    return found
+
+
+def _conversation_of(hass: HomeAssistant, entity_id: str) -> NamedConversation | None:
+    entity = er.async_get(hass).async_get(entity_id)
+    if entity is None or entity.platform != DOMAIN or entity.config_entry_id is None:
+        return None
+    entry = hass.config_entries.async_get_entry(entity.config_entry_id)
+    if entry is None or entry.domain != DOMAIN:
+        return None
+    if entity.config_subentry_id is not None:
+        subentry = entry.subentries.get(entity.config_subentry_id)
+        if subentry is None or subentry.subentry_type != SUBENTRY_CONVERSATION:
+            return None
+        recipient = subentry.data.get(CONF_RECIPIENT)
+        return NamedConversation(
+            entry.entry_id,
+            str(subentry.data[CONF_CONVERSATION_ID]),
+            str(recipient) if recipient else None,
+        )
+    owner = entity_unique_id(entry.entry_id, OWNER_NOTIFY_KEY)
+    if entity.domain == Platform.NOTIFY and entity.unique_id == owner:
+        return NamedConversation(
+            entry.entry_id, str(entry.data[CONF_CONVERSATION_ID]), str(entry.data[CONF_OWNER_ID])
+        )
+    return None

@@ -1,0 +1,208 @@
+"""The notice that an agent was added to a group: a repair issue whose fix flow names it.
+
+Raised at a message from a group conversation that is not named (no `conversation`
+subentry, subentry_flow.py): "<agent> was added to a group", one per group and agent (the
+issue id). Its fix flow asks for a name and names the group through the "Add conversation"
+subentry flow itself, driven as the frontend drives it (the same checks, the same
+subentry, the same translated refusals). The notice is gone once the group is named (by the
+fix flow or by "Add conversation": the entry's change clears it) or the entry removed.
+Ignored, it stays in Home Assistant's issue registry as dismissed (it is persistent), and a
+dismissed issue stays dismissed when raised again: it is never shown again. A group named
+and later unnamed is a group without a name again: its next message raises a new notice.
+
+Bounded: a relay can invent groups (and members writing in them), so at most
+MAX_GROUP_NOTICES notices of one agent are shown at once. A group beyond that gets none
+until one is named or dismissed; then its next message raises it. "Add conversation" lists
+every group the agent has seen, whatever the bound.
+"""
+
+import logging
+from collections.abc import Mapping
+from typing import Any, Final
+
+import probatio
+from homeassistant.components.repairs import RepairsFlow, RepairsFlowResult
+from homeassistant.config_entries import (
+    SIGNAL_CONFIG_ENTRY_CHANGED,
+    SOURCE_USER,
+    ConfigEntry,
+    ConfigEntryChange,
+    ConfigEntryState,
+)
+from homeassistant.const import CONF_NAME
+from homeassistant.core import HomeAssistant, callback
+from homeassistant.data_entry_flow import FlowResultType
+from homeassistant.helpers import issue_registry as ir
+from homeassistant.helpers.dispatcher import async_dispatcher_connect
+from homeassistant.helpers.selector import TextSelector
+
+from ..const import CONF_AGENT_NAME, CONF_CONVERSATION_ID, DOMAIN, SUBENTRY_CONVERSATION
+from ..limits import MAX_GROUP_NOTICES
+from ..runtime import PacerelleConfigEntry
+from ..signals import Delivered, message_signal
+from ..subentry_flow import label, named_conversations
+
+_LOGGER = logging.getLogger(__name__)
+
+NEW_GROUP: Final = "new_group"
+DATA_ENTRY_ID: Final = "entry_id"
+
+
+def notice_id(entry_id: str, conversation_id: str) -> str:
+    return f"{NEW_GROUP}_{entry_id}_{conversation_id}"
+
+
+def is_group_notice(data: Mapping[str, Any] | None) -> bool:
+    return data is not None and data.get("kind") == NEW_GROUP
+
+
+def _notices(hass: HomeAssistant, entry_id: str) -> list[ir.IssueEntry]:
+    """The agent's group notices in the registry, dismissed ones included."""
+    return [
+        issue
+        for (domain, _), issue in ir.async_get(hass).issues.items()
+        if domain == DOMAIN
+        and issue.translation_key == NEW_GROUP
+        and (issue.data or {}).get(DATA_ENTRY_ID) == entry_id
+    ]
+
+
+def markdown_text(value: str) -> str:
+    """`value` shown as itself in a markdown description: every ASCII punctuation mark
+    escaped (ids and members come from the relay: no link, image or HTML of theirs)."""
+    return "".join(
+        f"\\{c}" if c.isascii() and not c.isalnum() and not c.isspace() else c for c in value
+    )
+
+
+def _agent_name(entry: ConfigEntry[Any]) -> str:
+    return str(entry.data.get(CONF_AGENT_NAME) or entry.title)
+
+
+@callback
+def async_notice_group(hass: HomeAssistant, entry: PacerelleConfigEntry, group_id: str) -> None:
+    """Raise the group's notice unless it is named, raised already (shown or dismissed), or
+    MAX_GROUP_NOTICES of the agent are shown."""
+    if group_id in named_conversations(entry):
+        return
+    issue_id = notice_id(entry.entry_id, group_id)
+    if ir.async_get(hass).async_get_issue(DOMAIN, issue_id) is not None:
+        return
+    shown = [n for n in _notices(hass, entry.entry_id) if n.dismissed_version is None]
+    if len(shown) >= MAX_GROUP_NOTICES:
+        _LOGGER.debug("No notice for group %s: %s are shown", group_id, len(shown))
+        return
+    ir.async_create_issue(
+        hass,
+        DOMAIN,
+        issue_id,
+        is_fixable=True,
+        is_persistent=True,  # until named or dismissed: a restart changes nothing
+        severity=ir.IssueSeverity.WARNING,
+        translation_key=NEW_GROUP,
+        translation_placeholders={"agent_name": _agent_name(entry)},
+        data={"kind": NEW_GROUP, DATA_ENTRY_ID: entry.entry_id, CONF_CONVERSATION_ID: group_id},
+    )
+
+
+@callback
+def async_clear_named(hass: HomeAssistant, entry: ConfigEntry[Any]) -> None:
+    """Delete the notices of the groups the entry names now."""
+    named = named_conversations(entry)
+    for notice in _notices(hass, entry.entry_id):
+        if (notice.data or {}).get(CONF_CONVERSATION_ID) in named:
+            ir.async_delete_issue(hass, DOMAIN, notice.issue_id)
+
+
+@callback
+def async_clear_group_notices(hass: HomeAssistant, entry_id: str) -> None:
+    """Delete every group notice of a removed entry."""
+    for notice in _notices(hass, entry_id):
+        ir.async_delete_issue(hass, DOMAIN, notice.issue_id)
+
+
+@callback
+def async_watch_new_groups(hass: HomeAssistant, entry: PacerelleConfigEntry) -> None:
+    """Notice groups at their messages while the entry is loaded; clear named ones."""
+
+    @callback
+    def delivered(item: Delivered) -> None:
+        if item.request.is_group:
+            async_notice_group(hass, entry, item.request.conversation_id)
+
+    @callback
+    def changed(change: ConfigEntryChange, changed_entry: ConfigEntry[Any]) -> None:
+        if change is ConfigEntryChange.UPDATED and changed_entry.entry_id == entry.entry_id:
+            async_clear_named(hass, changed_entry)
+
+    async_clear_named(hass, entry)
+    entry.async_on_unload(async_dispatcher_connect(hass, message_signal(entry.entry_id), delivered))
+    entry.async_on_unload(async_dispatcher_connect(hass, SIGNAL_CONFIG_ENTRY_CHANGED, changed))
+
+
+class NameGroupFlow(RepairsFlow):
+    """Name the group of a notice, through the `conversation` subentry flow."""
+
+    def __init__(self, entry_id: str, conversation_id: str) -> None:
+        self._entry_id = entry_id
+        self._conversation_id = conversation_id
+
+    async def async_step_init(self, user_input: dict[str, Any] | None = None) -> RepairsFlowResult:
+        entry: PacerelleConfigEntry | None = self.hass.config_entries.async_get_entry(
+            self._entry_id
+        )
+        if entry is None or entry.state is not ConfigEntryState.LOADED:
+            return self.async_abort(reason="agent_not_loaded")
+        errors: dict[str, str] = {}
+        # Home Assistant starts the step with {"issue_id": ...}: only a name is an answer.
+        if user_input is not None and CONF_NAME in user_input:
+            result = await self._name(str(user_input[CONF_NAME]))
+            if result["type"] is FlowResultType.CREATE_ENTRY:
+                return self.async_create_entry(data={})
+            if result["type"] is FlowResultType.ABORT:
+                return self.async_abort(
+                    reason=str(result["reason"]),
+                    description_placeholders=result.get("description_placeholders"),
+                )
+            errors = dict(result.get("errors") or {})
+            if set(errors) - {CONF_NAME}:  # about the group, not the name: nothing to ask
+                return self.async_abort(
+                    reason="unknown_conversation",
+                    description_placeholders={CONF_CONVERSATION_ID: self._conversation_id},
+                )
+        seen = next(
+            (
+                c
+                for c in entry.runtime_data.agent.conversations()
+                if c.conversation_id == self._conversation_id
+            ),
+            None,
+        )
+        return self.async_show_form(
+            step_id="init",
+            data_schema=self.add_suggested_values_to_schema(
+                probatio.Schema({probatio.Required(CONF_NAME): TextSelector()}), user_input or {}
+            ),
+            description_placeholders={
+                "agent_name": _agent_name(entry),
+                "conversation": markdown_text(
+                    label(seen) if seen is not None else self._conversation_id
+                ),
+            },
+            errors=errors,
+        )
+
+    async def _name(self, name: str) -> Any:
+        """The subentry flow's answer to this group and name (its form closed if it asks
+        again: a bad name)."""
+        flows = self.hass.config_entries.subentries
+        form = await flows.async_init(
+            (self._entry_id, SUBENTRY_CONVERSATION), context={"source": SOURCE_USER}
+        )
+        if form["type"] is not FlowResultType.FORM:
+            return form
+        chosen = {CONF_CONVERSATION_ID: self._conversation_id, CONF_NAME: name}
+        result = await flows.async_configure(form["flow_id"], chosen)
+        if result["type"] is FlowResultType.FORM:
+            flows.async_abort(form["flow_id"])
+        return result
