@@ -41,13 +41,13 @@ from .client import (
 )
 from .const import (
     CONF_AGENT_ID,
-    CONF_AGENT_NAME,
     CONF_CONVERSATION_ID,
     CONF_OWNER_ID,
     CONF_SERVER_URL,
     DEFAULT_SERVER_URL,
     DOMAIN,
 )
+from .device import agent_name
 from .errors import async_start_reauth, setup_error
 from .events import EVENT_MESSAGE_STATUS, MessageEvents, message_status_data
 from .issues.decrypt import DecryptionWatch
@@ -77,7 +77,7 @@ class AgentCoordinator:
         self.hass = hass
         self.entry = entry
         self.agent_id = str(entry.data[CONF_AGENT_ID])
-        self.agent_name = str(entry.data.get(CONF_AGENT_NAME) or entry.title)
+        self.agent_name = agent_name(entry)
         self.owner_id = str(entry.data[CONF_OWNER_ID])
         self.server_url = str(entry.data.get(CONF_SERVER_URL) or DEFAULT_SERVER_URL)
         self.options = AgentOptions.from_options(entry.options)

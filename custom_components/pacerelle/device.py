@@ -15,6 +15,8 @@ from .const import CONF_AGENT_NAME, DOMAIN
 
 
 def agent_name(entry: ConfigEntry) -> str:
+    """The agent's name as Home Assistant shows it: the one typed when adding it, else the
+    entry's title (the one rule: entities, repairs, actions and the LLM API call it)."""
     return str(entry.data.get(CONF_AGENT_NAME) or entry.title)
 
 

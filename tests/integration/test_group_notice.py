@@ -17,9 +17,9 @@ from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.issues.groups import (
     NEW_GROUP,
     async_notice_group,
-    markdown_text,
     notice_id,
 )
+from custom_components.pacerelle.issues.markdown import markdown_text
 from custom_components.pacerelle.limits import MAX_GROUP_NOTICES
 from tests.helpers.agent import Agent, add_group, start_agent
 from tests.helpers.conversations import name_conversation, notify_of, strings, subentry_of

@@ -19,7 +19,8 @@ from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers import device_registry as dr
 from homeassistant.helpers.service import async_get_config_entry
 
-from ..const import CONF_AGENT_NAME, DOMAIN
+from ..const import DOMAIN
+from ..device import agent_name
 from ..errors import action_errors
 from ..runtime import PacerelleConfigEntry
 from .conversation import NamedConversation, named_conversation
@@ -48,10 +49,6 @@ TARGET_FIELDS: Final = {
     probatio.Optional(ATTR_TO): cv.string,
     probatio.Optional(ATTR_TO_DEVICE_ID): cv.string,
 }
-
-
-def agent_name(entry: PacerelleConfigEntry) -> str:
-    return str(entry.data.get(CONF_AGENT_NAME) or entry.title)
 
 
 def resolve_entry(hass: HomeAssistant, call: ServiceCall) -> PacerelleConfigEntry:

@@ -19,8 +19,9 @@ from homeassistant.helpers import config_validation as cv
 
 from ..client import DeviceTrust, KeyChangedError, TrustState, same_code
 from ..const import CONF_OWNER_ID, DOMAIN
+from ..device import agent_name
 from ..errors import action_error
-from .common import AGENT_FIELDS, agent_name, resolve_entry
+from .common import AGENT_FIELDS, resolve_entry
 
 ATTR_PERSON_ID: Final = "person_id"
 ATTR_SENDER_DEVICE_ID: Final = "sender_device_id"

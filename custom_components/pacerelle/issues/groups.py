@@ -36,11 +36,13 @@ from homeassistant.helpers import issue_registry as ir
 from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.selector import TextSelector
 
-from ..const import CONF_AGENT_NAME, CONF_CONVERSATION_ID, DOMAIN, SUBENTRY_CONVERSATION
+from ..const import CONF_CONVERSATION_ID, DOMAIN, SUBENTRY_CONVERSATION
+from ..device import agent_name
 from ..limits import MAX_GROUP_NOTICES
 from ..runtime import PacerelleConfigEntry
 from ..signals import Delivered, message_signal
 from ..subentry_flow import label, named_conversations
+from .markdown import markdown_text
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -67,18 +69,6 @@ def _notices(hass: HomeAssistant, entry_id: str) -> list[ir.IssueEntry]:
     ]
 
 
-def markdown_text(value: str) -> str:
-    """`value` shown as itself in a markdown description: every ASCII punctuation mark
-    escaped (ids and members come from the relay: no link, image or HTML of theirs)."""
-    return "".join(
-        f"\\{c}" if c.isascii() and not c.isalnum() and not c.isspace() else c for c in value
-    )
-
-
-def _agent_name(entry: ConfigEntry[Any]) -> str:
-    return str(entry.data.get(CONF_AGENT_NAME) or entry.title)
-
-
 @callback
 def async_notice_group(hass: HomeAssistant, entry: PacerelleConfigEntry, group_id: str) -> None:
     """Raise the group's notice unless it is named, raised already (shown or dismissed), or
@@ -100,7 +90,7 @@ def async_notice_group(hass: HomeAssistant, entry: PacerelleConfigEntry, group_i
         is_persistent=True,  # until named or dismissed: a restart changes nothing
         severity=ir.IssueSeverity.WARNING,
         translation_key=NEW_GROUP,
-        translation_placeholders={"agent_name": _agent_name(entry)},
+        translation_placeholders={"agent_name": agent_name(entry)},
         data={"kind": NEW_GROUP, DATA_ENTRY_ID: entry.entry_id, CONF_CONVERSATION_ID: group_id},
     )
 
@@ -184,7 +174,7 @@ class NameGroupFlow(RepairsFlow):
                 probatio.Schema({probatio.Required(CONF_NAME): TextSelector()}), user_input or {}
             ),
             description_placeholders={
-                "agent_name": _agent_name(entry),
+                "agent_name": agent_name(entry),
                 "conversation": markdown_text(
                     label(seen) if seen is not None else self._conversation_id
                 ),

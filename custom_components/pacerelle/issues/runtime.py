@@ -11,6 +11,7 @@ from homeassistant.helpers import issue_registry as ir
 
 from ..client import DeviceKey, StoreProblem
 from ..const import DOMAIN
+from .markdown import markdown_text
 
 DECRYPTION_STALLED = "decryption_stalled"
 STORE_RESTORED = "store_restored"
@@ -64,7 +65,8 @@ def raise_decryption_stalled(
         translation_key=DECRYPTION_STALLED,
         translation_placeholders={
             "agent_name": agent_name,
-            "peer_id": device.sender_id,
+            "peer_id": device.sender_id,  # the title: plain text
+            "peer": markdown_text(device.sender_id),  # the description: markdown
             "device_id": device.device_id,
             "device_code": device_code or "unknown",
         },

@@ -35,7 +35,8 @@ from ..client import (
     TrustState,
     is_group_recipient,
 )
-from ..const import CONF_AGENT_ID, CONF_AGENT_NAME, CONF_CONVERSATION_ID, CONF_OWNER_ID, DOMAIN
+from ..const import CONF_AGENT_ID, CONF_CONVERSATION_ID, CONF_OWNER_ID, DOMAIN
+from ..device import agent_name
 from ..errors import tool_errors
 from ..events import event_data
 from ..options import AgentOptions
@@ -124,7 +125,7 @@ def loaded_agents(hass: HomeAssistant) -> list[AgentRef]:
     return [
         AgentRef(
             str(entry.data[CONF_AGENT_ID]),
-            str(entry.data.get(CONF_AGENT_NAME) or entry.title),
+            agent_name(entry),
             entry.runtime_data,
             LlmScope.of_entry(entry),
         )

@@ -29,6 +29,7 @@ from custom_components.pacerelle.client.signal.errors import SignalErrorKind
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.diagnostics import async_get_config_entry_diagnostics
 from custom_components.pacerelle.events import EVENT_DECRYPTION_FAILED
+from custom_components.pacerelle.issues.markdown import markdown_text
 from custom_components.pacerelle.issues.runtime import decryption_stalled_id
 from custom_components.pacerelle.store.agent_store import agent_store
 from custom_components.pacerelle.store.generation import GENERATION_KEY, WITNESS_KEY
@@ -46,6 +47,8 @@ EVENT_FIELDS = {
     "reason",
     "at",
 }
+
+HOSTILE_OWNER = "usr_[verify](//evil.example)"
 
 
 def test_a_run_from_a_known_device_stalls_and_only_a_new_session_clears_it() -> None:
@@ -105,7 +108,9 @@ async def _exchange(
 async def test_restored_older_state_is_reported_and_a_new_session_heals_it(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    installed = await emulator.install()
+    """The owner's id, as the relay names him, is made to be read as a link: the repair's
+    description shows it as text."""
+    installed = await emulator.install(user_id=HOSTILE_OWNER)
     entry = await add_entry(hass, emulator, installed)
     store = Path(hass.config.path(".storage", DOMAIN))
     backup = Path(hass.config.path("backup-of-pacerelle"))
@@ -159,7 +164,9 @@ async def test_restored_older_state_is_reported_and_a_new_session_heals_it(
         assert issue.severity is ir.IssueSeverity.ERROR
         assert issue.translation_key == "decryption_stalled"
         placeholders = issue.translation_placeholders or {}
-        assert placeholders["peer_id"] == installed.owner_id
+        assert placeholders["peer_id"] == installed.owner_id  # the title: plain text
+        assert placeholders["peer"] == markdown_text(HOSTILE_OWNER)  # the description
+        assert "](" not in placeholders["peer"]
         assert len(placeholders["device_code"].split(" ")) == 16
         state = hass.states.get(sensor)
         assert state is not None
