@@ -10,6 +10,7 @@ from homeassistant.helpers import config_validation as cv
 
 from ..client import MAX_HISTORY_ENTRIES, MAX_NOTE_CHARS, public_attachment
 from ..const import CONF_AGENT_ID, DOMAIN
+from ..device import agent_name
 from ..events import event_data
 from ..files.attachments import async_allowed_folder, async_save, target_of
 from ..runtime import PacerelleConfigEntry
@@ -17,7 +18,6 @@ from .common import (
     AGENT_FIELDS,
     ATTR_MESSAGE_ID,
     CONVERSATION_FIELDS,
-    agent_name,
     client_errors,
     conversation_field,
     resolve_entry,
