@@ -17,9 +17,10 @@ from custom_components.pacerelle.client.errors import PacerelleResponseError
 from custom_components.pacerelle.client.outbox.sender import SendError
 from custom_components.pacerelle.client.relay.answers import device_id
 from custom_components.pacerelle.client.relay.frames import RefusedMessage, parse_frame
-from tests.helpers.agent import start_agent
+from tests.helpers.agent import OWNER, add_devices, add_group, start_agent
 from tests.helpers.client_agent import Recorder, connected_agent, wait_for
 from tests.helpers.emulator import EmulatorHandle
+from tests.helpers.groups import member_writes
 from tests.helpers.services import refused
 
 IMPOSTORS = ("01", "+1", " 1", "1\n", "\u0661", "\uff11", "1_0")
@@ -122,24 +123,14 @@ async def test_a_group_key_labelled_with_a_json_number_keeps_its_device(
 ) -> None:
     """`sender_device_id: 2` (a number) in /agent/group-keys was read as device 1."""
     agent = await start_agent(hass, emulator)
-    owner = agent.installed.owner_id
-    await emulator.admin("POST", "/users/usr_ana/devices", {"device_id": "2"})
-    created = await emulator.admin(
-        "POST",
-        "/groups",
-        {"name": "Family", "members": [owner, "usr_ana"], "agent_ids": [agent.installed.agent_id]},
-    )
-    group_id = str(created["conversation_id"])
+    await add_devices(emulator, agent, "usr_ana", ["2"])
+    group_id = await add_group(emulator, agent, "Family", [OWNER, "usr_ana"])
     for envelope in emulator.emulator.state.group_keys:
         if envelope["sender_id"] == "usr_ana":
             envelope["sender_device_id"] = 2  # the relay's JSON number
-    before = len(agent.events)
-    await emulator.admin(
-        "POST",
-        f"/conversations/{group_id}/send",
-        {"text": "hi", "user_id": "usr_ana", "device_id": "2"},
+    written = await member_writes(
+        emulator, agent, group_id, text="hi", user_id="usr_ana", device_id="2"
     )
-    await wait_for(lambda: len(agent.events) > before, within=5)
-    assert agent.events[-1].data["sender_device_id"] == "2"
+    assert written["sender_device_id"] == "2"
     keys = agent.runtime.agent.data.conversations.group_keys.values()
     assert [key.sender_device_id for key in keys if key.sender_id == "usr_ana"] == ["2"]

@@ -280,13 +280,8 @@ async def test_the_agent_never_seals_with_a_key_the_relay_delivered(
 async def test_a_group_without_a_trusted_member_gets_only_replies(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    agent = await start_agent(hass, emulator)
-    created = await emulator.admin(
-        "POST",
-        "/groups",
-        {"name": "Neighbours", "members": [ANA, BEN], "agent_ids": [agent.installed.agent_id]},
-    )
-    group_id = str(created["conversation_id"])
+    agent = await start_agent(hass, emulator, groups={"Neighbours": [ANA, BEN]})
+    group_id = agent.groups["Neighbours"]
     asked = await member_writes(emulator, agent, group_id, text="parcel?", user_id=BEN)
     assert asked["trusted"] is False
 
