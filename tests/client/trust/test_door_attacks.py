@@ -23,35 +23,14 @@ from tests.client.conversations.test_groups_trust import relay_delivers_own_key
 from tests.emulator.state import GroupRecord
 from tests.helpers.agent import Agent, start_agent
 from tests.helpers.emulator import EmulatorHandle
-from tests.helpers.groups import member_writes
+from tests.helpers.groups import family_group, member_writes
 from tests.helpers.llm import LLM_CONTEXT
 from tests.helpers.runtime import wait_until
 from tests.helpers.services import call, human_writes, refused, trust
+from tests.helpers.trust import decide
 from tests.integration.assist.test_bridge import GatedAgent
 
 SECRET = "The alarm code is 4711"
-
-
-async def block(agent: Agent, person_id: str, device_id: str) -> None:
-    """The owner blocks the device, as the repair flow or `block_device` does."""
-    manager = agent.runtime.trust
-    assert manager is not None
-    shown = manager.book.get(person_id, device_id)
-    assert shown is not None
-    await manager.async_decide(person_id, device_id, TrustState.BLOCKED, key=shown.identity_key)
-
-
-async def family_group(emulator: EmulatorHandle, agent: Agent) -> str:
-    """A group of the owner (who wrote to the agent already) and two more people."""
-    members = [agent.installed.owner_id, "usr_ana", "usr_ben"]
-    for member in members[1:]:
-        await emulator.admin("POST", f"/users/{member}/devices", {"device_id": "1"})
-    created = await emulator.admin(
-        "POST",
-        "/groups",
-        {"name": "Family", "members": members, "agent_ids": [agent.installed.agent_id]},
-    )
-    return str(created["conversation_id"])
 
 
 async def texts_received(emulator: EmulatorHandle, conversation_id: str) -> list[str]:
@@ -102,7 +81,7 @@ async def test_a_blocked_key_is_blocked_under_every_device_id(
     agent = await start_agent(hass, emulator, spoken=True)
     owner = agent.installed.owner_id
     await human_writes(emulator, agent, text="hello from a stranger phone", device_id="2")
-    await block(agent, owner, "2")
+    await decide(agent, owner, "2", TrustState.BLOCKED)
     await emulator.admin(
         "POST", f"/users/{owner}/devices", {"device_id": "3", "same_identity_as": "2"}
     )
@@ -132,7 +111,7 @@ async def test_the_flush_fails_a_send_for_a_phone_blocked_while_it_waited(
     await wait_until(lambda: agent.runtime.status.state.value != "connected")
     sent = await call(hass, "send_message", {"text": SECRET})
     assert len(agent.runtime.agent.data.queued) == 1
-    await block(agent, owner, "2")
+    await decide(agent, owner, "2", TrustState.BLOCKED)
     await emulator.faults(reset=True)
 
     def status_of(message_id: str) -> list[str]:
@@ -196,7 +175,7 @@ async def test_a_direct_send_to_a_group_member_never_defaults_to_a_relay_session
     to the owner there is refused, never sealed for device 1 by default."""
     agent = await start_agent(hass, emulator, spoken=True)
     owner = agent.installed.owner_id
-    group_id = await family_group(emulator, agent)
+    group_id, _ = await family_group(emulator, agent, devices=("1",))
     relay_opens_session_as(emulator, agent, emulator.emulator.state.groups[group_id], owner)
     forged = await member_writes(emulator, agent, group_id, text="hi", user_id=owner)
     assert forged["trusted"] is False
@@ -225,7 +204,7 @@ async def test_the_llm_never_answers_an_untrusted_device_nor_lists_a_blocked_one
     assert caught.value.translation_key == "llm_untrusted_request"
     assert SECRET not in await texts_received(emulator, agent.conversation_id)
 
-    await block(agent, owner, "2")
+    await decide(agent, owner, "2", TrustState.BLOCKED)
     later = await emulator.send(agent.conversation_id, text="and now?", device_id="2")
     await wait_until(lambda: later in agent.runtime.agent.data.inbox.rejected)
     history = (await llm_call(hass, "get_history", limit=50)).data
@@ -243,7 +222,7 @@ async def test_the_llm_sees_exactly_the_events_trust(
     agent = await start_agent(hass, emulator)
     owner = agent.installed.owner_id
     await human_writes(emulator, agent, text="hello")
-    group_id = await family_group(emulator, agent)
+    group_id, _ = await family_group(emulator, agent, devices=("1",))
     hass.config_entries.async_update_entry(
         agent.entry,
         options={**agent.entry.options, CONF_LLM_CONVERSATIONS: [agent.conversation_id, group_id]},
