@@ -91,7 +91,8 @@ def test_canonical_device_ids() -> None:
 
 
 def test_last_device_keys_do_not_collide() -> None:
-    """("a|b", "c") and ("a", "b|c") were both "a|b|c": one person's device for the other."""
+    """("a|b", "c") and ("a", "b|c") joined plainly are both "a|b|c": one person's device
+    for the other; the keys escape "|"."""
     assert device_key("a|b", "c") != device_key("a", "b|c")
     assert device_key("a%7Cb", "c") != device_key("a|b", "c")
     assert device_key("usr_1", "conv_1") == "usr_1|conv_1"  # keys stores already hold
@@ -121,7 +122,8 @@ async def test_the_send_action_refuses_a_non_canonical_device_with_a_translated_
 async def test_a_group_key_labelled_with_a_json_number_keeps_its_device(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    """`sender_device_id: 2` (a number) in /agent/group-keys was read as device 1."""
+    """`sender_device_id: 2` (a JSON number) in /agent/group-keys is device 2, never the
+    default device 1."""
     agent = await start_agent(hass, emulator)
     await add_devices(emulator, agent, "usr_ana", ["2"])
     group_id = await add_group(emulator, agent, "Family", [OWNER, "usr_ana"])
