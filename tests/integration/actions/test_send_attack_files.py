@@ -168,6 +168,39 @@ async def test_a_swap_race_never_sends_the_key(
     assert set(contents) <= {b"public"}
 
 
+async def test_a_swap_right_after_the_check_never_sends_the_key(
+    hass: HomeAssistant, emulator: EmulatorHandle, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The attacker wins the race every time: the file becomes a link to the key right
+    after each allowlist check passes for it. Only a check on what was opened holds."""
+    agent = await share_agent(hass, emulator, tmp_path)
+    key = key_file(hass, agent)
+    path = tmp_path / "share" / "doc.txt"
+    spare = path.with_name(".spare")
+    checked = hass.config.is_allowed_path
+    swaps = 0
+
+    def check_then_swap(target: str) -> bool:
+        nonlocal swaps
+        allowed = checked(target)
+        if allowed and target == str(path) and not path.is_symlink():
+            spare.symlink_to(key)
+            os.replace(spare, path)
+            swaps += 1
+        return allowed
+
+    monkeypatch.setattr(hass.config, "is_allowed_path", check_then_swap)
+    for _ in range(3):
+        path.unlink(missing_ok=True)
+        path.write_bytes(b"public")
+        attachment = {"text": "doc", "attachments": [str(path)]}
+        with pytest.raises(HomeAssistantError) as caught:
+            await call(hass, "send_message", attachment)
+        assert caught.value.translation_key in REFUSALS
+    assert swaps == 3
+    assert await emulator.inbox(agent.conversation_id) == []
+
+
 @pytest.mark.parametrize("name", ["missing.txt", "no-such-folder/x.txt"])
 async def test_a_missing_file_is_a_translated_error(
     hass: HomeAssistant, emulator: EmulatorHandle, tmp_path: Path, name: str
