@@ -3,9 +3,6 @@ devices and opens sessions of its own; the agent must seal for none of them, and
 of a blocked key may act (client/trust/door.py)."""
 
 import asyncio
-import base64
-import json
-import os
 from typing import Any
 
 import pytest
@@ -19,16 +16,15 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry, async_
 from custom_components.pacerelle.client.trust.book import TrustState
 from custom_components.pacerelle.events import EVENT_MESSAGE_STATUS
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT, CONF_LLM_CONVERSATIONS
-from tests.client.conversations.test_groups_trust import relay_delivers_own_key
-from tests.emulator.state import GroupRecord
 from tests.helpers.agent import Agent, start_agent
+from tests.helpers.assist import GatedAgent
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.groups import family_group, member_writes
 from tests.helpers.llm import LLM_CONTEXT
+from tests.helpers.relay_forgeries import relay_delivers_own_key, relay_opens_session_as
 from tests.helpers.runtime import wait_until
 from tests.helpers.services import call, human_writes, refused, trust
 from tests.helpers.trust import decide
-from tests.integration.assist.test_bridge import GatedAgent
 
 SECRET = "The alarm code is 4711"
 
@@ -121,50 +117,6 @@ async def test_the_flush_fails_a_send_for_a_phone_blocked_while_it_waited(
     assert "sent" not in status_of(sent["message_id"])
     assert len(agent.runtime.agent.data.queued) == 0
     assert SECRET not in await texts_received(emulator, agent.conversation_id)
-
-
-def relay_opens_session_as(
-    emulator: EmulatorHandle, agent: Agent, group: GroupRecord, user_id: str
-) -> None:
-    """The relay, with a key of its own, delivers a group sender key as `user_id`'s device
-    1 in the group: the agent's session with that device in the group is the relay's."""
-    emu = emulator.emulator
-    impostor = emu.humans.device("usr_relay_made", "1")
-    key = {
-        "sender_id": user_id,
-        "key_id": "gk-impostor",
-        "epoch": group.epoch,
-        "raw_key_b64": base64.b64encode(os.urandom(32)).decode(),
-        "holders": list(group.members),
-    }
-    group.keys = [
-        k for k in group.keys if (k["sender_id"], k["epoch"]) != (user_id, group.epoch)
-    ] + [key]
-    plaintext = json.dumps(
-        {
-            "type": "pacerelle.group.sender_key",
-            "v": 1,
-            "alg": "AES-256-GCM",
-            "conversation_id": group.conversation_id,
-            "key_id": key["key_id"],
-            "epoch": key["epoch"],
-            "raw_key_b64": key["raw_key_b64"],
-            "sender_id": user_id,
-            "sender_device_id": "1",
-        }
-    ).encode()
-    sealed = impostor.encrypt_for(emu, agent.installed.agent_id, plaintext, group.conversation_id)
-    emu.state.group_keys.append(
-        {
-            "conversation_id": group.conversation_id,
-            "key_id": key["key_id"],
-            "epoch": key["epoch"],
-            "sender_id": user_id,
-            "sender_device_id": "1",
-            "envelope_b64": base64.b64encode(sealed).decode(),
-            "agent_id": agent.installed.agent_id,
-        }
-    )
 
 
 async def test_a_direct_send_to_a_group_member_never_defaults_to_a_relay_session(

@@ -11,7 +11,6 @@ from homeassistant.components import conversation
 from homeassistant.components.conversation import HOME_ASSISTANT_AGENT
 from homeassistant.const import MATCH_ALL
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers import intent
 from homeassistant.helpers.chat_session import DATA_CHAT_SESSION
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry
@@ -23,7 +22,7 @@ from custom_components.pacerelle.client.conversations import groups
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.helpers.agent import start_agent
-from tests.helpers.assist import KITCHEN
+from tests.helpers.assist import KITCHEN, GatedAgent
 from tests.helpers.emulator import EmulatorHandle, Installed
 from tests.helpers.llm import held
 from tests.helpers.runtime import wait_until
@@ -231,27 +230,6 @@ async def test_a_stuck_agent_times_out_with_an_apology(
     await emulator.send(installed.conversation_id, text="second")
     inbox = await emulator.wait_inbox(installed.conversation_id, 2, within=20)
     assert [item["text"] for item in inbox] == [APOLOGY, APOLOGY]
-
-
-class GatedAgent(conversation.AbstractConversationAgent):
-    """Answers once the test opens the gate."""
-
-    def __init__(self) -> None:
-        self.asked = asyncio.Event()
-        self.gate = asyncio.Event()
-
-    @property
-    def supported_languages(self) -> Literal["*"]:
-        return MATCH_ALL
-
-    async def async_process(
-        self, user_input: conversation.ConversationInput
-    ) -> conversation.ConversationResult:
-        self.asked.set()
-        await self.gate.wait()
-        response = intent.IntentResponse(language=user_input.language)
-        response.async_set_speech("Done, once you were back.")
-        return conversation.ConversationResult(response, user_input.conversation_id)
 
 
 async def test_an_answer_waits_for_the_reconnection(
