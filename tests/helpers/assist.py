@@ -45,6 +45,12 @@ async def kitchen_light(hass: HomeAssistant) -> None:
     assert hass.states.get(KITCHEN).state == "off"
 
 
+def light_state(hass: HomeAssistant) -> str:
+    light = hass.states.get(KITCHEN)
+    assert light is not None
+    return light.state
+
+
 class GatedAgent(conversation.AbstractConversationAgent):
     """Answers once the test opens the gate."""
 

@@ -1,14 +1,22 @@
-"""The family group of the group tests: the owner, Ana and Ben, two phones each."""
+"""The family group of the group tests (the owner, Ana and Ben, two phones each), the
+agent's options for Assist in groups, and what members and the agent write there."""
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
+from homeassistant.components.conversation import HOME_ASSISTANT_AGENT
+
+from custom_components.pacerelle.options import CONF_ASSIST_AGENT, CONF_ASSIST_IN_GROUPS
 from tests.helpers.agent import OWNER, Agent, add_devices, add_group
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.services import event_of
 
 DEVICES = ("1", "2")
-FAMILY = (OWNER, "usr_ana", "usr_ben")
+ANA, BEN = "usr_ana", "usr_ben"
+FAMILY = (OWNER, ANA, BEN)
+# The agent's options for Home Assistant's own Assist, answering in groups too.
+ASSIST_IN_GROUPS = {CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT, CONF_ASSIST_IN_GROUPS: True}
 
 
 async def family_group(
@@ -34,3 +42,15 @@ async def member_writes(
     """A member sends `body` to the group; the `pacerelle_message` event it fired."""
     sent = await emulator.admin("POST", f"/conversations/{group_id}/send", body)
     return await event_of(agent, sent["message_id"])
+
+
+async def replied_to(emulator: EmulatorHandle, group_id: str, message_id: str) -> None:
+    """Until the agent's reply to `message_id` reached the group (within 30 s: the Assist
+    bridge first leaves automations their grace, and a quiet machine makes round trips fast,
+    so a count of round trips is no bound)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if any(e.get("reply_to_message_id") == message_id for e in await emulator.inbox(group_id)):
+            return
+        await emulator.advance_clock(0)  # an admin round trip: yields to the agent meanwhile
+    raise AssertionError(f"no reply to {message_id}")
