@@ -22,10 +22,10 @@ from custom_components.pacerelle.client.conversations.groups import GroupKey, se
 from tests.helpers.agent import Agent, start_agent
 from tests.helpers.assist import light_state
 from tests.helpers.emulator import EmulatorHandle
+from tests.helpers.group_ask import answer, ask
 from tests.helpers.groups import ASSIST_IN_GROUPS, DEVICES, family_group, member_writes, replied_to
 from tests.helpers.runtime import wait_until
 from tests.helpers.services import trust
-from tests.integration.actions.test_ask_group import answer, ask
 
 ANA, BEN = "usr_ana", "usr_ben"
 
