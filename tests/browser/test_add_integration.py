@@ -28,8 +28,8 @@ from tests.helpers.emulator import EmulatorHandle, running_emulator
 
 PASSWORD = "browser-test-password"
 # A Next of onboarding that leaves its step shown this long is clicked again, at most
-# NEXT_ATTEMPTS times in all (under load 8 on 2 cores, the analytics step once stayed
-# through three clicks: its save waits on a backend still starting integrations).
+# NEXT_ATTEMPTS times in all (under load 8 on 2 cores the analytics step can stay through
+# three clicks: its save waits on a backend still starting integrations).
 NEXT_RETRY_MS = 7_000
 NEXT_ATTEMPTS = 6
 

@@ -125,7 +125,7 @@ async def _code_name_is_whole(page: Page, shots: Screenshots) -> None:
 async def _scrolled_and_whole(name: Locator) -> bool:
     """Whether the name's text fits its box (ellipsis cuts a name wider than its box), with
     it scrolled into view, in one step: the card is drawn again after a resize, and an
-    element found before that is gone (CI saw "not attached to the DOM")."""
+    element found before that is gone ("not attached to the DOM")."""
     for _ in range(10):
         await expect(name).to_be_visible()
         with contextlib.suppress(PlaywrightError):

@@ -17,9 +17,10 @@ from custom_components.pacerelle.client.errors import PacerelleResponseError
 from custom_components.pacerelle.client.outbox.sender import SendError
 from custom_components.pacerelle.client.relay.answers import device_id
 from custom_components.pacerelle.client.relay.frames import RefusedMessage, parse_frame
-from tests.helpers.agent import start_agent
+from tests.helpers.agent import OWNER, add_devices, add_group, start_agent
 from tests.helpers.client_agent import Recorder, connected_agent, wait_for
 from tests.helpers.emulator import EmulatorHandle
+from tests.helpers.groups import member_writes
 from tests.helpers.services import refused
 
 IMPOSTORS = ("01", "+1", " 1", "1\n", "\u0661", "\uff11", "1_0")
@@ -90,7 +91,8 @@ def test_canonical_device_ids() -> None:
 
 
 def test_last_device_keys_do_not_collide() -> None:
-    """("a|b", "c") and ("a", "b|c") were both "a|b|c": one person's device for the other."""
+    """("a|b", "c") and ("a", "b|c") joined plainly are both "a|b|c": one person's device
+    for the other; the keys escape "|"."""
     assert device_key("a|b", "c") != device_key("a", "b|c")
     assert device_key("a%7Cb", "c") != device_key("a|b", "c")
     assert device_key("usr_1", "conv_1") == "usr_1|conv_1"  # keys stores already hold
@@ -120,26 +122,17 @@ async def test_the_send_action_refuses_a_non_canonical_device_with_a_translated_
 async def test_a_group_key_labelled_with_a_json_number_keeps_its_device(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    """`sender_device_id: 2` (a number) in /agent/group-keys was read as device 1."""
+    """`sender_device_id: 2` (a JSON number) in /agent/group-keys is device 2, never the
+    default device 1."""
     agent = await start_agent(hass, emulator)
-    owner = agent.installed.owner_id
-    await emulator.admin("POST", "/users/usr_ana/devices", {"device_id": "2"})
-    created = await emulator.admin(
-        "POST",
-        "/groups",
-        {"name": "Family", "members": [owner, "usr_ana"], "agent_ids": [agent.installed.agent_id]},
-    )
-    group_id = str(created["conversation_id"])
+    await add_devices(emulator, agent, "usr_ana", ["2"])
+    group_id = await add_group(emulator, agent, "Family", [OWNER, "usr_ana"])
     for envelope in emulator.emulator.state.group_keys:
         if envelope["sender_id"] == "usr_ana":
             envelope["sender_device_id"] = 2  # the relay's JSON number
-    before = len(agent.events)
-    await emulator.admin(
-        "POST",
-        f"/conversations/{group_id}/send",
-        {"text": "hi", "user_id": "usr_ana", "device_id": "2"},
+    written = await member_writes(
+        emulator, agent, group_id, text="hi", user_id="usr_ana", device_id="2"
     )
-    await wait_for(lambda: len(agent.events) > before, within=5)
-    assert agent.events[-1].data["sender_device_id"] == "2"
+    assert written["sender_device_id"] == "2"
     keys = agent.runtime.agent.data.conversations.group_keys.values()
     assert [key.sender_device_id for key in keys if key.sender_id == "usr_ana"] == ["2"]

@@ -46,6 +46,7 @@ class Agent:
     entry: MockConfigEntry
     events: list[Any]  # pacerelle_message events, from set-up on
     groups: dict[str, str] = field(default_factory=dict)  # group name -> conversation id
+    spoken: str | None = None  # the message id of the owner's "Hello" (start_agent(spoken=True))
     _last_runtime: PacerelleRuntime | None = None
 
     @property
@@ -201,4 +202,5 @@ async def start_agent(
     if spoken:
         message_id = await emulator.send(installed.conversation_id, text="Hello")
         await wait_until(lambda: any(e.data["message_id"] == message_id for e in events))
+        agent.spoken = message_id
     return agent

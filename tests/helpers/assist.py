@@ -1,7 +1,14 @@
-"""Assist with a light to switch: the `kitchen_light` fixture (a plugin of tests/conftest.py)."""
+"""Assist with a light to switch: the `kitchen_light` fixture (a plugin of tests/conftest.py);
+a conversation agent that answers when the test lets it."""
+
+import asyncio
+from typing import Literal
 
 import pytest
+from homeassistant.components import conversation
+from homeassistant.const import MATCH_ALL
 from homeassistant.core import HomeAssistant
+from homeassistant.helpers import intent
 from homeassistant.setup import async_setup_component
 
 KITCHEN = "light.kitchen_light"
@@ -36,3 +43,30 @@ async def kitchen_light(hass: HomeAssistant) -> None:
     )
     await hass.async_block_till_done()
     assert hass.states.get(KITCHEN).state == "off"
+
+
+def light_state(hass: HomeAssistant) -> str:
+    light = hass.states.get(KITCHEN)
+    assert light is not None
+    return light.state
+
+
+class GatedAgent(conversation.AbstractConversationAgent):
+    """Answers once the test opens the gate."""
+
+    def __init__(self) -> None:
+        self.asked = asyncio.Event()
+        self.gate = asyncio.Event()
+
+    @property
+    def supported_languages(self) -> Literal["*"]:
+        return MATCH_ALL
+
+    async def async_process(
+        self, user_input: conversation.ConversationInput
+    ) -> conversation.ConversationResult:
+        self.asked.set()
+        await self.gate.wait()
+        response = intent.IntentResponse(language=user_input.language)
+        response.async_set_speech("Done, once you were back.")
+        return conversation.ConversationResult(response, user_input.conversation_id)

@@ -1,21 +1,39 @@
-"""The family group of the group tests: the owner, Ana and Ben, two phones each."""
+"""The family group of the group tests (the owner, Ana and Ben, two phones each), the
+agent's options for Assist in groups, and what members and the agent write there."""
 
+import time
+from collections.abc import Sequence
 from typing import Any
 
+from homeassistant.components.conversation import HOME_ASSISTANT_AGENT
+
+from custom_components.pacerelle.options import CONF_ASSIST_AGENT, CONF_ASSIST_IN_GROUPS
 from tests.helpers.agent import OWNER, Agent, add_devices, add_group
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.services import event_of
 
 DEVICES = ("1", "2")
+ANA, BEN = "usr_ana", "usr_ben"
+FAMILY = (OWNER, ANA, BEN)
+# The agent's options for Home Assistant's own Assist, answering in groups too.
+ASSIST_IN_GROUPS = {CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT, CONF_ASSIST_IN_GROUPS: True}
 
 
-async def family_group(emulator: EmulatorHandle, agent: Agent) -> tuple[str, list[str]]:
-    """A group of the owner and two more people, each with two phones; (id, members)."""
-    members = [OWNER, "usr_ana", "usr_ben"]
-    for member in members:
-        await add_devices(emulator, agent, member, DEVICES)
-    group_id = await add_group(emulator, agent, "Family", members)
-    return group_id, [agent.installed.owner_id, *members[1:]]
+async def family_group(
+    emulator: EmulatorHandle, agent: Agent, *, devices: Sequence[str] = DEVICES
+) -> tuple[str, list[str]]:
+    """The group "Family" of the owner, Ana and Ben with the agent in it; (id, members).
+
+    Each member gets the phones `devices`; one a member has already (the owner's first
+    phone, once it wrote to the agent) is kept as it is.
+    """
+    known = emulator.emulator.state.devices
+    for member in FAMILY:
+        user_id = agent.installed.owner_id if member == OWNER else member
+        missing = [d for d in devices if f"{user_id}/{d}" not in known]
+        await add_devices(emulator, agent, member, missing)
+    group_id = await add_group(emulator, agent, "Family", FAMILY)
+    return group_id, [agent.installed.owner_id, *FAMILY[1:]]
 
 
 async def member_writes(
@@ -24,3 +42,15 @@ async def member_writes(
     """A member sends `body` to the group; the `pacerelle_message` event it fired."""
     sent = await emulator.admin("POST", f"/conversations/{group_id}/send", body)
     return await event_of(agent, sent["message_id"])
+
+
+async def replied_to(emulator: EmulatorHandle, group_id: str, message_id: str) -> None:
+    """Until the agent's reply to `message_id` reached the group (within 30 s: the Assist
+    bridge first leaves automations their grace, and a quiet machine makes round trips fast,
+    so a count of round trips is no bound)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if any(e.get("reply_to_message_id") == message_id for e in await emulator.inbox(group_id)):
+            return
+        await emulator.advance_clock(0)  # an admin round trip: yields to the agent meanwhile
+    raise AssertionError(f"no reply to {message_id}")

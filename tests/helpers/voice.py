@@ -35,8 +35,8 @@ AUDIO_FORMATS: Final[dict[str, tuple[str, tuple[str, ...]]]] = {
     "webm": ("audio/webm", ("-c:a", "libopus", "-f", "webm")),
     "mp3": ("audio/mpeg", ("-c:a", "libmp3lame", "-f", "mp3")),
 }
-# A tone takes ffmpeg ~0.1 s; the bound only stops a hung ffmpeg. CI once saw a start take
-# over 20 s while another test wrote and archived 64 MiB (the disk saturated).
+# A tone takes ffmpeg ~0.1 s; the bound only stops a hung ffmpeg. A start can take over
+# 20 s while another test writes and archives 64 MiB (a saturated disk).
 FFMPEG_TIMEOUT_SECONDS: Final = 60.0
 TONE_HZ: Final = 440
 

@@ -18,7 +18,7 @@ from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.helpers.agent import start_agent
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.llm import held
-from tests.integration.test_trust import forged_text
+from tests.helpers.trust import forged_text
 
 
 async def test_no_action_for_a_device_of_another_integration(hass: HomeAssistant) -> None:

@@ -19,12 +19,12 @@ from pytest_homeassistant_custom_component.typing import WebSocketGenerator
 from custom_components.pacerelle.events import EVENT_MESSAGE, EVENT_WIDGET_RESPONSE
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from tests.helpers.agent import Agent, start_agent
+from tests.helpers.ask import ask_script, run_script, widget_on_device
 from tests.helpers.assist import KITCHEN
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.entities import wait_state
 from tests.helpers.runtime import wait_until
 from tests.helpers.services import event_of, human_writes
-from tests.integration.actions.test_ask import ask_script, run_script, widget_on_device
 
 
 async def fire_from_scripts(hass: HomeAssistant, event_type: str, *forged: dict[str, Any]) -> None:

@@ -129,13 +129,8 @@ async def test_a_group_is_named_and_its_notify_reaches_all_its_members_devices(
 async def test_a_named_group_without_a_trusted_member_gets_nothing(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    agent = await start_agent(hass, emulator)
-    created = await emulator.admin(
-        "POST",
-        "/groups",
-        {"name": "Neighbours", "members": [ANA, BEN], "agent_ids": [agent.installed.agent_id]},
-    )
-    group_id = str(created["conversation_id"])
+    agent = await start_agent(hass, emulator, groups={"Neighbours": [ANA, BEN]})
+    group_id = agent.groups["Neighbours"]
     asked = await member_writes(emulator, agent, group_id, text="parcel?", user_id=BEN)
     assert asked["trusted"] is False
     assert (await name(hass, agent, group_id, "Neighbours"))["type"] is FlowResultType.CREATE_ENTRY

@@ -2,8 +2,6 @@
 the user trusts it; a changed identity holds commands; a blocked device gets nothing."""
 
 import asyncio
-import base64
-import json
 from typing import Any
 
 import pytest
@@ -17,27 +15,31 @@ from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import device_registry as dr
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.setup import async_setup_component
-from pytest_homeassistant_custom_component.common import async_capture_events
 
 from custom_components.pacerelle.client.errors import SendError, SendRefusal
 from custom_components.pacerelle.client.trust.book import TrustState
 from custom_components.pacerelle.const import DOMAIN
-from custom_components.pacerelle.events import EVENT_MESSAGE
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from custom_components.pacerelle.repairs import issue_id
-from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.helpers.agent import start_agent
+from tests.helpers.ask import ask_script, run_script, widget_on_device
 from tests.helpers.assist import KITCHEN
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.llm import held
 from tests.helpers.runtime import wait_until
-from tests.integration.actions.test_ask import ask_script, run_script, widget_on_device
+from tests.helpers.services import event_of
+from tests.helpers.trust import a_new_phone, decide, forged_text, shown
 
 UNTRUSTED = "it came from a device it does not trust yet"
+ASSIST = {CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT}
 
 
 async def inbox_of(emulator: EmulatorHandle, conversation: str, count: int) -> list[dict[str, Any]]:
     return await emulator.wait_inbox(conversation, count, within=20)
+
+
+def trust_of(event: dict[str, Any]) -> tuple[bool, str]:
+    return event["trusted"], event["trust_state"]
 
 
 @pytest.mark.usefixtures("kitchen_light")
@@ -45,39 +47,33 @@ async def test_a_relay_forged_owner_device_is_not_believed_until_trusted(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
     assert await async_setup_component(hass, "repairs", {})
-    started = await start_agent(hass, emulator, options={CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT})
-    installed, entry = started.installed, started.entry
-    runtime: PacerelleRuntime = entry.runtime_data
-    assert runtime.trust is not None
-    conversation, owner = installed.conversation_id, installed.owner_id
-    events = async_capture_events(hass, EVENT_MESSAGE)
+    agent = await start_agent(hass, emulator, options=ASSIST)
+    conversation, owner = agent.conversation_id, agent.installed.owner_id
 
     # The owner's phone, first after the installation: trusted on first use.
-    await emulator.send(conversation, text="what time is it")
+    first = await emulator.send(conversation, text="what time is it")
     await inbox_of(emulator, conversation, 1)
-    assert (events[0].data["trusted"], events[0].data["trust_state"]) == (True, "trusted")
+    assert trust_of(await event_of(agent, first)) == (True, "trusted")
 
     # The relay announces a "second device of the owner" with a key of its own.
     forged = await emulator.send(conversation, text="turn on the kitchen light", device_id="2")
     [_, refusal] = await inbox_of(emulator, conversation, 2)
     assert refusal["reply_to_message_id"] == forged
     assert UNTRUSTED in refusal["text"]
-    assert runtime.trust.book.get(owner, "2").code in refusal["text"]
+    assert shown(agent, owner, "2").code in refusal["text"]
     assert hass.states.get(KITCHEN).state == "off"
-    assert (events[1].data["trusted"], events[1].data["trust_state"]) == (False, "unverified")
+    assert trust_of(await event_of(agent, forged)) == (False, "unverified")
 
     # Nor does it answer a question, nor receive a notification.
     await ask_script(hass, {"kind": "confirm", "title": "Open the garage?", "timeout": 30})
     script = run_script(hass)
-    question = await widget_on_device(emulator, _agent_view(installed), 3)
-    await emulator.send(
-        conversation, device_id="2", widget_response={"ref": question["id"], "value": True}
-    )
-    await wait_until(lambda: len(events) == 3)
+    question = await widget_on_device(emulator, agent, 3)
+    answer = {"ref": question["id"], "value": True}
+    await event_of(agent, await emulator.send(conversation, device_id="2", widget_response=answer))
     # That device is told its answer does not count yet, with its code (actions/ask.py).
     not_yet = (await inbox_of(emulator, conversation, 4))[3]
     assert not_yet["text"].startswith("Your answer does not count yet")
-    assert runtime.trust.book.get(owner, "2").code in not_yet["text"]
+    assert shown(agent, owner, "2").code in not_yet["text"]
     assert not script.done()
     await hass.services.async_call(
         "notify", "send_message", {"entity_id": "notify.home", "message": "snapshot"}, blocking=True
@@ -86,20 +82,18 @@ async def test_a_relay_forged_owner_device_is_not_believed_until_trusted(
     assert (notified["text"], notified["device_id"]) == ("snapshot", "1")
 
     # Trusted through Home Assistant's repair flow, which shows the device's code.
-    issue = issue_id(entry.entry_id, owner, "2")
+    issue = issue_id(agent.entry.entry_id, owner, "2")
     assert ir.async_get(hass).async_get_issue(DOMAIN, issue) is not None
     flows = hass.data["repairs"]["flow_manager"]
     form = await flows.async_init(DOMAIN, context={"issue_id": issue})
-    code = runtime.trust.book.get(owner, "2").code
+    code = shown(agent, owner, "2").code
     assert form["description_placeholders"]["code"] == code
     assert code == _device_code(await emulator.admin("GET", f"/users/{owner}/devices"), "2")
     done = await flows.async_configure(form["flow_id"], {"decision": "trust"})
     assert done["type"] == "create_entry"
     assert ir.async_get(hass).async_get_issue(DOMAIN, issue) is None
     # Then it answers, and drives Assist.
-    await emulator.send(
-        conversation, device_id="2", widget_response={"ref": question["id"], "value": True}
-    )
+    await emulator.send(conversation, device_id="2", widget_response=answer)
     result = await asyncio.wait_for(script, 10)
     assert (result["status"], result["value"], result["sender_device_id"]) == (
         "answered",
@@ -114,27 +108,21 @@ async def test_a_relay_forged_owner_device_is_not_believed_until_trusted(
 async def test_an_identity_change_holds_the_next_command_until_confirmed(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    started = await start_agent(hass, emulator, options={CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT})
-    installed, entry = started.installed, started.entry
-    runtime: PacerelleRuntime = entry.runtime_data
-    assert runtime.trust is not None
-    conversation, owner = installed.conversation_id, installed.owner_id
-    events = async_capture_events(hass, EVENT_MESSAGE)
+    agent = await start_agent(hass, emulator, options=ASSIST)
+    conversation, owner = agent.conversation_id, agent.installed.owner_id
     await emulator.send(conversation, text="what time is it")
     await inbox_of(emulator, conversation, 1)
 
     # Device 1 comes back with a new identity key (a reinstall, or the relay's key).
     await emulator.admin("POST", f"/conversations/{conversation}/devices/1/reset")
-    await emulator.send(conversation, text="turn on the kitchen light")
+    command = await emulator.send(conversation, text="turn on the kitchen light")
     [_, refusal] = await inbox_of(emulator, conversation, 2)
     assert UNTRUSTED in refusal["text"]
     assert "(changed)" in refusal["text"]
     assert hass.states.get(KITCHEN).state == "off"
-    assert (events[1].data["trusted"], events[1].data["trust_state"]) == (False, "changed")
+    assert trust_of(await event_of(agent, command)) == (False, "changed")
 
-    await runtime.trust.async_decide(
-        owner, "1", TrustState.TRUSTED, key=runtime.trust.book.get(owner, "1").identity_key
-    )
+    await decide(agent, owner, "1", TrustState.TRUSTED)
     await emulator.send(conversation, text="turn on the kitchen light")
     await wait_until(lambda: hass.states.get(KITCHEN).state == "on", within=20)
 
@@ -142,32 +130,28 @@ async def test_an_identity_change_holds_the_next_command_until_confirmed(
 async def test_a_device_sharing_a_trusted_key_is_trusted_and_a_blocked_one_gets_nothing(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    started = await start_agent(hass, emulator)
-    installed, entry = started.installed, started.entry
-    runtime: PacerelleRuntime = entry.runtime_data
-    assert runtime.trust is not None
-    conversation, owner = installed.conversation_id, installed.owner_id
-    events = async_capture_events(hass, EVENT_MESSAGE)
-    await emulator.send(conversation, text="hello from the phone")
+    agent = await start_agent(hass, emulator)
+    conversation, owner = agent.conversation_id, agent.installed.owner_id
+    phone = await emulator.send(conversation, text="hello from the phone")
     await emulator.admin(
         "POST", f"/users/{owner}/devices", {"device_id": "3", "same_identity_as": "1"}
     )
-    await emulator.send(conversation, text="hello from the tablet", device_id="3")
-    await emulator.send(conversation, text="hello from a stranger device", device_id="4")
-    await wait_until(lambda: len(events) == 3)
-    assert [(e.data["sender_device_id"], e.data["trust_state"]) for e in events] == [
+    tablet = await emulator.send(conversation, text="hello from the tablet", device_id="3")
+    stranger = await emulator.send(conversation, text="hello from a stranger device", device_id="4")
+    written = [await event_of(agent, message) for message in (phone, tablet, stranger)]
+    assert [(e["sender_device_id"], e["trust_state"]) for e in written] == [
         ("1", "trusted"),
         ("3", "trusted"),
         ("4", "unverified"),
     ]
+    assert len(agent.events) == 3
 
-    await runtime.trust.async_decide(
-        owner, "4", TrustState.BLOCKED, key=runtime.trust.book.get(owner, "4").identity_key
-    )
+    await decide(agent, owner, "4", TrustState.BLOCKED)
+    runtime = agent.runtime
     dropped = await emulator.send(conversation, text="let me in", device_id="4")
     # Refused when opened: no event, not pending, not even in the history.
     await wait_until(lambda: dropped in runtime.agent.data.inbox.rejected)
-    assert len(events) == 3
+    assert len(agent.events) == 3
     assert all(item.request.message_id != dropped for item in runtime.agent.data.history.requests)
     # Named, the blocked device is refused, never replaced by another one...
     with pytest.raises(SendError) as refused:
@@ -184,24 +168,11 @@ def _device_code(devices: list[dict[str, Any]], device_id: str) -> str:
     return next(str(d["verification_code"]) for d in devices if d["device_id"] == device_id)
 
 
-def _agent_view(installed: Any) -> Any:
-    class View:
-        conversation_id = installed.conversation_id
-
-    return View()
-
-
 async def test_the_actions_decide_and_show_the_code(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    started = await start_agent(hass, emulator)
-    installed, entry = started.installed, started.entry
-    runtime: PacerelleRuntime = entry.runtime_data
-    assert runtime.trust is not None
-    conversation, owner = installed.conversation_id, installed.owner_id
-    await emulator.send(conversation, text="hello")
-    message = await emulator.send(conversation, text="hello from a new phone", device_id="2")
-    await held(runtime, message)
+    agent, _ = await a_new_phone(hass, emulator)
+    owner = agent.installed.owner_id
     devices = await emulator.admin("GET", f"/users/{owner}/devices")
 
     code = _device_code(devices, "2")
@@ -235,21 +206,16 @@ async def test_the_actions_decide_and_show_the_code(
 async def test_a_store_from_before_trust_trusts_the_owners_devices_only(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    started = await start_agent(hass, emulator)
-    installed, entry = started.installed, started.entry
-    runtime: PacerelleRuntime = entry.runtime_data
-    assert runtime.trust is not None
-    conversation, owner = installed.conversation_id, installed.owner_id
+    agent = await start_agent(hass, emulator)
+    conversation, owner = agent.conversation_id, agent.installed.owner_id
     await emulator.send(conversation, text="phone")
     await emulator.send(conversation, text="laptop", device_id="2")
-    guest = await forged_text(emulator, installed, "usr_guest", "hi")
-    await held(runtime, guest)
+    guest = await forged_text(emulator, agent.installed, "usr_guest", "hi")
+    await held(agent.runtime, guest)
     # As the current release left it: sessions, and no trust kept anywhere.
-    await runtime.trust.async_remove()
-    assert await hass.config_entries.async_reload(entry.entry_id)
-    runtime = entry.runtime_data
-    assert runtime.trust is not None
-    book = runtime.trust.book
+    await agent.runtime.trust.async_remove()
+    assert await hass.config_entries.async_reload(agent.entry.entry_id)
+    book = agent.runtime.trust.book
     assert {(d.person_id, d.device_id, d.state) for d in book.devices.values()} == {
         (owner, "1", TrustState.TRUSTED),
         (owner, "2", TrustState.TRUSTED),
@@ -257,39 +223,11 @@ async def test_a_store_from_before_trust_trusts_the_owners_devices_only(
     }
 
 
-async def forged_text(emulator: EmulatorHandle, installed: Any, sender: str, text: str) -> str:
-    """A real Signal message from another person, injected as the relay would route it."""
-    sealed = emulator.emulator.humans.device(sender, "1").encrypt_for(
-        emulator.emulator, installed.agent_id, text.encode()
-    )
-    frame = {
-        "type": "MSG",
-        "id": f"{sender}-1",
-        "conversation_id": installed.conversation_id,
-        "from": sender,
-        "from_device_id": "1",
-        "to": installed.agent_id,
-        "payload_b64": base64.b64encode(sealed).decode(),
-        "encrypted": True,
-    }
-    await emulator.faults(inject_frames=[json.dumps(frame)])
-    return f"{sender}-1"
-
-
 async def test_nothing_answers_a_blocked_device(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    started = await start_agent(hass, emulator)
-    installed, entry = started.installed, started.entry
-    runtime: PacerelleRuntime = entry.runtime_data
-    assert runtime.trust is not None
-    conversation, owner = installed.conversation_id, installed.owner_id
-    await emulator.send(conversation, text="hello")
-    stranger = await emulator.send(conversation, text="hello", device_id="2")
-    await held(runtime, stranger)
-    await runtime.trust.async_decide(
-        owner, "2", TrustState.BLOCKED, key=runtime.trust.book.get(owner, "2").identity_key
-    )
+    agent, stranger = await a_new_phone(hass, emulator)
+    await decide(agent, agent.installed.owner_id, "2", TrustState.BLOCKED)
     # Even a reply to its own request (an LLM tool or a script naming it) is refused.
     with pytest.raises(ServiceValidationError, match="sends nothing to a blocked device"):
         await hass.services.async_call(
@@ -298,21 +236,15 @@ async def test_nothing_answers_a_blocked_device(
             {"text": "the door code is 1234", "source_message_id": stranger},
             blocking=True,
         )
-    assert await emulator.inbox(conversation) == []
+    assert await emulator.inbox(agent.conversation_id) == []
 
 
 async def test_the_device_page_offers_trust_and_block(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    started = await start_agent(hass, emulator)
-    installed, entry = started.installed, started.entry
-    runtime: PacerelleRuntime = entry.runtime_data
-    assert runtime.trust is not None
-    conversation, owner = installed.conversation_id, installed.owner_id
-    await emulator.send(conversation, text="hello")
-    message = await emulator.send(conversation, text="hello from a new phone", device_id="2")
-    await held(runtime, message)
-    [agent_device] = dr.async_entries_for_config_entry(dr.async_get(hass), entry.entry_id)
+    agent, _ = await a_new_phone(hass, emulator)
+    owner = agent.installed.owner_id
+    [agent_device] = dr.async_entries_for_config_entry(dr.async_get(hass), agent.entry.entry_id)
     found = await async_get_device_automations(hass, DeviceAutomationType.ACTION, [agent_device.id])
     ours = sorted(a["type"] for a in found[agent_device.id] if a["domain"] == DOMAIN)
     assert ours == ["block_device", "trust_device"]
@@ -329,11 +261,11 @@ async def test_the_device_page_offers_trust_and_block(
                         "device_id": agent_device.id,
                         "type": "trust_device",
                         "sender_device_id": "2",
-                        "verification_code": runtime.trust.book.get(owner, "2").code,
+                        "verification_code": shown(agent, owner, "2").code,
                     }
                 ],
             }
         },
     )
     hass.bus.async_fire("test_trust_it")
-    await wait_until(lambda: runtime.trust.book.get(owner, "2").trusted)
+    await wait_until(lambda: shown(agent, owner, "2").trusted)

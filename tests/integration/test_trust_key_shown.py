@@ -21,28 +21,26 @@ from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.device_action import async_call_action_from_config
 from custom_components.pacerelle.repairs import issue_id
 from custom_components.pacerelle.runtime import PacerelleRuntime
-from tests.helpers.agent import start_agent
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.llm import held
 from tests.helpers.runtime import wait_until
 from tests.helpers.services import call, refused, shown_code
+from tests.helpers.trust import a_new_phone
 
 STRINGS = Path(__file__).parents[2] / "custom_components" / "pacerelle" / "strings.json"
 
 
-async def a_new_phone(hass: HomeAssistant, emulator: EmulatorHandle) -> tuple[Any, Any, str]:
+async def a_new_phone_shown(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> tuple[Any, PacerelleRuntime, str]:
     """The owner's trusted phone and a new device 2 that wrote once: (installed, runtime,
     the code device 2 shows now)."""
-    started = await start_agent(hass, emulator)
-    installed, entry = started.installed, started.entry
-    runtime: PacerelleRuntime = entry.runtime_data
-    conversation = installed.conversation_id
-    await emulator.send(conversation, text="hello")
-    await held(runtime, await emulator.send(conversation, text="new phone", device_id="2"))
-    code = shown_code(emulator, installed.owner_id, "2")
-    assert runtime.trust is not None
-    assert runtime.trust.book.get(installed.owner_id, "2").code == code
-    return installed, runtime, code
+    agent, _ = await a_new_phone(hass, emulator)
+    code = shown_code(emulator, agent.installed.owner_id, "2")
+    device = agent.runtime.trust.book.get(agent.installed.owner_id, "2")
+    assert device is not None
+    assert device.code == code
+    return agent.installed, agent.runtime, code
 
 
 async def relay_swaps_the_key(
@@ -64,7 +62,7 @@ async def test_the_repair_decides_only_for_the_key_it_showed(
     hass: HomeAssistant, emulator: EmulatorHandle, decision: str, state: str
 ) -> None:
     assert await async_setup_component(hass, "repairs", {})
-    installed, runtime, shown = await a_new_phone(hass, emulator)
+    installed, runtime, shown = await a_new_phone_shown(hass, emulator)
     owner = installed.owner_id
     issue = issue_id(runtime.entry_id, owner, "2")
     flows = hass.data["repairs"]["flow_manager"]
@@ -95,7 +93,7 @@ async def test_the_repair_decides_only_for_the_key_it_showed(
 async def test_the_actions_decide_only_for_the_code_given(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    installed, runtime, read = await a_new_phone(hass, emulator)
+    installed, runtime, read = await a_new_phone_shown(hass, emulator)
     owner = installed.owner_id
     assert runtime.trust is not None
     swapped = await relay_swaps_the_key(emulator, installed, runtime, read)

@@ -1,20 +1,15 @@
 """A SIGKILL while Home Assistant makes a backup, with messages arriving: nothing lost or
 doubled, the same identity, and the next backup works.
 
-From the backup platform's pre-backup call to its post-backup call every agent's store is
-paused (backup.py: its WAL checkpointed, its commits held); Home Assistant writes the
-backup's tar in between. A file of random bytes in the configuration folder (nothing
-compresses it) keeps that window open for a second or more, and the kill is timed from
-outside: after the tar file appeared (the pre-backup call has returned) and after messages
-sent since have reached the agent (the relay's `delivered` records). The tar left on disk
-is shorter than the random file alone, so the kill came before it was complete, that is
-before the post-backup call. Those messages had no event before the kill (their commits
-were held); depending on where the pause came, the message being handed over then had its
-event fired and its acceptance held (accepted at the restart by its mark, with no second
-event: store/handed_over.py) or not. After the restart: no repair issue, the identity the
-relay knows unchanged, every message fired exactly once (the event log), nothing left
-unacknowledged, and a new backup completes with a store that loads with that identity and
-the last message.
+Between the backup platform's pre- and post-backup calls every store is paused (backup.py:
+WAL checkpointed, commits held). A random (incompressible) file keeps that window open;
+the kill comes after the tar appeared and after messages sent since reached the agent (the
+relay's `delivered` records), and the tar left is shorter than that file: killed before
+the post-backup call. Those messages had no event yet (their commits were held), except
+perhaps the one being handed over, accepted at the restart by its mark without a second
+event (store/handed_over.py). After the restart: no repair, the identity the relay knows,
+every message fired once, nothing unacknowledged, and a new backup whose store loads with
+that identity and the last message.
 """
 
 import asyncio

@@ -19,14 +19,13 @@ import pytest
 from homeassistant.core import HomeAssistant
 
 from custom_components.pacerelle.client.conversations.groups import GroupKey, seal_message
-from tests.client.conversations.test_groups_removed_member import replied_to
 from tests.helpers.agent import Agent, start_agent
+from tests.helpers.assist import light_state
 from tests.helpers.emulator import EmulatorHandle
-from tests.helpers.groups import DEVICES, family_group, member_writes
+from tests.helpers.group_ask import answer, ask
+from tests.helpers.groups import ASSIST_IN_GROUPS, DEVICES, family_group, member_writes, replied_to
 from tests.helpers.runtime import wait_until
 from tests.helpers.services import trust
-from tests.integration.actions.test_ask_group import answer, ask
-from tests.integration.assist.test_groups import OPTIONS, light_state
 
 ANA, BEN = "usr_ana", "usr_ben"
 
@@ -35,7 +34,7 @@ async def trusted_family_with_assist(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> tuple[Agent, str, list[str]]:
     """The family group, every member's phone 1 trusted, Assist answering in groups."""
-    agent = await start_agent(hass, emulator, options=OPTIONS)
+    agent = await start_agent(hass, emulator, options=ASSIST_IN_GROUPS)
     group_id, members = await family_group(emulator, agent)
     for member in members:
         await member_writes(emulator, agent, group_id, text="hi", user_id=member, device_id="1")

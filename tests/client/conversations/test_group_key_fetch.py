@@ -18,7 +18,7 @@ from custom_components.pacerelle.client.conversations import group_key_fetch, gr
 from custom_components.pacerelle.client.limits import MAX_KEYED_GROUPS
 from custom_components.pacerelle.client.relay.frames import InboundMessage, group_recipient
 from custom_components.pacerelle.client.signal.state import AgentSignalState
-from tests.helpers.agent import Agent, start_agent
+from tests.helpers.agent import OWNER, Agent, add_group, start_agent
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.groups import family_group
 from tests.helpers.hostile_relay import Hostility
@@ -112,16 +112,7 @@ async def test_envelopes_listed_for_another_group_change_nothing(
     relabelled as the family's): no key is learned, no session made, Ana's message waits
     (neither handed over nor refused); once the relay behaves, it is handed over."""
     agent, family = await _family(hass, hostile_emulator)
-    neighbours = await hostile_emulator.admin(
-        "POST",
-        "/groups",
-        {
-            "name": "Neighbours",
-            "members": [agent.installed.owner_id, ANA],
-            "agent_ids": [agent.installed.agent_id],
-        },
-    )
-    other = str(neighbours["conversation_id"])
+    other = await add_group(hostile_emulator, agent, "Neighbours", [OWNER, ANA])
     state = hostile_emulator.emulator.state
 
     def theirs(conversation_id: str) -> list[dict[str, Any]]:

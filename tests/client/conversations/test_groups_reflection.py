@@ -17,13 +17,12 @@ from typing import Any
 import pytest
 from homeassistant.core import HomeAssistant
 
-from tests.client.conversations.test_groups_removed_member import replied_to
 from tests.emulator import gateway
 from tests.helpers.agent import start_agent
+from tests.helpers.assist import light_state
 from tests.helpers.emulator import EmulatorHandle
-from tests.helpers.groups import family_group, member_writes
+from tests.helpers.groups import ASSIST_IN_GROUPS, family_group, member_writes, replied_to
 from tests.helpers.services import call
-from tests.integration.assist.test_groups import OPTIONS, light_state
 
 
 def agent_frames(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
@@ -43,7 +42,7 @@ def agent_frames(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 async def test_the_agents_own_group_message_reflected_as_a_member_is_refused(
     hass: HomeAssistant, emulator: EmulatorHandle, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    agent = await start_agent(hass, emulator, options=OPTIONS)
+    agent = await start_agent(hass, emulator, options=ASSIST_IN_GROUPS)
     group_id, members = await family_group(emulator, agent)
     frames = agent_frames(monkeypatch)
     hello = await member_writes(emulator, agent, group_id, text="hi", user_id=members[0])

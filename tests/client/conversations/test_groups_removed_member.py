@@ -9,7 +9,6 @@ senders of the newest epoch's keys, as for pacerelle.ask's response_mode).
 
 import base64
 import json
-import time
 import uuid
 from typing import Any
 
@@ -18,25 +17,12 @@ from homeassistant.core import HomeAssistant
 
 from custom_components.pacerelle.client.conversations.groups import GroupKey, seal_message
 from tests.helpers.agent import start_agent
-from tests.helpers.assist import KITCHEN
+from tests.helpers.assist import KITCHEN, light_state
 from tests.helpers.emulator import EmulatorHandle
-from tests.helpers.groups import family_group, member_writes
+from tests.helpers.groups import ANA, ASSIST_IN_GROUPS, family_group, member_writes, replied_to
 from tests.helpers.runtime import wait_until
-from tests.integration.assist.test_groups import ANA, OPTIONS, light_state
 
 BEN = "usr_ben"
-
-
-async def replied_to(emulator: EmulatorHandle, group_id: str, message_id: str) -> None:
-    """Until the agent's reply to `message_id` reached the group (within 30 s: the Assist
-    bridge first leaves automations their grace, and a quiet machine makes round trips fast,
-    so a count of round trips is no bound)."""
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if any(e.get("reply_to_message_id") == message_id for e in await emulator.inbox(group_id)):
-            return
-        await emulator.advance_clock(0)  # an admin round trip: yields to the agent meanwhile
-    raise AssertionError(f"no reply to {message_id}")
 
 
 def sealed_with_old_key(emulator: EmulatorHandle, group_id: str, member: str, text: str) -> Any:
@@ -60,7 +46,7 @@ def sealed_with_old_key(emulator: EmulatorHandle, group_id: str, member: str, te
 async def test_a_removed_member_no_longer_drives_assist_with_their_old_key(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    agent = await start_agent(hass, emulator, options=OPTIONS)
+    agent = await start_agent(hass, emulator, options=ASSIST_IN_GROUPS)
     group_id, members = await family_group(emulator, agent)
     owner = members[0]
     asked = await member_writes(

@@ -20,11 +20,10 @@ from custom_components.pacerelle.client.conversations.groups import GroupKey, se
 from custom_components.pacerelle.client.inbox.requests import GroupSeal, Inbox
 from custom_components.pacerelle.client.limits import MAX_SEALS_PER_KEY
 from tests.helpers.agent import Agent, start_agent
-from tests.helpers.assist import KITCHEN
+from tests.helpers.assist import KITCHEN, light_state
 from tests.helpers.emulator import EmulatorHandle
-from tests.helpers.groups import DEVICES, family_group, member_writes
+from tests.helpers.groups import ASSIST_IN_GROUPS, DEVICES, family_group, member_writes
 from tests.helpers.runtime import wait_until
-from tests.integration.assist.test_groups import OPTIONS, light_state
 
 BEN = "usr_ben"
 GHOST = "usr_ghost"
@@ -48,7 +47,7 @@ def relayed_frames(emulator: EmulatorHandle, monkeypatch: pytest.MonkeyPatch) ->
 async def test_a_replayed_group_command_under_a_new_id_is_not_run_again(
     hass: HomeAssistant, emulator: EmulatorHandle, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    agent = await start_agent(hass, emulator, options=OPTIONS)
+    agent = await start_agent(hass, emulator, options=ASSIST_IN_GROUPS)
     group_id, members = await family_group(emulator, agent)
     everyone = len(members) * len(DEVICES)
     frames = relayed_frames(emulator, monkeypatch)
@@ -117,7 +116,7 @@ async def test_a_flood_of_another_senders_messages_does_not_flush_the_replay_ref
     """A member the relay made up sends 2,100 group messages; then the relay replays the
     owner's "turn on the kitchen light" under a new id: refused (the owner's key still
     holds its seal: seals are kept per key, inbox.py)."""
-    agent = await start_agent(hass, emulator, options=OPTIONS)
+    agent = await start_agent(hass, emulator, options=ASSIST_IN_GROUPS)
     group_id, members = await family_group(emulator, agent)
     frames = relayed_frames(emulator, monkeypatch)
     asked = await member_writes(

@@ -19,10 +19,10 @@ from custom_components.pacerelle.client.conversations.groups import GroupKey
 from custom_components.pacerelle.client.inbox.requests import Request
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.repairs import issue_id
-from tests.emulator.state import GroupRecord
 from tests.helpers.agent import Agent, start_agent
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.groups import family_group, member_writes
+from tests.helpers.relay_forgeries import relay_delivers_own_key
 from tests.helpers.runtime import wait_until
 from tests.helpers.services import call, refused, trust
 
@@ -42,54 +42,6 @@ def relay_replays_as(
             await enqueue(agent_id, {**envelope, "id": f"relabelled-{envelope['id']}", "from": as_})
 
     monkeypatch.setattr(hub, "enqueue", hostile)
-
-
-def relay_delivers_own_key(
-    emulator: EmulatorHandle, agent: Agent, group: GroupRecord, user_id: str, device_id: str
-) -> None:
-    """The relay invents a device of `user_id` and delivers, over its own new session, a
-    sender key for that person that the emulator then seals their messages with. The key's
-    JSON also claims the person's first device and its identity key (the agent must believe
-    its session, never the JSON)."""
-    emu = emulator.emulator
-    first = emu.humans.device(user_id, "1").identity_key_b64()
-    device = emu.humans.device(user_id, device_id)
-    key = {
-        "sender_id": user_id,
-        "key_id": "gk-relay",
-        "epoch": group.epoch,
-        "raw_key_b64": base64.b64encode(os.urandom(32)).decode(),
-        "holders": list(group.members),
-    }
-    group.keys = [
-        k for k in group.keys if (k["sender_id"], k["epoch"]) != (user_id, group.epoch)
-    ] + [key]
-    plaintext = json.dumps(
-        {
-            "type": "pacerelle.group.sender_key",
-            "v": 1,
-            "alg": "AES-256-GCM",
-            "conversation_id": group.conversation_id,
-            "key_id": key["key_id"],
-            "epoch": key["epoch"],
-            "raw_key_b64": key["raw_key_b64"],
-            "sender_id": user_id,
-            "sender_device_id": "1",
-            "sender_identity_b64": first,
-        }
-    ).encode()
-    sealed = device.encrypt_for(emu, agent.installed.agent_id, plaintext, group.conversation_id)
-    emu.state.group_keys.append(
-        {
-            "conversation_id": group.conversation_id,
-            "key_id": key["key_id"],
-            "epoch": key["epoch"],
-            "sender_id": user_id,
-            "sender_device_id": device_id,
-            "envelope_b64": base64.b64encode(sealed).decode(),
-            "agent_id": agent.installed.agent_id,
-        }
-    )
 
 
 async def test_a_members_message_relabelled_as_another_members_is_not_fired(
@@ -280,13 +232,8 @@ async def test_the_agent_never_seals_with_a_key_the_relay_delivered(
 async def test_a_group_without_a_trusted_member_gets_only_replies(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    agent = await start_agent(hass, emulator)
-    created = await emulator.admin(
-        "POST",
-        "/groups",
-        {"name": "Neighbours", "members": [ANA, BEN], "agent_ids": [agent.installed.agent_id]},
-    )
-    group_id = str(created["conversation_id"])
+    agent = await start_agent(hass, emulator, groups={"Neighbours": [ANA, BEN]})
+    group_id = agent.groups["Neighbours"]
     asked = await member_writes(emulator, agent, group_id, text="parcel?", user_id=BEN)
     assert asked["trusted"] is False
 

@@ -16,10 +16,10 @@ from custom_components.pacerelle import events
 from custom_components.pacerelle.events import EVENT_MESSAGE, EVENT_WIDGET_RESPONSE
 from custom_components.pacerelle.voice.privacy import CONTENT_EVENTS, CONTENT_FREE_EVENTS
 from tests.helpers.agent import start_agent
+from tests.helpers.ask import widget_on_device
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.runtime import wait_until
 from tests.helpers.services import call
-from tests.integration.actions.test_ask import widget_on_device
 from tests.integration.voice.test_recorder import CONTROL_EVENT, _recorded
 
 PASSWORD = "wifi-pass-Quokka-4711"

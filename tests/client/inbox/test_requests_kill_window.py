@@ -1,13 +1,10 @@
 """A kill right after the write that accepts a batch: its events have already fired.
 
-The system test `test_sigkill_in_a_group_burst_fires_each_message_once` lost one message in
-about 4 runs under load: it was saved as accepted (so the redelivery after the restart was
-only acknowledged) but its event never fired. The write that accepted it had renamed its
-file (what a SIGKILL keeps) and was still in the directory's fsync, before the events.
-
-Here the agent saves through a real encrypted store and every directory fsync is a
-possible kill: the test reads what is on disk at that instant and what was handed over.
-Nothing may be on disk as accepted without its event.
+A write's rename is what a SIGKILL keeps, and it lands before the directory's fsync
+returns. So the agent saves through a real encrypted store and every directory fsync is a
+possible kill: what is on disk at that instant is compared with what was handed over.
+Nothing may be on disk as accepted without its event (its redelivery would only be
+acknowledged, and the message lost).
 """
 
 import asyncio

@@ -96,19 +96,21 @@ async def test_an_expired_send_is_dropped_reported_and_never_sent_late(
     stale = await call(hass, "send_message", {"text": "Stale", "expire_after": 0.5})
     kept = await call(hass, "send_message", {"text": "Kept", "expire_after": 60})
     # Dropped at its expiry while still offline, not only once the connection is back.
-    await wait_until(lambda: (stale["message_id"], "expired") in statuses(events), within=5)
+    await wait_until(lambda: (stale["message_id"], "expired") in statuses(events))
     assert agent.runtime.status.queued_sends == 1
 
     await emulator.faults(reset=True)
     inbox = await emulator.wait_inbox(agent.conversation_id, 1, within=RECONNECT_WITHIN)
     await wait_until(lambda: len(events) == 4)
     assert [m["text"] for m in inbox] == ["Kept"]
-    assert statuses(events) == [
-        (stale["message_id"], "queued"),
-        (kept["message_id"], "queued"),
-        (stale["message_id"], "expired"),
-        (kept["message_id"], "sent"),
-    ]
+    # The stale one may expire before the second call returns (a loaded machine can take
+    # over 0.5 s for it): every other order is fixed.
+    queued = [(stale["message_id"], "queued"), (kept["message_id"], "queued")]
+    expired, sent = (stale["message_id"], "expired"), (kept["message_id"], "sent")
+    assert statuses(events) in (
+        [*queued, expired, sent],
+        [queued[0], expired, queued[1], sent],
+    )
     history = await call(hass, "get_history", {})
     sent = {r["message_id"]: r["status"] for r in history["replies"]}
     assert sent[stale["message_id"]] == "expired"

@@ -1,9 +1,9 @@
 """Closing a store never closes SQLite's connection under a commit of another thread.
 
 The connection is shared by the executor's threads; closing it while a statement runs
-crashed the process (a segmentation fault inside SQLite, seen once when Home Assistant
-closed beside a commit in flight). `RecordFile.close` waits for the commit's mutex, and a
-commit that finds its connection closed meanwhile is a StoreError, not a crash.
+crashes the process (a segmentation fault inside SQLite), as Home Assistant closing beside
+a commit in flight would. `RecordFile.close` waits for the commit's mutex, and a commit
+that finds its connection closed meanwhile is a StoreError, not a crash.
 """
 
 import threading

@@ -3,9 +3,6 @@ devices and opens sessions of its own; the agent must seal for none of them, and
 of a blocked key may act (client/trust/door.py)."""
 
 import asyncio
-import base64
-import json
-import os
 from typing import Any
 
 import pytest
@@ -19,39 +16,17 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry, async_
 from custom_components.pacerelle.client.trust.book import TrustState
 from custom_components.pacerelle.events import EVENT_MESSAGE_STATUS
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT, CONF_LLM_CONVERSATIONS
-from tests.client.conversations.test_groups_trust import relay_delivers_own_key
-from tests.emulator.state import GroupRecord
 from tests.helpers.agent import Agent, start_agent
+from tests.helpers.assist import GatedAgent
 from tests.helpers.emulator import EmulatorHandle
-from tests.helpers.groups import member_writes
+from tests.helpers.groups import family_group, member_writes
 from tests.helpers.llm import LLM_CONTEXT
+from tests.helpers.relay_forgeries import relay_delivers_own_key, relay_opens_session_as
 from tests.helpers.runtime import wait_until
 from tests.helpers.services import call, human_writes, refused, trust
-from tests.integration.assist.test_bridge import GatedAgent
+from tests.helpers.trust import decide
 
 SECRET = "The alarm code is 4711"
-
-
-async def block(agent: Agent, person_id: str, device_id: str) -> None:
-    """The owner blocks the device, as the repair flow or `block_device` does."""
-    manager = agent.runtime.trust
-    assert manager is not None
-    shown = manager.book.get(person_id, device_id)
-    assert shown is not None
-    await manager.async_decide(person_id, device_id, TrustState.BLOCKED, key=shown.identity_key)
-
-
-async def family_group(emulator: EmulatorHandle, agent: Agent) -> str:
-    """A group of the owner (who wrote to the agent already) and two more people."""
-    members = [agent.installed.owner_id, "usr_ana", "usr_ben"]
-    for member in members[1:]:
-        await emulator.admin("POST", f"/users/{member}/devices", {"device_id": "1"})
-    created = await emulator.admin(
-        "POST",
-        "/groups",
-        {"name": "Family", "members": members, "agent_ids": [agent.installed.agent_id]},
-    )
-    return str(created["conversation_id"])
 
 
 async def texts_received(emulator: EmulatorHandle, conversation_id: str) -> list[str]:
@@ -102,7 +77,7 @@ async def test_a_blocked_key_is_blocked_under_every_device_id(
     agent = await start_agent(hass, emulator, spoken=True)
     owner = agent.installed.owner_id
     await human_writes(emulator, agent, text="hello from a stranger phone", device_id="2")
-    await block(agent, owner, "2")
+    await decide(agent, owner, "2", TrustState.BLOCKED)
     await emulator.admin(
         "POST", f"/users/{owner}/devices", {"device_id": "3", "same_identity_as": "2"}
     )
@@ -132,7 +107,7 @@ async def test_the_flush_fails_a_send_for_a_phone_blocked_while_it_waited(
     await wait_until(lambda: agent.runtime.status.state.value != "connected")
     sent = await call(hass, "send_message", {"text": SECRET})
     assert len(agent.runtime.agent.data.queued) == 1
-    await block(agent, owner, "2")
+    await decide(agent, owner, "2", TrustState.BLOCKED)
     await emulator.faults(reset=True)
 
     def status_of(message_id: str) -> list[str]:
@@ -144,50 +119,6 @@ async def test_the_flush_fails_a_send_for_a_phone_blocked_while_it_waited(
     assert SECRET not in await texts_received(emulator, agent.conversation_id)
 
 
-def relay_opens_session_as(
-    emulator: EmulatorHandle, agent: Agent, group: GroupRecord, user_id: str
-) -> None:
-    """The relay, with a key of its own, delivers a group sender key as `user_id`'s device
-    1 in the group: the agent's session with that device in the group is the relay's."""
-    emu = emulator.emulator
-    impostor = emu.humans.device("usr_relay_made", "1")
-    key = {
-        "sender_id": user_id,
-        "key_id": "gk-impostor",
-        "epoch": group.epoch,
-        "raw_key_b64": base64.b64encode(os.urandom(32)).decode(),
-        "holders": list(group.members),
-    }
-    group.keys = [
-        k for k in group.keys if (k["sender_id"], k["epoch"]) != (user_id, group.epoch)
-    ] + [key]
-    plaintext = json.dumps(
-        {
-            "type": "pacerelle.group.sender_key",
-            "v": 1,
-            "alg": "AES-256-GCM",
-            "conversation_id": group.conversation_id,
-            "key_id": key["key_id"],
-            "epoch": key["epoch"],
-            "raw_key_b64": key["raw_key_b64"],
-            "sender_id": user_id,
-            "sender_device_id": "1",
-        }
-    ).encode()
-    sealed = impostor.encrypt_for(emu, agent.installed.agent_id, plaintext, group.conversation_id)
-    emu.state.group_keys.append(
-        {
-            "conversation_id": group.conversation_id,
-            "key_id": key["key_id"],
-            "epoch": key["epoch"],
-            "sender_id": user_id,
-            "sender_device_id": "1",
-            "envelope_b64": base64.b64encode(sealed).decode(),
-            "agent_id": agent.installed.agent_id,
-        }
-    )
-
-
 async def test_a_direct_send_to_a_group_member_never_defaults_to_a_relay_session(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
@@ -196,7 +127,7 @@ async def test_a_direct_send_to_a_group_member_never_defaults_to_a_relay_session
     to the owner there is refused, never sealed for device 1 by default."""
     agent = await start_agent(hass, emulator, spoken=True)
     owner = agent.installed.owner_id
-    group_id = await family_group(emulator, agent)
+    group_id, _ = await family_group(emulator, agent, devices=("1",))
     relay_opens_session_as(emulator, agent, emulator.emulator.state.groups[group_id], owner)
     forged = await member_writes(emulator, agent, group_id, text="hi", user_id=owner)
     assert forged["trusted"] is False
@@ -225,7 +156,7 @@ async def test_the_llm_never_answers_an_untrusted_device_nor_lists_a_blocked_one
     assert caught.value.translation_key == "llm_untrusted_request"
     assert SECRET not in await texts_received(emulator, agent.conversation_id)
 
-    await block(agent, owner, "2")
+    await decide(agent, owner, "2", TrustState.BLOCKED)
     later = await emulator.send(agent.conversation_id, text="and now?", device_id="2")
     await wait_until(lambda: later in agent.runtime.agent.data.inbox.rejected)
     history = (await llm_call(hass, "get_history", limit=50)).data
@@ -243,7 +174,7 @@ async def test_the_llm_sees_exactly_the_events_trust(
     agent = await start_agent(hass, emulator)
     owner = agent.installed.owner_id
     await human_writes(emulator, agent, text="hello")
-    group_id = await family_group(emulator, agent)
+    group_id, _ = await family_group(emulator, agent, devices=("1",))
     hass.config_entries.async_update_entry(
         agent.entry,
         options={**agent.entry.options, CONF_LLM_CONVERSATIONS: [agent.conversation_id, group_id]},

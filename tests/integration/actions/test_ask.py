@@ -1,57 +1,17 @@
 """pacerelle.ask in a real script: answered by the person's device, cancelled, or timed out."""
 
 import asyncio
-from typing import Any
 
 import pytest
 from homeassistant.core import HomeAssistant
-from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import async_capture_events
 
 from custom_components.pacerelle.events import EVENT_WIDGET_RESPONSE
-from tests.helpers.agent import Agent, start_agent
+from tests.helpers.agent import start_agent
+from tests.helpers.ask import ask_script, run_script, widget_on_device
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.runtime import wait_until
 from tests.helpers.services import call, refused
-
-
-async def ask_script(hass: HomeAssistant, ask: dict[str, Any]) -> None:
-    """script.ask_person: asks, keeps the answer in a response variable and returns it."""
-    assert await async_setup_component(
-        hass,
-        "script",
-        {
-            "script": {
-                "ask_person": {
-                    "sequence": [
-                        {"action": "pacerelle.ask", "data": ask, "response_variable": "answer"},
-                        {
-                            "variables": {
-                                "result": "{{ {'status': answer.status, 'value': answer.value,"
-                                " 'widget_id': answer.widget_id} }}"
-                            }
-                        },
-                        {"stop": "asked", "response_variable": "answer"},
-                    ]
-                }
-            }
-        },
-    )
-
-
-def run_script(hass: HomeAssistant) -> asyncio.Task[Any]:
-    return hass.async_create_task(
-        hass.services.async_call("script", "ask_person", blocking=True, return_response=True)
-    )
-
-
-async def widget_on_device(emulator: EmulatorHandle, agent: Agent, count: int) -> dict[str, Any]:
-    """The question as the person's device received it."""
-    inbox = await emulator.wait_inbox(agent.conversation_id, count)
-    item = inbox[count - 1]
-    assert item["kind"] == "widget.standard"
-    payload: dict[str, Any] = item["payload"]
-    return payload
 
 
 async def test_answer_returns_to_the_script(hass: HomeAssistant, emulator: EmulatorHandle) -> None:

@@ -8,9 +8,9 @@ import json
 from homeassistant.core import HomeAssistant
 
 from tests.helpers.agent import Agent, start_agent
+from tests.helpers.ask import ask_script, run_script, widget_on_device
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.llm import held
-from tests.integration.actions.test_ask import ask_script, run_script, widget_on_device
 
 
 async def forged_answer(

@@ -8,12 +8,7 @@ one asked in reply to them.
 from homeassistant.core import HomeAssistant
 
 from tests.helpers.emulator import EmulatorHandle
-from tests.helpers.groups import DEVICES, member_writes
-from tests.helpers.runtime import wait_until
-from tests.helpers.services import call
-from tests.integration.actions.test_ask_group import (
-    ANA,
-    BEN,
+from tests.helpers.group_ask import (
     answer,
     answered_event,
     ask,
@@ -21,6 +16,9 @@ from tests.integration.actions.test_ask_group import (
     trusted_family,
     widget_on_every_phone,
 )
+from tests.helpers.groups import ANA, BEN, DEVICES, member_writes
+from tests.helpers.runtime import wait_until
+from tests.helpers.services import call
 
 
 async def test_the_response_names_the_device_judged_and_it_can_be_blocked(

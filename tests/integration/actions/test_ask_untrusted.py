@@ -12,19 +12,17 @@ from homeassistant.setup import async_setup_component
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.repairs import issue_id
 from tests.helpers.emulator import EmulatorHandle
-from tests.helpers.groups import DEVICES, member_writes
-from tests.helpers.readme import example
-from tests.helpers.runtime import wait_until
-from tests.helpers.services import trust as trust_device
-from tests.integration.actions.test_ask_group import (
-    ANA,
-    BEN,
+from tests.helpers.group_ask import (
     answer,
     answered_event,
     ask,
     trusted_family,
     widget_on_every_phone,
 )
+from tests.helpers.groups import ANA, BEN, DEVICES, member_writes
+from tests.helpers.readme import example
+from tests.helpers.runtime import wait_until
+from tests.helpers.services import trust as trust_device
 
 NOT_YET = "Your answer does not count yet"
 

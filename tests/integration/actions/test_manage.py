@@ -17,7 +17,7 @@ PHOTO = b"\xff\xd8\xff\xe0 a tiny jpeg" * 10
 
 async def test_mark_processed(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
     agent = await start_agent(hass, emulator, spoken=True)
-    message_id = agent.events[-1].data["message_id"]
+    message_id = agent.spoken
     await refused(
         hass,
         "mark_processed",
@@ -81,7 +81,7 @@ async def test_download_attachment(
     hass: HomeAssistant, emulator: EmulatorHandle, tmp_path: Path
 ) -> None:
     agent = await start_agent(hass, emulator, spoken=True)
-    text_only = agent.events[-1].data["message_id"]
+    text_only = agent.spoken
     files = [
         {"name": "door.jpg", "mime": "image/jpeg", "data_b64": base64.b64encode(PHOTO).decode()},
         {

@@ -50,7 +50,7 @@ async def test_targets_by_entry_device_and_explicit_conversation(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
     agent = await start_agent(hass, emulator, spoken=True)
-    first = agent.events[-1].data["message_id"]
+    first = agent.spoken
     await call(hass, "send_message", {"config_entry_id": agent.entry.entry_id, "text": "one"})
     await call(hass, "send_message", {"device_id": agent.device_id(hass), "text": "two"})
     await call(
@@ -81,7 +81,7 @@ async def test_misuse_is_refused_with_a_translated_error(
     hass: HomeAssistant, emulator: EmulatorHandle, tmp_path: Path
 ) -> None:
     agent = await start_agent(hass, emulator, spoken=True)
-    source = agent.events[-1].data["message_id"]
+    source = agent.spoken
     await refused(
         hass, "send_message", {"text": "x", "source_message_id": "nope"}, "unknown_message"
     )

@@ -20,9 +20,10 @@ from homeassistant.exceptions import HomeAssistantError
 from custom_components.pacerelle.client.limits import MAX_FILE_BYTES
 from tests.helpers.agent import Agent, start_agent
 from tests.helpers.emulator import EmulatorHandle
+from tests.helpers.runtime import wait_until
 from tests.helpers.services import call, received, refused
 
-# Sends raced against the swapping thread; the old check-then-open lost ~1 in 5.
+# Sends raced against the swapping thread; a check-then-open loses about 1 in 5.
 RACE_SENDS = 40
 REFUSALS = {"file_not_regular", "path_not_allowed", "file_unreadable"}
 
@@ -90,7 +91,8 @@ async def test_a_fifo_and_a_folder_are_refused_at_once(
                 )
                 assert error.translation_placeholders == {"path": path}
     finally:
-        # Unblocks a reader stuck in open() (the old code), so the executor can shut down.
+        # Unblocks a reader stuck in open() (one that opens before it checks), so the
+        # executor can shut down.
         with suppress(OSError):
             os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
 
@@ -129,6 +131,13 @@ class Swapper(threading.Thread):
             self.swaps += 1
 
 
+async def changed(swapper: Swapper) -> None:
+    """Returns once the file was swapped twice more: the swapper only runs when the event
+    loop lets go of the GIL, which a busy loop may not do for a whole send."""
+    target = swapper.swaps + 2
+    await wait_until(lambda: swapper.swaps >= target)
+
+
 async def test_a_swap_race_never_sends_the_key(
     hass: HomeAssistant, emulator: EmulatorHandle, tmp_path: Path
 ) -> None:
@@ -142,6 +151,7 @@ async def test_a_swap_race_never_sends_the_key(
     try:
         async with asyncio.timeout(60):
             for _ in range(RACE_SENDS):
+                await changed(swapper)
                 try:
                     await call(hass, "send_message", {"text": "doc", "attachments": [str(path)]})
                     sent += 1
@@ -156,6 +166,39 @@ async def test_a_swap_race_never_sends_the_key(
     contents = sent_contents(await received(emulator, agent, sent))
     assert key.read_bytes() not in contents
     assert set(contents) <= {b"public"}
+
+
+async def test_a_swap_right_after_the_check_never_sends_the_key(
+    hass: HomeAssistant, emulator: EmulatorHandle, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The attacker wins the race every time: the file becomes a link to the key right
+    after each allowlist check passes for it. Only a check on what was opened holds."""
+    agent = await share_agent(hass, emulator, tmp_path)
+    key = key_file(hass, agent)
+    path = tmp_path / "share" / "doc.txt"
+    spare = path.with_name(".spare")
+    checked = hass.config.is_allowed_path
+    swaps = 0
+
+    def check_then_swap(target: str) -> bool:
+        nonlocal swaps
+        allowed = checked(target)
+        if allowed and target == str(path) and not path.is_symlink():
+            spare.symlink_to(key)
+            os.replace(spare, path)
+            swaps += 1
+        return allowed
+
+    monkeypatch.setattr(hass.config, "is_allowed_path", check_then_swap)
+    for _ in range(3):
+        path.unlink(missing_ok=True)
+        path.write_bytes(b"public")
+        attachment = {"text": "doc", "attachments": [str(path)]}
+        with pytest.raises(HomeAssistantError) as caught:
+            await call(hass, "send_message", attachment)
+        assert caught.value.translation_key in REFUSALS
+    assert swaps == 3
+    assert await emulator.inbox(agent.conversation_id) == []
 
 
 @pytest.mark.parametrize("name", ["missing.txt", "no-such-folder/x.txt"])

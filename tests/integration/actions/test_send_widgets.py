@@ -17,7 +17,7 @@ def widget(kind: str, spec: dict[str, Any], widget_id: str = "w-1") -> dict[str,
 
 async def test_every_kind_reaches_the_person(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
     agent = await start_agent(hass, emulator, spoken=True)
-    source = agent.events[-1].data["message_id"]
+    source = agent.spoken
     sent = []
     for index, (kind, spec) in enumerate(GOOD_SPECS.items()):
         payload = widget(kind, spec, f"w-{index}")

@@ -11,7 +11,6 @@ from homeassistant.components import conversation
 from homeassistant.components.conversation import HOME_ASSISTANT_AGENT
 from homeassistant.const import MATCH_ALL
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers import intent
 from homeassistant.helpers.chat_session import DATA_CHAT_SESSION
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry
@@ -23,7 +22,7 @@ from custom_components.pacerelle.client.conversations import groups
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.helpers.agent import start_agent
-from tests.helpers.assist import KITCHEN
+from tests.helpers.assist import KITCHEN, GatedAgent
 from tests.helpers.emulator import EmulatorHandle, Installed
 from tests.helpers.llm import held
 from tests.helpers.runtime import wait_until
@@ -233,27 +232,6 @@ async def test_a_stuck_agent_times_out_with_an_apology(
     assert [item["text"] for item in inbox] == [APOLOGY, APOLOGY]
 
 
-class GatedAgent(conversation.AbstractConversationAgent):
-    """Answers once the test opens the gate."""
-
-    def __init__(self) -> None:
-        self.asked = asyncio.Event()
-        self.gate = asyncio.Event()
-
-    @property
-    def supported_languages(self) -> Literal["*"]:
-        return MATCH_ALL
-
-    async def async_process(
-        self, user_input: conversation.ConversationInput
-    ) -> conversation.ConversationResult:
-        self.asked.set()
-        await self.gate.wait()
-        response = intent.IntentResponse(language=user_input.language)
-        response.async_set_speech("Done, once you were back.")
-        return conversation.ConversationResult(response, user_input.conversation_id)
-
-
 async def test_an_answer_waits_for_the_reconnection(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
@@ -273,11 +251,10 @@ async def test_an_answer_waits_for_the_reconnection(
     await emulator.faults(gateway_status=503, drop_connections=True)
     await wait_until(lambda: runtime.status.state is ConnectionState.RECONNECTING)
     gated.gate.set()
-    await asyncio.sleep(0.3)
-    assert await emulator.inbox(installed.conversation_id) == []
     # The answer is queued durably (the outbox): the request is handled, the answer waits.
-    # Queued first, then marked processed: both are waited for (CI once read between them).
+    # Queued first, then marked processed: one condition waits for both.
     await wait_until(lambda: runtime.status.queued_sends == 1 and runtime.status.pending == 0)
+    assert await emulator.inbox(installed.conversation_id) == []
 
     await emulator.faults(reset=True)
     [reply] = await emulator.wait_inbox(installed.conversation_id, 1, within=30)

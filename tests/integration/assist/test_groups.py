@@ -2,32 +2,21 @@
 two phones each. Off, the group is left alone (tests/scenarios/test_group_conversations.py)."""
 
 import pytest
-from homeassistant.components.conversation import HOME_ASSISTANT_AGENT
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle.options import CONF_ASSIST_AGENT, CONF_ASSIST_IN_GROUPS
 from tests.helpers.agent import start_agent
-from tests.helpers.assist import KITCHEN
+from tests.helpers.assist import light_state
 from tests.helpers.emulator import EmulatorHandle
-from tests.helpers.groups import DEVICES, family_group, member_writes
+from tests.helpers.groups import ANA, ASSIST_IN_GROUPS, DEVICES, family_group, member_writes
 from tests.helpers.runtime import wait_until
 from tests.helpers.services import trust
-
-ANA = "usr_ana"
-OPTIONS = {CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT, CONF_ASSIST_IN_GROUPS: True}
-
-
-def light_state(hass: HomeAssistant) -> str:
-    light = hass.states.get(KITCHEN)
-    assert light is not None
-    return light.state
 
 
 @pytest.mark.usefixtures("kitchen_light")
 async def test_a_trusted_member_drives_assist_and_everyone_reads_the_answer(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    agent = await start_agent(hass, emulator, options=OPTIONS)
+    agent = await start_agent(hass, emulator, options=ASSIST_IN_GROUPS)
     group_id, members = await family_group(emulator, agent)
     everyone = sorted((member, device) for member in members for device in DEVICES)
 

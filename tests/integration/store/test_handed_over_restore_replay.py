@@ -31,11 +31,10 @@ from tests.client.conversations.test_groups_replay import relayed_frames
 from tests.helpers.agent import Agent, start_agent
 from tests.helpers.assist import KITCHEN
 from tests.helpers.emulator import EmulatorHandle
-from tests.helpers.groups import DEVICES, family_group, member_writes
+from tests.helpers.groups import ASSIST_IN_GROUPS, DEVICES, family_group, member_writes
 from tests.helpers.runtime import wait_until
 from tests.helpers.services import human_writes
 from tests.integration.assist.test_bridge import answered
-from tests.integration.assist.test_groups import OPTIONS as GROUP_OPTIONS
 
 OPTIONS = {CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT}
 
@@ -124,7 +123,7 @@ async def test_a_restored_agent_does_not_run_a_group_command_again(
 ) -> None:
     """A group message opens as long as its sender's key is held, and the seals that refuse
     its replays (client/inbox/requests.py) are in the folder the restore took back."""
-    agent = await start_agent(hass, emulator, options=GROUP_OPTIONS)
+    agent = await start_agent(hass, emulator, options=ASSIST_IN_GROUPS)
     group_id, members = await family_group(emulator, agent)
     everyone = len(members) * len(DEVICES)
     owner = members[0]

@@ -1,0 +1,55 @@
+"""The owner's phones as the trust tests meet them, and the owner's decisions on them."""
+
+import base64
+import json
+from typing import Any
+
+from homeassistant.core import HomeAssistant
+
+from custom_components.pacerelle.client.trust.book import DeviceTrust, TrustState
+from tests.helpers.agent import Agent, start_agent
+from tests.helpers.emulator import EmulatorHandle
+from tests.helpers.llm import held
+
+
+def shown(agent: Agent, person_id: str, device_id: str) -> DeviceTrust:
+    """What the agent's trust book holds for the device (its state, key and code)."""
+    device = agent.runtime.trust.book.get(person_id, device_id)
+    assert device is not None, f"no device {device_id} of {person_id} in the trust book"
+    return device
+
+
+async def decide(agent: Agent, person_id: str, device_id: str, state: TrustState) -> None:
+    """The owner decides for the key the device presents now, as the repair flow does."""
+    key = shown(agent, person_id, device_id).identity_key
+    await agent.runtime.trust.async_decide(person_id, device_id, state, key=key)
+
+
+async def a_new_phone(
+    hass: HomeAssistant, emulator: EmulatorHandle, **start: Any
+) -> tuple[Agent, str]:
+    """The owner's first phone wrote (trusted on first use), then a new device 2, which is
+    held unverified; (the agent, started with `start`, and device 2's message id)."""
+    agent = await start_agent(hass, emulator, spoken=True, **start)
+    message_id = await emulator.send(agent.conversation_id, text="new phone", device_id="2")
+    await held(agent.runtime, message_id)
+    return agent, message_id
+
+
+async def forged_text(emulator: EmulatorHandle, installed: Any, sender: str, text: str) -> str:
+    """A real Signal message from another person, injected as the relay would route it."""
+    sealed = emulator.emulator.humans.device(sender, "1").encrypt_for(
+        emulator.emulator, installed.agent_id, text.encode()
+    )
+    frame = {
+        "type": "MSG",
+        "id": f"{sender}-1",
+        "conversation_id": installed.conversation_id,
+        "from": sender,
+        "from_device_id": "1",
+        "to": installed.agent_id,
+        "payload_b64": base64.b64encode(sealed).decode(),
+        "encrypted": True,
+    }
+    await emulator.faults(inject_frames=[json.dumps(frame)])
+    return f"{sender}-1"
