@@ -17,6 +17,8 @@ from types import MappingProxyType
 
 from homeassistant.config_entries import ConfigEntry, ConfigSubentry, ConfigSubentryData
 from homeassistant.core import HomeAssistant, callback
+from homeassistant.helpers import device_registry as dr
+from homeassistant.helpers import entity_registry as er
 
 from .client import SeenConversation
 from .const import (
@@ -90,12 +92,29 @@ def async_follow_owner_conversation(
     hass: HomeAssistant, entry: ConfigEntry, conversation_id: str
 ) -> None:
     """A reauth's new installation has a new direct conversation: the owner's subentry
-    (same subentry, same title, so the same entities) names it from now on.
+    (same subentry, same title) names it from now on, and the subentry's own entities and
+    devices keyed on the old conversation id are keyed on the new one, so that their
+    entity ids and device ids stay (nothing appears as `_2`).
 
     Called before the entry's data changes (the subentry is found by the old id).
     """
     subentry = owner_subentry(entry)
-    if subentry is None or conversation_id == owner_conversation_id(entry):
+    old = owner_conversation_id(entry)
+    if subentry is None or conversation_id == old:
         return
     data = {**subentry.data, CONF_CONVERSATION_ID: conversation_id}
     hass.config_entries.async_update_subentry(entry, subentry, data=data, unique_id=conversation_id)
+    entities = er.async_get(hass)
+    for entity in er.async_entries_for_config_entry(entities, entry.entry_id):
+        if entity.config_subentry_id == subentry.subentry_id and old in entity.unique_id:
+            new_unique_id = entity.unique_id.replace(old, conversation_id)
+            entities.async_update_entity(entity.entity_id, new_unique_id=new_unique_id)
+    devices = dr.async_get(hass)
+    for device in dr.async_entries_for_config_entry(devices, entry.entry_id):
+        if device.config_subentry_id != subentry.subentry_id:
+            continue
+        identifiers = {
+            (domain, key.replace(old, conversation_id)) for domain, key in device.identifiers
+        }
+        if identifiers != device.identifiers:
+            devices.async_update_device(device.id, new_identifiers=identifiers)

@@ -6,6 +6,7 @@ installation's conversation; "Add conversation" never offers it while it is name
 removing it takes nothing of the agent with it (notify.home, the sensors, the device).
 """
 
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from homeassistant.setup import async_setup_component
 
 from custom_components.pacerelle.client import ConnectionState
 from custom_components.pacerelle.const import DOMAIN, SUBENTRY_CONVERSATION
+from custom_components.pacerelle.owner_conversation import async_follow_owner_conversation
 from tests.helpers.agent import start_agent
 from tests.helpers.config_flow_driver import FlowDriver
 from tests.helpers.emulator import EmulatorHandle
@@ -220,3 +222,66 @@ async def test_a_removed_owners_conversation_is_offered_even_if_never_seen(
     )
     assert done["type"] is FlowResultType.CREATE_ENTRY, done
     assert owner_of(agent.entry).data["recipient"] == agent.installed.owner_id
+
+
+async def test_a_new_direct_conversation_rekeys_only_the_owners_subentry(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    """What a reauth does before the reload (config_flow.py), on the registries as the
+    subentries' own entities and devices key them: on the conversation id."""
+    agent = await start_agent(hass, emulator)
+    entry, old = agent.entry, agent.conversation_id
+    assert await hass.config_entries.async_unload(entry.entry_id)
+    owner = owner_of(entry)
+    group = ConfigSubentry(
+        data=MappingProxyType({"conversation_id": "conv_group", "recipient": "group:conv_group"}),
+        subentry_type=SUBENTRY_CONVERSATION,
+        title="Family",
+        unique_id="conv_group",
+    )
+    hass.config_entries.async_add_subentry(entry, group)
+    entities, devices = er.async_get(hass), dr.async_get(hass)
+    registered_ids = {}
+    for subentry, conversation in ((owner, old), (group, "conv_group")):
+        device = devices.async_get_or_create(
+            config_entry_id=entry.entry_id,
+            config_subentry_id=subentry.subentry_id,
+            identifiers={(DOMAIN, f"{entry.entry_id}_{conversation}")},
+        )
+        entity = entities.async_get_or_create(
+            "event",
+            DOMAIN,
+            f"{entry.entry_id}_conversation_{conversation}_messages",
+            config_entry=entry,
+            config_subentry_id=subentry.subentry_id,
+            device_id=device.id,
+        )
+        registered_ids[subentry.subentry_id] = (entity.entity_id, device.id)
+    agent_before = registered(hass, entry)
+
+    async_follow_owner_conversation(hass, entry, "conv_new")
+    followed = entry.subentries[owner.subentry_id]
+    assert (followed.unique_id, followed.data["conversation_id"]) == ("conv_new", "conv_new")
+    entity_id, device_id = registered_ids[owner.subentry_id]
+    assert (
+        entities.async_get_entity_id(
+            "event", DOMAIN, f"{entry.entry_id}_conversation_conv_new_messages"
+        )
+        == entity_id
+    )
+    device = devices.async_get(device_id)
+    assert device is not None
+    assert device.identifiers == {(DOMAIN, f"{entry.entry_id}_conv_new")}
+    # The group's and the agent's own are untouched.
+    assert entry.subentries[group.subentry_id] == group
+    entity_id, device_id = registered_ids[group.subentry_id]
+    assert (
+        entities.async_get_entity_id(
+            "event", DOMAIN, f"{entry.entry_id}_conversation_conv_group_messages"
+        )
+        == entity_id
+    )
+    assert devices.async_get(device_id).identifiers == {  # type: ignore[union-attr]
+        (DOMAIN, f"{entry.entry_id}_conv_group")
+    }
+    assert registered(hass, entry) == agent_before
