@@ -96,11 +96,15 @@ def async_follow_owner_conversation(
     devices keyed on the old conversation id are keyed on the new one, so that their
     entity ids and device ids stay (nothing appears as `_2`).
 
-    Called before the entry's data changes (the subentry is found by the old id).
+    Called before the entry's data changes (the subentry is found by the old id), after
+    the new store replaced the old one: it must not fail. A subentry that names the new
+    conversation already is the owner's from then on, and nothing changes.
     """
     subentry = owner_subentry(entry)
     old = owner_conversation_id(entry)
     if subentry is None or conversation_id == old:
+        return
+    if any(s.unique_id == conversation_id for s in entry.subentries.values()):
         return
     data = {**subentry.data, CONF_CONVERSATION_ID: conversation_id}
     hass.config_entries.async_update_subentry(entry, subentry, data=data, unique_id=conversation_id)

@@ -285,3 +285,24 @@ async def test_a_new_direct_conversation_rekeys_only_the_owners_subentry(
         (DOMAIN, f"{entry.entry_id}_conv_group")
     }
     assert registered(hass, entry) == agent_before
+
+
+async def test_a_new_direct_conversation_named_already_changes_nothing(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    """The reauth calls this after the new store replaced the old one: it never raises."""
+    agent = await start_agent(hass, emulator)
+    entry = agent.entry
+    assert await hass.config_entries.async_unload(entry.entry_id)
+    owner = owner_of(entry)
+    named = ConfigSubentry(
+        data=MappingProxyType({"conversation_id": "conv_new", "recipient": "usr_demo"}),
+        subentry_type=SUBENTRY_CONVERSATION,
+        title="Me",
+        unique_id="conv_new",
+    )
+    hass.config_entries.async_add_subentry(entry, named)
+    before = dict(entry.subentries)
+    async_follow_owner_conversation(hass, entry, "conv_new")
+    assert entry.subentries == before
+    assert entry.subentries[owner.subentry_id].unique_id == agent.conversation_id
