@@ -9,6 +9,7 @@ the agent's encrypted store (never in the entry) and creates the entry. The entr
 id is the owner's Pacerelle account (owner id): one agent per account, and a reauth (which
 always brings a new agent id) must come from the same account, or it aborts with
 wrong_account. The device and the entities are keyed on the entry, so a reauth keeps them.
+The entry comes with the owner's direct conversation as a subentry (owner_conversation.py).
 
 Errors. Before the browser leaves, a problem is a form error and the user fixes it in place
 (the key is spent only when the request was accepted): invalid_connection_key (unknown or
@@ -83,6 +84,7 @@ from .const import (
 from .limits import MAX_ERROR_PLACEHOLDER
 from .oauth_callback import CallbackState, redirect_uri
 from .options_flow import PacerelleOptionsFlow
+from .owner_conversation import async_follow_owner_conversation, owner_subentry_data
 from .runtime import PacerelleConfigEntry
 from .server_url import InsecureServerUrlError, checked_server_url
 from .store.agent_store import agent_store
@@ -314,7 +316,10 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
         await self.async_set_unique_id(installation.owner_id)
         self._abort_if_unique_id_configured()
         await self._async_create_store(installation)
-        return self.async_create_entry(title=self._agent_name, data=self._entry_data(installation))
+        owner = owner_subentry_data(installation.conversation_id, installation.owner_id)
+        return self.async_create_entry(
+            title=self._agent_name, data=self._entry_data(installation), subentries=[owner]
+        )
 
     async def _async_replace_installation(self, installation: Installation) -> ConfigFlowResult:
         """A new agent replaces the revoked one in the same entry: same device, same entities.
@@ -338,6 +343,7 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
             self.hass.config_entries.async_schedule_reload(entry.entry_id)
             raise
         await agent_store(self.hass, entry.data[CONF_AGENT_ID]).remove()
+        async_follow_owner_conversation(self.hass, entry, installation.conversation_id)
         return self.async_update_reload_and_abort(
             entry, data=self._entry_data(installation), reason="reauth_successful"
         )

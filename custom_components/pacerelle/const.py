@@ -17,11 +17,14 @@ CONF_CONVERSATION_ID: Final = "conversation_id"
 # and the `to` a message for all of it takes (`group:<id>`, or the person of a direct one).
 SUBENTRY_CONVERSATION: Final = "conversation"
 CONF_RECIPIENT: Final = "recipient"
+# The owner's direct conversation's subentry, made with the entry (owner_conversation.py).
+OWNER_CONVERSATION_TITLE: Final = "Owner"
 
 # Config entry version. 1.2: unique id = the owner's Pacerelle account, device and entity
-# unique ids keyed on the entry (migration.py migrates 1.1 entries).
+# unique ids keyed on the entry (migration.py migrates 1.1 entries). 1.3: the owner's direct
+# conversation is a `conversation` subentry (migration.py adds it to 1.2 entries).
 ENTRY_VERSION: Final = 1
-ENTRY_MINOR_VERSION: Final = 2
+ENTRY_MINOR_VERSION: Final = 3
 
 DEFAULT_AGENT_NAME: Final = "Home Assistant"
 DEFAULT_AGENT_DESCRIPTION: Final = (

@@ -8,6 +8,10 @@ every entity id survive a reauth), and the entry's unique id is the owner's acco
 allowed) cannot share that unique id: the first migrated takes it, the other keeps its
 agent id as unique id and works as before. Devices that an older reauth left behind are
 removed at set-up (device.py).
+
+1.2 -> 1.3: the owner's direct conversation becomes a `conversation` subentry, as a new
+entry has it (owner_conversation.py). Nothing else moves: notify.home, the sensors and the
+agent's device keep their ids and unique ids and stay the entry's, not the subentry's.
 """
 
 import logging
@@ -20,6 +24,7 @@ from homeassistant.helpers import entity_registry as er
 from .const import CONF_AGENT_ID, CONF_OWNER_ID, DOMAIN, ENTRY_VERSION
 from .device import device_identifiers
 from .entity import entity_unique_id
+from .owner_conversation import async_add_owner_subentry
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -36,6 +41,10 @@ async def async_migrate_entry(hass: HomeAssistant, entry: ConfigEntry) -> bool:
             entry, unique_id=_account_unique_id(hass, entry), minor_version=2
         )
         _LOGGER.debug("Migrated entry %s to 1.2 (device and entities keyed on it)", entry.title)
+    if entry.version == ENTRY_VERSION and entry.minor_version < 3:
+        async_add_owner_subentry(hass, entry)
+        hass.config_entries.async_update_entry(entry, minor_version=3)
+        _LOGGER.debug("Migrated entry %s to 1.3 (the owner's conversation named)", entry.title)
     return True
 
 

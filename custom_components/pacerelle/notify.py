@@ -1,6 +1,10 @@
 """The notify entities of an agent: `notify.send_message` writes to the owner's conversation,
 or to a named conversation (a `conversation` subentry, subentry_flow.py).
 
+The owner's entity (notify.<agent>) is the owner's subentry's notify (owner_conversation.py)
+but stays the entry's, on the agent's device, so removing that subentry never removes it;
+the owner's subentry gets no second one.
+
 The owner's message goes to the device the owner last wrote from. A title, when given,
 becomes the first line. Sending needs a session, which the owner's first message opens ("the
 user speaks first"): before that, the action fails with a translated error that says so. A
@@ -28,6 +32,7 @@ from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from .actions.common import client_errors
 from .const import CONF_CONVERSATION_ID, CONF_RECIPIENT, SUBENTRY_CONVERSATION
 from .entity import REACHABLE_STATES, PacerelleEntity
+from .owner_conversation import is_owner_subentry
 from .runtime import PacerelleConfigEntry
 
 # One message at a time per agent: the sender serialises anyway, and order matters.
@@ -46,7 +51,11 @@ async def async_setup_entry(
 
     def add_named() -> None:
         for subentry_id, subentry in entry.subentries.items():
-            if subentry.subentry_type == SUBENTRY_CONVERSATION and subentry_id not in added:
+            if (
+                subentry.subentry_type == SUBENTRY_CONVERSATION
+                and subentry_id not in added
+                and not is_owner_subentry(entry, subentry)  # its notify is OWNER's entity
+            ):
                 added.add(subentry_id)
                 async_add_entities(
                     [ConversationNotify(entry, subentry)], config_subentry_id=subentry_id

@@ -2,10 +2,15 @@
 
 The flow lists the conversations the running agent has seen (client: `Agent.conversations`)
 that are not named yet, each with its members and when it was last active, and asks for a
-name. The owner's direct conversation is not offered: the agent's own notify entity is
-already it. Naming one only adds Home Assistant objects (its notify entity, notify.py):
+name. Naming one only adds Home Assistant objects (its notify entity, notify.py):
 nothing of the agent's sessions or trust decisions is made or changed here, and removing
 the subentry removes only its entities.
+
+The owner's direct conversation is named from the start (owner_conversation.py), so it is
+not offered. Its subentry may be removed (Home Assistant offers no way to refuse it):
+that removes only what is the subentry's own, never notify.home (the owner's notify, which
+stays the entry's with the agent's device), and the flow then offers the owner's
+conversation again, seen or not, to be named anew.
 
 Aborts (translated): agent_not_loaded (no running agent to ask), no_conversations (every
 seen one is named), unknown_conversation (an id the agent has not seen, e.g. typed or gone
@@ -34,6 +39,7 @@ from homeassistant.helpers.selector import (
 from .client import SeenConversation, is_relay_id
 from .const import CONF_CONVERSATION_ID, CONF_RECIPIENT, SUBENTRY_CONVERSATION
 from .limits import MAX_CONVERSATION_NAME_CHARS, MAX_LISTED_MEMBERS
+from .owner_conversation import owner_conversation_id, owner_seen
 from .runtime import PacerelleConfigEntry
 
 
@@ -47,9 +53,15 @@ def named_conversations(entry: PacerelleConfigEntry) -> set[str]:
 
 
 def unnamed(entry: PacerelleConfigEntry) -> list[SeenConversation]:
-    """The seen conversations a user may name: not the owner's direct one, not named yet."""
-    taken = named_conversations(entry) | {str(entry.data[CONF_CONVERSATION_ID])}
-    return [c for c in entry.runtime_data.agent.conversations() if c.conversation_id not in taken]
+    """The conversations a user may name: the seen ones not named yet, and the owner's
+    direct one (first) when its subentry was removed."""
+    taken = named_conversations(entry)
+    seen = [c for c in entry.runtime_data.agent.conversations() if c.conversation_id not in taken]
+    direct = owner_conversation_id(entry)
+    if direct in taken:
+        return seen
+    found = next((c for c in seen if c.conversation_id == direct), None)
+    return [owner_seen(entry, found), *(c for c in seen if c.conversation_id != direct)]
 
 
 def label(conversation: SeenConversation) -> str:

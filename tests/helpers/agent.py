@@ -29,10 +29,14 @@ from custom_components.pacerelle.const import (
     ENTRY_VERSION,
 )
 from custom_components.pacerelle.events import EVENT_MESSAGE
+from custom_components.pacerelle.owner_conversation import owner_subentry_data
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from custom_components.pacerelle.store.agent_store import agent_store
 from tests.helpers.emulator import EmulatorHandle, Installed
 from tests.helpers.runtime import wait_until
+
+# The entry minor version from which a new entry has the owner's conversation subentry.
+OWNER_SUBENTRY_SINCE = 3
 
 OWNER = "owner"
 """Stands for the agent's owner in `devices` and group members (its id is known only later)."""
@@ -95,8 +99,13 @@ async def add_entry(
     options: dict[str, Any] | None = None,
     create_store: bool = True,
     name: str = "Home",
+    minor_version: int = ENTRY_MINOR_VERSION,
 ) -> MockConfigEntry:
-    """The entry and store the config flow would have made for `installed`."""
+    """The entry and store the config flow would have made for `installed`.
+
+    `minor_version`: as the release of that entry version made it (before 1.3, without the
+    owner's conversation subentry), for the migrations to migrate.
+    """
     if create_store:
         await agent_store(hass, installed.agent_id).create(
             {
@@ -109,10 +118,11 @@ async def add_entry(
                 }
             }
         )
+    owner = owner_subentry_data(installed.conversation_id, installed.owner_id)
     entry = MockConfigEntry(
         domain=DOMAIN,
         version=ENTRY_VERSION,
-        minor_version=ENTRY_MINOR_VERSION,
+        minor_version=minor_version,
         unique_id=installed.owner_id,
         title=name,
         data={
@@ -123,6 +133,7 @@ async def add_entry(
             CONF_AGENT_NAME: name,
         },
         options=options or {},
+        subentries_data=[owner] if minor_version >= OWNER_SUBENTRY_SINCE else [],
     )
     entry.add_to_hass(hass)
     return entry

@@ -83,7 +83,7 @@ async def test_happy_path_creates_the_agent(hass: HomeAssistant, driver: FlowDri
     [installation] = await _installations(emulator)
     [entry] = hass.config_entries.async_entries(DOMAIN)
     assert entry.unique_id == "usr_demo"  # the account: one agent per Pacerelle account
-    assert (entry.version, entry.minor_version) == (1, 2)
+    assert (entry.version, entry.minor_version) == (1, 3)
     agent_id = installation["agent_id"]
     assert entry.data == {
         "agent_id": installation["agent_id"],

@@ -71,10 +71,11 @@ async def test_options_shown_saved_and_reloaded(
         "voice_spoken_answer": False,
         "debugging": {"encrypted": True},
     }
-    # The LLM API's scope is offered from the conversations the agent knows.
+    # The LLM API's scope is offered from the conversations the agent knows; the owner's
+    # direct one by its name (its subentry's title, named with the entry).
     [scope] = [field for field in form["data_schema"] if field["name"] == "llm_conversations"]
     direct = entry.data["conversation_id"]
-    assert scope["selector"]["select"]["options"] == [{"value": direct, "label": direct}]
+    assert scope["selector"]["select"]["options"] == [{"value": direct, "label": "Owner"}]
     [debugging] = [field for field in form["data_schema"] if field["name"] == "debugging"]
     assert debugging["expanded"] is False
 

@@ -201,7 +201,8 @@ async def test_a_notice_of_a_group_the_agent_does_not_know_names_nothing(
         assert done["description_placeholders"]["conversation_id"].startswith(unknown[:5])
     abort = strings()["issues"][NEW_GROUP]["fix_flow"]["abort"]["unknown_conversation"]
     assert "{conversation_id}" in abort
-    assert [s.title for s in agent.entry.subentries.values()] == []
+    # Only the owner's direct conversation (named with the entry) is named.
+    assert [s.title for s in agent.entry.subentries.values()] == ["Owner"]
     assert not hass.config_entries.subentries.async_progress()
 
 

@@ -59,8 +59,8 @@ async def _entry_of_release_0_1_0(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> tuple[MockConfigEntry, str]:
     installed = await emulator.install()
-    entry = await add_entry(hass, emulator, installed)
-    hass.config_entries.async_update_entry(entry, unique_id=installed.agent_id, minor_version=1)
+    entry = await add_entry(hass, emulator, installed, minor_version=1)
+    hass.config_entries.async_update_entry(entry, unique_id=installed.agent_id)
     return entry, installed.agent_id
 
 
@@ -80,8 +80,11 @@ async def test_release_0_1_0_registries_are_keyed_on_the_entry(
     assert await hass.config_entries.async_setup(entry.entry_id)
     await hass.async_block_till_done()
     assert entry.state is ConfigEntryState.LOADED
-    assert (entry.version, entry.minor_version) == (1, 2)
+    assert (entry.version, entry.minor_version) == (1, 3)
     assert entry.unique_id == entry.data["owner_id"]
+    # And on to 1.3: the owner's direct conversation is named.
+    [owner] = entry.subentries.values()
+    assert owner.unique_id == entry.data["conversation_id"]
 
     devices = dr.async_get(hass)
     [kept] = dr.async_entries_for_config_entry(devices, entry.entry_id)
@@ -110,7 +113,7 @@ async def test_two_agents_of_one_account_both_migrate(
     assert (first.unique_id, second.unique_id) == ("usr_demo", second_agent)
     assert "belong to the same Pacerelle account" in caplog.text
     for entry in (first, second):
-        assert (entry.state, entry.minor_version) == (ConfigEntryState.LOADED, 2)
+        assert (entry.state, entry.minor_version) == (ConfigEntryState.LOADED, 3)
         await wait_until(lambda e=entry: e.runtime_data.status.state is ConnectionState.CONNECTED)
         assert await hass.config_entries.async_unload(entry.entry_id)
     assert first_agent != second_agent

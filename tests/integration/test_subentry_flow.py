@@ -187,6 +187,7 @@ async def test_an_unknown_conversation_id_aborts_with_a_translated_reason(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
     agent = await start_agent(hass, emulator)
+    named_from_the_start = dict(agent.entry.subentries)  # the owner's direct conversation
     # Nothing seen yet but the owner's direct conversation: nothing to name.
     nothing = await start_flow(hass, agent)
     assert (nothing["type"], nothing["reason"]) == (FlowResultType.ABORT, "no_conversations")
@@ -201,10 +202,10 @@ async def test_an_unknown_conversation_id_aborts_with_a_translated_reason(
     assert (gone["type"], gone["reason"]) == (FlowResultType.ABORT, "unknown_conversation")
     assert gone["description_placeholders"] == {"conversation_id": "conv-nobody-knows"}
     assert "{conversation_id}" in abort_text("unknown_conversation")
-    # The owner's direct conversation is not nameable here either (it has its entity).
+    # The owner's direct conversation is not nameable twice (named with the entry).
     direct = await name(hass, agent, agent.conversation_id, "Me")
-    assert (direct["type"], direct["reason"]) == (FlowResultType.ABORT, "unknown_conversation")
-    assert not agent.entry.subentries
+    assert (direct["type"], direct["reason"]) == (FlowResultType.ABORT, "already_named")
+    assert agent.entry.subentries == named_from_the_start
 
     # Two tabs show the form; the second submits after the first named the group.
     first, second = await start_flow(hass, agent), await start_flow(hass, agent)
@@ -218,7 +219,7 @@ async def test_an_unknown_conversation_id_aborts_with_a_translated_reason(
         second["flow_id"], {"conversation_id": group_id, "name": "Family again"}
     )
     assert (twice["type"], twice["reason"]) == (FlowResultType.ABORT, "already_named")
-    assert [s.title for s in agent.entry.subentries.values()] == ["Family"]
+    assert [s.title for s in agent.entry.subentries.values()] == ["Owner", "Family"]
     assert abort_text("already_named")
 
 
@@ -228,6 +229,7 @@ async def test_a_pasted_text_that_is_no_id_gets_the_form_again_with_why(
     """The bound of a pasted id is the relay's (the client's `is_relay_id`), not a name's:
     no id at all is refused on the form, translated; a long unknown id is named whole."""
     agent = await start_agent(hass, emulator)
+    named_from_the_start = dict(agent.entry.subentries)  # the owner's direct conversation
     group_id, _ = await family_group(emulator, agent)
     await member_writes(emulator, agent, group_id, text="hi", user_id=ANA)
     for pasted in ("c" * 300, "conv\n1", group_id + "\x00"):
@@ -237,7 +239,7 @@ async def test_a_pasted_text_that_is_no_id_gets_the_form_again_with_why(
         )
         assert refused["errors"] == {"conversation_id": "invalid_conversation_id"}, pasted
         assert offered(refused) == [group_id]  # the form again, nothing named
-    assert not agent.entry.subentries
+    assert agent.entry.subentries == named_from_the_start
     for path in (STRINGS, STRINGS.parent / "translations" / "en.json"):
         errors = json.loads(path.read_text())["config_subentries"][SUBENTRY_CONVERSATION]
         assert "not a conversation id" in errors["error"]["invalid_conversation_id"]
@@ -255,8 +257,9 @@ async def test_a_pasted_text_that_is_no_id_gets_the_form_again_with_why(
 
 async def test_naming_needs_a_running_agent(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
     agent = await start_agent(hass, emulator)
+    named_from_the_start = dict(agent.entry.subentries)
     assert await hass.config_entries.async_unload(agent.entry.entry_id)
     stopped = await start_flow(hass, agent)
     assert (stopped["type"], stopped["reason"]) == (FlowResultType.ABORT, "agent_not_loaded")
     assert "not running" in abort_text("agent_not_loaded")
-    assert not agent.entry.subentries
+    assert agent.entry.subentries == named_from_the_start
