@@ -26,6 +26,7 @@ from .attachments import (
 )
 from .conversations.checkpoints import Checkpoint
 from .conversations.history import Reply
+from .conversations.membership import GroupMemberships, relay_says_member
 from .conversations.payloads import chat_payload
 from .errors import SendError, SendRefusal
 from .inbox import handling
@@ -33,6 +34,7 @@ from .inbox.decrypt_failures import DecryptionOutcome
 from .inbox.pipeline import InboxPipeline
 from .inbox.queue import InboundQueue
 from .inbox.requests import Request
+from .limits import MAX_KEYED_GROUPS
 from .outbox.queue import DEFAULT_EXPIRE_AFTER
 from .outbox.sender import Sender, checked_device
 from .relay.api import AgentApi
@@ -66,8 +68,14 @@ class Agent(AgentReads):
         `store`: the agent's own store, loaded (state/agent_store.py), which it commits to."""
         self._tokens = tokens
         self._rekeyed = False  # prekeys re-keyed once per run at most (agent_restore.py)
+        self._memberships = GroupMemberships()
         # The host is given requests without attachment keys (attachments.py).
-        hooks = replace(hooks_for_host(hooks), decryption=self._watching_prekeys(hooks.decryption))
+        host = hooks_for_host(hooks)
+        hooks = replace(
+            host,
+            decryption=self._watching_prekeys(host.decryption),
+            deliver=self._hearing_groups(host.deliver, host.status_changed),
+        )
         door = trust if trust is not None else TrustDoor(config.owner_id)
         self._core = AgentCore(config, hooks, data, extra, door, store=store)
         self._api = AgentApi(session, config.server_url, tokens)
@@ -135,6 +143,20 @@ class Agent(AgentReads):
 
         return decryption
 
+    def _hearing_groups(
+        self, deliver: Callable[[Request], None], status_changed: Callable[[], None]
+    ) -> Callable[[Request], None]:
+        """The host's deliver hook; a group message delivered joins its group again
+        (conversations/membership.py), before the host sees it."""
+
+        def delivered(request: Request) -> None:
+            joined = request.is_group and self._memberships.heard(request.conversation_id)
+            deliver(request)
+            if joined:
+                status_changed()
+
+        return delivered
+
     # Status and queries (the rest: views.py)
 
     @property
@@ -148,6 +170,16 @@ class Agent(AgentReads):
         return self._core.trust
 
     # Actions
+
+    async def check_groups(self, conversation_ids: Sequence[str]) -> None:
+        """Ask the relay whether the agent is still in each group (at most
+        MAX_KEYED_GROUPS); the host's status hook is called if any changed."""
+        changed = False
+        for conversation_id in list(dict.fromkeys(conversation_ids))[:MAX_KEYED_GROUPS]:
+            member = await relay_says_member(self._api, conversation_id)
+            changed = self._memberships.record(conversation_id, member) or changed
+        if changed:
+            self._core.hooks.status_changed()
 
     async def send_text(
         self,
