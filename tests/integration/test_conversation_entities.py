@@ -89,9 +89,13 @@ async def test_a_named_group_has_its_own_device_beside_the_agents(
         assert (entity.device_id, entity.config_subentry_id) == (home.id, None)
     assert hass.states.get("notify.family").name == "Family"  # type: ignore[union-attr]
 
-    # After a reload (the agent's device registered again), both devices stay.
+    # After a reload (the agent's device registered again, older devices cleaned up),
+    # both devices stay: neither is removed, not even to be made again.
+    updates = async_capture_events(hass, dr.EVENT_DEVICE_REGISTRY_UPDATED)
     assert await hass.config_entries.async_reload(agent.entry.entry_id)
     await wait_until(lambda: agent.runtime.status.state is ConnectionState.CONNECTED)
+    await hass.async_block_till_done()
+    assert [e.data for e in updates if e.data["action"] == "remove"] == []
     assert devices.async_get(device_id) is not None
     assert entities.async_get("notify.family").device_id == device_id  # type: ignore[union-attr]
 
