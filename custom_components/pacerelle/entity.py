@@ -11,7 +11,10 @@ A named conversation's entities (`ConversationEntity`) are on the conversation's
 the same entity ids. They are available while the agent is and the agent is in the
 conversation: a group the relay says the agent left (client: `Agent.has_left`) shows its
 entities unavailable, not deleted, until the agent is in it again. `async_add_named` adds
-them for each subentry, those added while the agent runs at once (no reload).
+them for each subentry, those added while the agent runs at once (no reload). The owner's
+direct conversation, when a subentry names it, gets its device, event entity, members
+sensor and triggers too, but no notify entity: notify.<agent> is its notify and stays the
+entry's, on the agent's device.
 """
 
 from collections.abc import Callable, Iterable
@@ -89,15 +92,18 @@ class NamedConversation:
     conversation_id: str
     recipient: str
     title: str
+    owner: bool  # the owner's direct conversation (the entry's conversation id)
 
     @classmethod
-    def of(cls, subentry: ConfigSubentry) -> NamedConversation:
+    def of(cls, entry: ConfigEntry, subentry: ConfigSubentry) -> NamedConversation:
         data = subentry.data
+        conversation_id = str(data[CONF_CONVERSATION_ID])
         return cls(
             subentry.subentry_id,
-            str(data[CONF_CONVERSATION_ID]),
+            conversation_id,
             str(data[CONF_RECIPIENT]),
             subentry.title,
+            conversation_id == str(entry.data[CONF_CONVERSATION_ID]),
         )
 
     def key(self, name: str | None = None) -> str:
@@ -108,7 +114,7 @@ class NamedConversation:
 
 def named_conversations(entry: ConfigEntry) -> list[NamedConversation]:
     return [
-        NamedConversation.of(subentry)
+        NamedConversation.of(entry, subentry)
         for subentry in entry.subentries.values()
         if subentry.subentry_type == SUBENTRY_CONVERSATION
     ]

@@ -43,7 +43,10 @@ async def async_setup_entry(
         hass,
         entry,
         async_add_entities,
-        lambda conversation: [ConversationNotify(hass, entry, conversation)],
+        # The owner's direct conversation's notify is OWNER's entity (entity.py).
+        lambda conversation: (
+            [] if conversation.owner else [ConversationNotify(hass, entry, conversation)]
+        ),
     )
 
 

@@ -2,14 +2,18 @@
 of three and a second group are named through the subentry flow; each gets a device
 (linked to the agent's) with its notify, event and members entities and device triggers,
 which fire for its own messages only; a group the agent is taken out of shows its entities
-unavailable until it is back; removing the name removes only its device and entities."""
+unavailable until it is back; removing the name removes only its device and entities.
+The owner's direct conversation, named, gets the same but for a notify entity (notify.home
+is its), and its event entity fires for direct messages only."""
 
+from types import MappingProxyType
 from typing import Any
 
 from homeassistant.components.device_automation import (
     DeviceAutomationType,
     async_get_device_automations,
 )
+from homeassistant.config_entries import ConfigSubentry
 from homeassistant.const import STATE_UNAVAILABLE, STATE_UNKNOWN
 from homeassistant.core import Event, HomeAssistant
 from homeassistant.helpers import device_registry as dr
@@ -34,6 +38,7 @@ from tests.integration.test_subentry_flow import name, subentry_of
 ANA, BEN = "usr_ana", "usr_ben"
 FAMILY = ("notify.family", "event.family_messages", "sensor.family_members")
 KITCHEN = ("notify.kitchen", "event.kitchen_messages", "sensor.kitchen_members")
+OWNER_ENTITIES = ("event.owner_messages", "sensor.owner_members")
 
 
 async def two_named_groups(hass: HomeAssistant, emulator: EmulatorHandle) -> Agent:
@@ -332,3 +337,45 @@ async def test_an_entity_of_the_first_slice_gets_the_device_and_keeps_its_id(
     )
     assert after.device_id is not None
     assert devices.async_get(after.device_id).name == "Family"  # type: ignore[union-attr]
+
+
+async def test_the_owners_named_conversation_fires_for_direct_messages_only(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    agent = await two_named_groups(hass, emulator)
+    owner = agent.installed.owner_id
+    # The owner's direct conversation named as the entry's migration and flow name it.
+    subentry = ConfigSubentry(
+        data=MappingProxyType({"conversation_id": agent.conversation_id, "recipient": owner}),
+        subentry_type="conversation",
+        title="Owner",
+        unique_id=agent.conversation_id,
+    )
+    assert hass.config_entries.async_add_subentry(agent.entry, subentry)
+    await wait_until(lambda: all(hass.states.get(e) for e in OWNER_ENTITIES))
+    entities = er.async_get(hass)
+    device_id = entities.async_get("event.owner_messages").device_id  # type: ignore[union-attr]
+    assert device_id not in (None, agent.device_id(hass))
+    # Its notify is notify.home, which stays the entry's on the agent's device.
+    on_device = er.async_entries_for_device(entities, device_id)  # type: ignore[arg-type]
+    assert sorted(e.entity_id for e in on_device) == sorted(OWNER_ENTITIES)
+    home = entities.async_get("notify.home")
+    assert home is not None
+    assert (home.device_id, home.config_subentry_id) == (agent.device_id(hass), None)
+    assert hass.states.get("sensor.owner_members").state == "1"  # type: ignore[union-attr]
+
+    changes = async_capture_events(hass, "state_changed")
+    family = await member_writes(emulator, agent, agent.groups["Family"], text="f", user_id=owner)
+    direct = await human_writes(emulator, agent, text="just me")
+    await wait_until(lambda: direct["message_id"] in shown(changes, "event.owner_messages"))
+    assert shown(changes, "event.owner_messages") == [direct["message_id"]]
+    assert family["message_id"] in shown(changes, "event.family_messages")
+    assert direct["message_id"] not in shown(changes, "event.family_messages")
+
+    # Removing it removes its device only: notify.home and the agent's device stay.
+    assert hass.config_entries.async_remove_subentry(agent.entry, subentry.subentry_id)
+    await hass.async_block_till_done()
+    assert dr.async_get(hass).async_get(device_id) is None  # type: ignore[arg-type]
+    assert all(entities.async_get(e) is None for e in OWNER_ENTITIES)
+    assert entities.async_get("notify.home") is not None
+    assert hass.states.get("notify.home") is not None
