@@ -31,6 +31,7 @@ from custom_components.pacerelle.group_membership import GROUP_CHECK_INTERVAL
 from tests.helpers.agent import OWNER, Agent, add_group, start_agent
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.groups import family_group, member_writes
+from tests.helpers.readme import README
 from tests.helpers.runtime import wait_until
 from tests.helpers.services import human_writes
 from tests.integration.test_subentry_flow import name, subentry_of
@@ -255,6 +256,11 @@ async def test_a_group_the_agent_left_shows_unavailable_until_it_is_back(
     assert state is not None
     assert state.attributes["message_id"] == back["message_id"]
     assert not agent.runtime.agent.has_left(family)
+
+
+def test_the_readme_says_how_often_the_agent_asks() -> None:
+    minutes = int(GROUP_CHECK_INTERVAL.total_seconds() // 60)
+    assert f"every {minutes} minutes" in README.read_text()
 
 
 async def test_a_group_put_back_is_found_by_the_next_check(
