@@ -2,9 +2,11 @@
 `Agent.check_groups`, conversations/membership.py) whenever the agent connects, when a
 conversation is named, and every GROUP_CHECK_INTERVAL. A group the agent left shows its
 entities unavailable, not deleted (entity.py); one of its messages, or the next check that
-finds the agent in it again, brings them back. Only named groups are asked about.
+finds the agent in it again, brings them back. Only named groups are asked about, and one
+check runs at a time (a relay holding its answers back does not pile checks up).
 """
 
+import asyncio
 from datetime import datetime, timedelta
 from typing import Final
 
@@ -30,16 +32,20 @@ def async_watch_groups(hass: HomeAssistant, entry: PacerelleConfigEntry) -> None
     """Check the named groups' membership for as long as the entry is loaded."""
     runtime = entry.runtime_data
     connected = False
+    running: asyncio.Task[None] | None = None
 
     @callback
     def check(_now: datetime | None = None) -> None:
+        nonlocal running
+        if running is not None and not running.done():
+            return
         groups = [
             c.conversation_id
             for c in named_conversations(entry)
             if is_group_recipient(c.recipient, c.conversation_id)
         ]
         if groups and runtime.status.state is ConnectionState.CONNECTED:
-            entry.async_create_background_task(
+            running = entry.async_create_background_task(
                 hass, runtime.agent.check_groups(groups), "pacerelle group membership"
             )
 

@@ -26,7 +26,7 @@ from .attachments import (
 )
 from .conversations.checkpoints import Checkpoint
 from .conversations.history import Reply
-from .conversations.membership import GroupMemberships, relay_says_member
+from .conversations.membership import GroupMemberships, relay_answers
 from .conversations.payloads import chat_payload
 from .errors import SendError, SendRefusal
 from .inbox import handling
@@ -34,7 +34,6 @@ from .inbox.decrypt_failures import DecryptionOutcome
 from .inbox.pipeline import InboxPipeline
 from .inbox.queue import InboundQueue
 from .inbox.requests import Request
-from .limits import MAX_KEYED_GROUPS
 from .outbox.queue import DEFAULT_EXPIRE_AFTER
 from .outbox.sender import Sender, checked_device
 from .relay.api import AgentApi
@@ -172,13 +171,11 @@ class Agent(AgentReads):
     # Actions
 
     async def check_groups(self, conversation_ids: Sequence[str]) -> None:
-        """Ask the relay whether the agent is still in each group (at most
-        MAX_KEYED_GROUPS); the host's status hook is called if any changed."""
-        changed = False
-        for conversation_id in list(dict.fromkeys(conversation_ids))[:MAX_KEYED_GROUPS]:
-            member = await relay_says_member(self._api, conversation_id)
-            changed = self._memberships.record(conversation_id, member) or changed
-        if changed:
+        """Ask the relay whether the agent is still in each group (conversations/
+        membership.py); the host's status hook is called if any changed."""
+        answers = await relay_answers(self._api, conversation_ids)
+        changed = [self._memberships.record(cid, member) for cid, member in answers.items()]
+        if any(changed):
             self._core.hooks.status_changed()
 
     async def send_text(

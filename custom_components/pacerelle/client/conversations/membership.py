@@ -12,18 +12,21 @@ a member", to a token it has just issued). So the host asks for the groups it sh
 Membership is the relay's word (it routes), so a lying relay can only show a group as left,
 which it can make true anyway by routing nothing. Being left changes no key, session or
 trust decision: it only tells the host to show the group's objects unavailable. Bounded:
-only groups asked about are kept, at most MAX_KEYED_GROUPS.
+only groups asked about are kept, at most MAX_KEYED_GROUPS; they are asked concurrently,
+all within CHECK_SECONDS (a relay holding an answer back leaves that group as it was).
 """
 
-from collections.abc import Iterable
+import asyncio
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import PacerelleAuthError, PacerelleError
-from ..limits import MAX_KEYED_GROUPS
+from ..limits import HTTP_REQUEST_TIMEOUT, MAX_KEYED_GROUPS
 from ..relay.api import AgentApi
 from ..trust.book import TrustBook, TrustState
 
 NOT_A_MEMBER = 403
+CHECK_SECONDS: float = HTTP_REQUEST_TIMEOUT
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +66,26 @@ async def relay_says_member(api: AgentApi, conversation_id: str) -> bool | None:
     except PacerelleError:
         return None
     return True
+
+
+async def relay_answers(api: AgentApi, conversation_ids: Sequence[str]) -> dict[str, bool]:
+    """What the relay says of each group (the first MAX_KEYED_GROUPS) within CHECK_SECONDS;
+    groups it said nothing of are left out."""
+    answers: dict[str, bool] = {}
+
+    async def ask(conversation_id: str) -> None:
+        member = await relay_says_member(api, conversation_id)
+        if member is not None:
+            answers[conversation_id] = member
+
+    asked = list(dict.fromkeys(conversation_ids))[:MAX_KEYED_GROUPS]
+    try:
+        async with asyncio.timeout(CHECK_SECONDS), asyncio.TaskGroup() as group:
+            for conversation_id in asked:
+                group.create_task(ask(conversation_id))
+    except TimeoutError:
+        pass  # those not answered stay as they were
+    return {cid: answers[cid] for cid in asked if cid in answers}
 
 
 @dataclass
