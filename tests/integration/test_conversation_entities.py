@@ -58,6 +58,21 @@ async def two_named_groups(hass: HomeAssistant, emulator: EmulatorHandle) -> Age
     return agent
 
 
+async def name_owners_conversation(hass: HomeAssistant, agent: Agent) -> ConfigSubentry:
+    """The owner's direct conversation named "Owner", as the entry's flow and migration
+    name it."""
+    data = {"conversation_id": agent.conversation_id, "recipient": agent.installed.owner_id}
+    subentry = ConfigSubentry(
+        data=MappingProxyType(data),
+        subentry_type="conversation",
+        title="Owner",
+        unique_id=agent.conversation_id,
+    )
+    assert hass.config_entries.async_add_subentry(agent.entry, subentry)
+    await wait_until(lambda: all(hass.states.get(e) for e in OWNER_ENTITIES))
+    return subentry
+
+
 async def next_check(hass: HomeAssistant, intervals: int = 1) -> None:
     """The time of the next membership check, once the checks before it are done (the
     fired time runs every timer due by then, theirs too)."""
@@ -141,7 +156,10 @@ async def test_device_triggers_fire_for_their_conversation_only(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
     agent = await two_named_groups(hass, emulator)
-    family_device = er.async_get(hass).async_get("notify.family").device_id  # type: ignore[union-attr]
+    await name_owners_conversation(hass, agent)
+    entities = er.async_get(hass)
+    family_device = entities.async_get("notify.family").device_id  # type: ignore[union-attr]
+    owner_device = entities.async_get("event.owner_messages").device_id  # type: ignore[union-attr]
     assert family_device is not None
     found = await async_get_device_automations(hass, DeviceAutomationType.TRIGGER, [family_device])
     ours = sorted(t["type"] for t in found[family_device] if t["domain"] == DOMAIN)
@@ -173,6 +191,7 @@ async def test_device_triggers_fire_for_their_conversation_only(
                 }
                 for label, device_id in (
                     ("family", family_device),
+                    ("owner", owner_device),
                     ("home", agent.device_id(hass)),
                 )
             ]
@@ -182,13 +201,15 @@ async def test_device_triggers_fire_for_their_conversation_only(
     direct = await human_writes(emulator, agent, text="just me")
     kitchen = await member_writes(emulator, agent, agent.groups["Kitchen"], text="k", user_id=ANA)
     family = await member_writes(emulator, agent, agent.groups["Family"], text="f", user_id=ANA)
-    await wait_until(lambda: len(fired) == 4)
+    await wait_until(lambda: len(fired) == 5)
     await hass.async_block_till_done()
     by_device: dict[str, list[str]] = {}
     for event in fired:
         by_device.setdefault(event.data["device"], []).append(event.data["message_id"])
+    # Each conversation's device for its own messages only; the agent's for all of them.
     assert by_device == {
         "family": [family["message_id"]],
+        "owner": [direct["message_id"]],
         "home": [direct["message_id"], kitchen["message_id"], family["message_id"]],
     }
 
@@ -357,15 +378,7 @@ async def test_the_owners_named_conversation_fires_for_direct_messages_only(
 ) -> None:
     agent = await two_named_groups(hass, emulator)
     owner = agent.installed.owner_id
-    # The owner's direct conversation named as the entry's migration and flow name it.
-    subentry = ConfigSubentry(
-        data=MappingProxyType({"conversation_id": agent.conversation_id, "recipient": owner}),
-        subentry_type="conversation",
-        title="Owner",
-        unique_id=agent.conversation_id,
-    )
-    assert hass.config_entries.async_add_subentry(agent.entry, subentry)
-    await wait_until(lambda: all(hass.states.get(e) for e in OWNER_ENTITIES))
+    subentry = await name_owners_conversation(hass, agent)
     entities = er.async_get(hass)
     device_id = entities.async_get("event.owner_messages").device_id  # type: ignore[union-attr]
     assert device_id not in (None, agent.device_id(hass))
