@@ -90,7 +90,7 @@ class NamedConversation:
 
     subentry_id: str
     conversation_id: str
-    recipient: str
+    recipient: str | None  # None: the client's default one (the owner), when none is named
     title: str
     owner: bool  # the owner's direct conversation (the entry's conversation id)
 
@@ -101,7 +101,7 @@ class NamedConversation:
         return cls(
             subentry.subentry_id,
             conversation_id,
-            str(data[CONF_RECIPIENT]),
+            str(data.get(CONF_RECIPIENT) or "") or None,
             subentry.title,
             conversation_id == str(entry.data[CONF_CONVERSATION_ID]),
         )

@@ -42,7 +42,7 @@ def async_watch_groups(hass: HomeAssistant, entry: PacerelleConfigEntry) -> None
         groups = [
             c.conversation_id
             for c in named_conversations(entry)
-            if is_group_recipient(c.recipient, c.conversation_id)
+            if c.recipient is not None and is_group_recipient(c.recipient, c.conversation_id)
         ]
         if groups and runtime.status.state is ConnectionState.CONNECTED:
             running = entry.async_create_background_task(
