@@ -61,6 +61,10 @@ async def two_named_groups(hass: HomeAssistant, emulator: EmulatorHandle) -> Age
 async def name_owners_conversation(hass: HomeAssistant, agent: Agent) -> ConfigSubentry:
     """The owner's direct conversation named "Owner", as the entry's flow and migration
     name it."""
+    made = [s for s in agent.entry.subentries.values() if s.unique_id == agent.conversation_id]
+    if made:  # entries made by the flow name it from the start
+        await wait_until(lambda: all(hass.states.get(e) for e in OWNER_ENTITIES))
+        return made[0]
     data = {"conversation_id": agent.conversation_id, "recipient": agent.installed.owner_id}
     subentry = ConfigSubentry(
         data=MappingProxyType(data),
