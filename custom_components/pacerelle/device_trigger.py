@@ -9,6 +9,9 @@ anyone fired with the agent's entry id triggers nothing here. A widget answer is
 "From a trusted device only" (`trusted_only`) is offered on, as the default of every new
 automation: a device that Home Assistant does not trust (trust.py) then does not trigger
 it. Automations saved before the option existed lack it and keep firing for every device.
+
+A named conversation's device (device.py) offers the same triggers, for that
+conversation's messages only; the agent's device keeps them for every message.
 """
 
 from typing import Any, Final
@@ -23,6 +26,7 @@ from homeassistant.helpers.trigger import TriggerActionType, TriggerInfo
 from homeassistant.helpers.typing import ConfigType
 
 from .const import DOMAIN
+from .device import conversation_of
 from .events import EVENT_MESSAGE, EVENT_WIDGET_RESPONSE
 from .signals import event_signal
 
@@ -51,6 +55,13 @@ def agent_entry_ids(hass: HomeAssistant, device_id: str) -> set[str]:
     ours = {entry.entry_id for entry in hass.config_entries.async_entries(DOMAIN)}
     # A device belongs to one entry (config_entries is deprecated since 2026.10).
     return ours & {device.config_entry_id}
+
+
+def conversation_scope(hass: HomeAssistant, device_id: str) -> str | None:
+    """The conversation a named conversation's device stands for (None: an agent's device,
+    which stands for all of its conversations)."""
+    device = dr.async_get(hass).async_get(device_id)
+    return None if device is None else conversation_of(device)
 
 
 async def async_get_triggers(hass: HomeAssistant, device_id: str) -> list[dict[str, Any]]:
@@ -89,9 +100,13 @@ async def async_attach_trigger(
     job = HassJob(action, f"pacerelle device trigger {trigger_type}")
 
     event_type = TRIGGER_EVENTS[trigger_type]
+    # Read when attached: a device stands for one conversation for as long as it exists.
+    scope = conversation_scope(hass, device_id)
 
     @callback
     def matches(data: dict[str, Any]) -> bool:
+        if scope is not None and data.get("conversation_id") != scope:
+            return False
         if trigger_type == TRIGGER_MESSAGE_RECEIVED and data.get("widget_response") is not None:
             return False
         return not trusted_only or data.get("trusted") is True

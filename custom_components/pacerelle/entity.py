@@ -5,17 +5,38 @@ entities point at it by its identifiers. Unique ids are the config entry id and 
 key: a reauth (a new agent id) keeps every entity id. Entities never poll: the runtime sends
 `status_signal(entry_id)` whenever the connection or the agent's counters may have changed,
 and each entity writes its state again from `runtime.status`.
+
+A named conversation's entities (`ConversationEntity`) are on the conversation's own device
+(device.py), each keyed on the conversation, so naming it again after a removal gives back
+the same entity ids. They are available while the agent is and the agent is in the
+conversation: a group the relay says the agent left (client: `Agent.has_left`) shows its
+entities unavailable, not deleted, until the agent is in it again. `async_add_named` adds
+them for each subentry, those added while the agent runs at once (no reload). The owner's
+direct conversation, when a subentry names it, gets its device, event entity, members
+sensor and triggers too, but no notify entity: notify.<agent> is its notify and stays the
+entry's, on the agent's device.
 """
 
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import override
 
-from homeassistant.core import callback
+from homeassistant.config_entries import (
+    SIGNAL_CONFIG_ENTRY_CHANGED,
+    ConfigEntry,
+    ConfigEntryChange,
+    ConfigSubentry,
+)
+from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers.device_registry import DeviceInfo
 from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.entity import Entity, EntityDescription
+from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from .client import AgentStatus, ConnectionState
-from .device import agent_name, device_identifiers
+from .const import CONF_CONVERSATION_ID, CONF_RECIPIENT, SUBENTRY_CONVERSATION
+from .device import agent_name, conversation_device_info, device_identifiers
+from .owner_conversation import is_owner_subentry
 from .runtime import PacerelleConfigEntry, PacerelleRuntime
 from .signals import status_signal
 
@@ -62,3 +83,98 @@ class PacerelleEntity(Entity):
     @callback
     def _handle_status(self) -> None:
         self.async_write_ha_state()
+
+
+@dataclass(frozen=True, slots=True)
+class NamedConversation:
+    """A `conversation` subentry: the conversation, the `to` that reaches all of it, its name."""
+
+    subentry_id: str
+    conversation_id: str
+    recipient: str | None  # None: the client's default one (the owner), when none is named
+    title: str
+    owner: bool  # the owner's direct conversation (the entry's conversation id)
+
+    @classmethod
+    def of(cls, entry: ConfigEntry, subentry: ConfigSubentry) -> NamedConversation:
+        data = subentry.data
+        conversation_id = str(data[CONF_CONVERSATION_ID])
+        return cls(
+            subentry.subentry_id,
+            conversation_id,
+            str(data.get(CONF_RECIPIENT) or "") or None,
+            subentry.title,
+            is_owner_subentry(entry, subentry),
+        )
+
+    def key(self, name: str | None = None) -> str:
+        """An entity's key: `conversation_<id>` (its notify entity), `..._<name>` (others)."""
+        key = f"conversation_{self.conversation_id}"
+        return f"{key}_{name}" if name else key
+
+
+def named_conversations(entry: ConfigEntry) -> list[NamedConversation]:
+    return [
+        NamedConversation.of(entry, subentry)
+        for subentry in entry.subentries.values()
+        if subentry.subentry_type == SUBENTRY_CONVERSATION
+    ]
+
+
+class ConversationEntity(PacerelleEntity):
+    """An entity of one named conversation, on its device; unavailable once left."""
+
+    def __init__(
+        self,
+        hass: HomeAssistant,
+        entry: PacerelleConfigEntry,
+        conversation: NamedConversation,
+        description: EntityDescription,
+    ) -> None:
+        super().__init__(entry, description)
+        self.conversation = conversation
+        self.conversation_id = conversation.conversation_id
+        self._attr_device_info = conversation_device_info(
+            hass, entry.entry_id, conversation.conversation_id, conversation.title
+        )
+
+    @property
+    @override
+    def available(self) -> bool:
+        return self.status.state in REACHABLE_STATES and not self.runtime.agent.has_left(
+            self.conversation_id
+        )
+
+
+@callback
+def async_add_named(
+    hass: HomeAssistant,
+    entry: PacerelleConfigEntry,
+    async_add_entities: AddConfigEntryEntitiesCallback,
+    build: Callable[[NamedConversation], Iterable[Entity]],
+) -> None:
+    """Add `build`'s entities of each named conversation with its subentry's id, now and
+    whenever one is named while the entry is loaded."""
+    added: set[str] = set()
+
+    def add_named() -> None:
+        for conversation in named_conversations(entry):
+            if conversation.subentry_id not in added:
+                added.add(conversation.subentry_id)
+                async_add_entities(
+                    list(build(conversation)), config_subentry_id=conversation.subentry_id
+                )
+
+    @callback
+    def entry_changed(change: ConfigEntryChange, changed: ConfigEntry) -> None:
+        # Not an update listener: the options flow reloads by itself (OptionsFlowWithReload
+        # refuses entries that have one). A removed subentry's entities go with its device
+        # and registry entries (Home Assistant removes them).
+        if change is ConfigEntryChange.UPDATED and changed.entry_id == entry.entry_id:
+            added.intersection_update(changed.subentries)
+            add_named()
+
+    add_named()
+    entry.async_on_unload(
+        async_dispatcher_connect(hass, SIGNAL_CONFIG_ENTRY_CHANGED, entry_changed)
+    )

@@ -5,9 +5,12 @@ entry and agent ids), typed `widget_response` for widget answers and `message` f
 rest. It learns of requests from the agent (signals.py), never from the bus, where
 anyone may fire a `pacerelle_message`. What people wrote stays out of the recorder: the
 attributes that carry it are shown on the entity but not written to the history database.
+
+Each named conversation has one too, on its device (entity.py): the same events, for that
+conversation's messages only (`event.<name>_messages`).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final, override
 
 from homeassistant.components.event import EventEntity, EventEntityDescription
@@ -15,9 +18,9 @@ from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
-from .client import WIDGET_RESPONSE
+from .client import WIDGET_RESPONSE, Request
 from .const import CONF_AGENT_ID
-from .entity import REACHABLE_STATES, PacerelleEntity
+from .entity import REACHABLE_STATES, ConversationEntity, PacerelleEntity, async_add_named
 from .events import event_data
 from .runtime import PacerelleConfigEntry
 from .signals import Delivered, message_signal
@@ -61,6 +64,19 @@ async def async_setup_entry(
     async_add_entities: AddConfigEntryEntitiesCallback,
 ) -> None:
     async_add_entities([PacerelleMessageEvent(entry, MESSAGES)])
+    async_add_named(
+        hass,
+        entry,
+        async_add_entities,
+        lambda conversation: [
+            ConversationMessageEvent(
+                hass,
+                entry,
+                conversation,
+                replace(MESSAGES, key=conversation.key(MESSAGES.key)),
+            )
+        ],
+    )
 
 
 class PacerelleMessageEvent(PacerelleEntity, EventEntity):
@@ -83,9 +99,15 @@ class PacerelleMessageEvent(PacerelleEntity, EventEntity):
             )
         )
 
+    def wants(self, request: Request) -> bool:
+        """Whether the entity fires for the request (the agent's: for every one)."""
+        return True
+
     @callback
     def _handle_message(self, delivered: Delivered) -> None:
         request = delivered.request
+        if not self.wants(request):
+            return
         event_type = (
             EVENT_TYPE_WIDGET_RESPONSE if request.kind == WIDGET_RESPONSE else EVENT_TYPE_MESSAGE
         )
@@ -101,3 +123,11 @@ class PacerelleMessageEvent(PacerelleEntity, EventEntity):
         )
         self._trigger_event(event_type, {name: data[name] for name in _ATTRIBUTES})
         self.async_write_ha_state()
+
+
+class ConversationMessageEvent(ConversationEntity, PacerelleMessageEvent):
+    """The messages of one named conversation."""
+
+    @override
+    def wants(self, request: Request) -> bool:
+        return request.conversation_id == self.conversation_id

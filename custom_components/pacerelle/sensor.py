@@ -9,12 +9,18 @@ in pacerelle.get_status and the diagnostics. "Undecryptable messages" counts the
 messages the agent could not decrypt since it started (per device in the diagnostics; see
 issues/decrypt.py). "Queued sends" counts the messages kept while offline, waiting for the
 connection (client/outbox/queue.py): above 0 only during an outage.
+
+Each named conversation has a "Members" sensor on its device (entity.py): how many people
+are in it besides the agent (client: `Agent.members`, a group's members of now), with their
+pseudonymous ids and each of their devices' trust state as the trust repair names it
+(`trusted`, `unverified`, `changed`, `blocked`), written again on every change of trust
+and every message of the conversation.
 """
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import override
+from typing import Any, override
 
 from homeassistant.components.sensor import (
     SensorDeviceClass,
@@ -23,13 +29,15 @@ from homeassistant.components.sensor import (
     SensorStateClass,
 )
 from homeassistant.const import EntityCategory
-from homeassistant.core import HomeAssistant
+from homeassistant.core import HomeAssistant, callback
+from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from homeassistant.helpers.typing import StateType
 
-from .client import AgentStatus, ConnectionState
-from .entity import REACHABLE_STATES, PacerelleEntity
+from .client import AgentStatus, ConnectionState, DeviceTrust
+from .entity import REACHABLE_STATES, ConversationEntity, PacerelleEntity, async_add_named
 from .runtime import PacerelleConfigEntry, PacerelleRuntime
+from .signals import Delivered, message_signal
 
 PARALLEL_UPDATES = 0
 
@@ -104,12 +112,28 @@ DESCRIPTIONS: tuple[PacerelleSensorDescription, ...] = (
 )
 
 
+# A named conversation's (its key is the conversation's: entity.py NamedConversation.key).
+MEMBERS = SensorEntityDescription(
+    key="members", translation_key="members", state_class=SensorStateClass.MEASUREMENT
+)
+
+
 async def async_setup_entry(
     hass: HomeAssistant,
     entry: PacerelleConfigEntry,
     async_add_entities: AddConfigEntryEntitiesCallback,
 ) -> None:
     async_add_entities(PacerelleSensor(entry, description) for description in DESCRIPTIONS)
+    async_add_named(
+        hass,
+        entry,
+        async_add_entities,
+        lambda conversation: [
+            ConversationMembersSensor(
+                hass, entry, conversation, replace(MEMBERS, key=conversation.key(MEMBERS.key))
+            )
+        ],
+    )
 
 
 class PacerelleSensor(PacerelleEntity, SensorEntity):
@@ -134,3 +158,46 @@ class PacerelleSensor(PacerelleEntity, SensorEntity):
         if description.runtime_value_fn is not None:
             return description.runtime_value_fn(self.runtime)
         return description.value_fn(self.status)
+
+
+class ConversationMembersSensor(ConversationEntity, SensorEntity):
+    """A named conversation's members and their devices' trust."""
+
+    @override
+    async def async_added_to_hass(self) -> None:
+        await super().async_added_to_hass()
+        self.async_on_remove(self.runtime.trust.add_listener(self._trust_changed))
+        # A message may come with new members (a group's keys of a new epoch).
+        self.async_on_remove(
+            async_dispatcher_connect(
+                self.hass, message_signal(self.runtime.entry_id), self._message
+            )
+        )
+
+    @callback
+    def _trust_changed(self, _device: DeviceTrust, _before: DeviceTrust | None) -> None:
+        self.async_write_ha_state()
+
+    @callback
+    def _message(self, delivered: Delivered) -> None:
+        if delivered.request.conversation_id == self.conversation_id:
+            self.async_write_ha_state()
+
+    @property
+    @override
+    def native_value(self) -> int:
+        return len(self.runtime.agent.members(self.conversation_id))
+
+    @property
+    @override
+    def extra_state_attributes(self) -> Mapping[str, Any]:
+        members = self.runtime.agent.members(self.conversation_id)
+        return {
+            "members": [
+                {
+                    "id": member.person_id,
+                    "devices": {device.device_id: device.state.value for device in member.devices},
+                }
+                for member in members
+            ]
+        }

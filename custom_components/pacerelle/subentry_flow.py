@@ -38,24 +38,21 @@ from homeassistant.helpers.selector import (
 
 from .client import SeenConversation, is_relay_id
 from .const import CONF_CONVERSATION_ID, CONF_RECIPIENT, SUBENTRY_CONVERSATION
+from .entity import named_conversations
 from .limits import MAX_CONVERSATION_NAME_CHARS, MAX_LISTED_MEMBERS
 from .owner_conversation import owner_conversation_id, owner_seen
 from .runtime import PacerelleConfigEntry
 
 
-def named_conversations(entry: PacerelleConfigEntry) -> set[str]:
+def named_conversation_ids(entry: PacerelleConfigEntry) -> set[str]:
     """The conversation ids the entry's subentries name."""
-    return {
-        str(subentry.data[CONF_CONVERSATION_ID])
-        for subentry in entry.subentries.values()
-        if subentry.subentry_type == SUBENTRY_CONVERSATION
-    }
+    return {conversation.conversation_id for conversation in named_conversations(entry)}
 
 
 def unnamed(entry: PacerelleConfigEntry) -> list[SeenConversation]:
     """The conversations a user may name: the seen ones not named yet, and the owner's
     direct one (first) when its subentry was removed."""
-    taken = named_conversations(entry)
+    taken = named_conversation_ids(entry)
     seen = [c for c in entry.runtime_data.agent.conversations() if c.conversation_id not in taken]
     direct = owner_conversation_id(entry)
     if direct in taken:
@@ -93,7 +90,7 @@ class ConversationSubentryFlow(ConfigSubentryFlow):
             if not is_relay_id(chosen):
                 # No id at all (too long, control characters): the form again, with why.
                 errors[CONF_CONVERSATION_ID] = "invalid_conversation_id"
-            elif chosen in named_conversations(entry):
+            elif chosen in named_conversation_ids(entry):
                 return self.async_abort(reason="already_named")
             elif found is None:
                 return self.async_abort(

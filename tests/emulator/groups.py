@@ -175,6 +175,37 @@ async def change_members(request: web.Request) -> web.Response:
     return web.json_response({"members": group.members, "epoch": group.epoch})
 
 
+async def change_agents(request: web.Request) -> web.Response:
+    """`{add?: [agent ids], remove?: [agent ids]}`: agents taken out of or put back into the
+    group. As for people, a change starts a new epoch, whose keys only the agents of now
+    get; a removed agent's envelopes of the group are gone, so `/agent/group-keys` refuses
+    it (403, as for any conversation it is not in) and nothing of the group reaches it."""
+    emulator = emulator_of(request)
+    group = _group(emulator, request.match_info["conversation_id"])
+    body = await read_json_object(request)
+    added = _user_ids(body.get("add", []), "add", allow_empty=True)
+    removed = set(_user_ids(body.get("remove", []), "remove", allow_empty=True))
+    for agent_id in added:
+        installation = emulator.state.installations.get(agent_id)
+        if installation is None or installation.revoked:
+            raise ApiError(404, f"unknown agent {agent_id}")
+    agent_ids = [a for a in group.agent_ids if a not in removed]
+    agent_ids += [a for a in added if a not in agent_ids]
+    if len(agent_ids) > MAX_GROUP_AGENTS:
+        raise ApiError(413, f"at most {MAX_GROUP_AGENTS} agents")
+    if agent_ids != group.agent_ids:
+        group.agent_ids = agent_ids
+        emulator.state.group_keys = [
+            item
+            for item in emulator.state.group_keys
+            if item.get("conversation_id") != group.conversation_id
+            or item.get("agent_id") in agent_ids
+        ]
+        rotate(emulator, group)
+        emulator.commit()
+    return web.json_response({"agent_ids": group.agent_ids, "epoch": group.epoch})
+
+
 async def list_groups(request: web.Request) -> web.Response:
     groups = emulator_of(request).state.groups.values()
     return web.json_response(
@@ -256,7 +287,8 @@ async def send(emulator: Emulator, group: GroupRecord, body: Json) -> str:
 
 def _any_installation(emulator: Emulator, group: GroupRecord) -> Installation:
     # build_plaintext only reads an installation to upload files, which groups refuse.
-    return emulator.state.installations[group.agent_ids[0]]
+    agent_id = group.agent_ids[0] if group.agent_ids else next(iter(emulator.state.installations))
+    return emulator.state.installations[agent_id]
 
 
 def check_agent_group_message(group: GroupRecord, installation: Installation, frame: Json) -> Json:
@@ -368,7 +400,7 @@ def timeline(emulator: Emulator, group: GroupRecord, user_id: str, device_id: st
         ),
     ]
     items.sort(key=lambda item: item["at"])
-    bundle = emulator.state.keys_for(group.agent_ids[0]).bundle
+    bundle = emulator.state.keys_for(group.agent_ids[0]).bundle if group.agent_ids else None
     return {
         "group": {
             "conversation_id": group.conversation_id,
@@ -394,4 +426,5 @@ def routes() -> list[web.AbstractRouteDef]:
         web.post(PREFIX, create_group),
         web.get(PREFIX, list_groups),
         web.post(f"{PREFIX}/{{conversation_id}}/members", change_members),
+        web.post(f"{PREFIX}/{{conversation_id}}/agents", change_agents),
     ]

@@ -243,6 +243,29 @@ async def test_member_changes_rotate_keys_and_old_epochs_are_dropped(
     await agent.close()
 
 
+async def test_an_agent_taken_out_of_a_group_is_refused_its_keys_until_put_back(
+    emulator: EmulatorHandle,
+) -> None:
+    installed, agent, group_id = await _online_group(emulator, ["usr_demo", "usr_ana"])
+    url = f"{emulator.base_url}/agent/group-keys?conversation_id={group_id}"
+    headers = {"Authorization": f"Bearer {agent.token}"}
+    path = f"/groups/{group_id}/agents"
+    out = await emulator.admin("POST", path, {"remove": [installed.agent_id]})
+    assert out == {"agent_ids": [], "epoch": 2}
+    async with emulator.session.get(url, headers=headers) as refused:
+        assert refused.status == 403
+    # Nothing of the group reaches it; members still write.
+    await emulator.admin("POST", f"/conversations/{group_id}/send", {"text": "x"})
+    back = await emulator.admin("POST", path, {"add": [installed.agent_id]})
+    assert back == {"agent_ids": [installed.agent_id], "epoch": 3}
+    envelopes = await _keys(emulator, agent, group_id)
+    assert {item["epoch"] for item in envelopes} == {3}
+    with pytest.raises(AdminError) as unknown:
+        await emulator.admin("POST", path, {"add": ["agt_nobody"]})
+    assert unknown.value.status == 404
+    await agent.close()
+
+
 async def test_groups_and_their_sessions_survive_a_restart(
     tmp_path: Path, socket_enabled: None
 ) -> None:

@@ -3,7 +3,7 @@
 Everything else is the real emulator over TCP on 127.0.0.1; while a `Hostility` field is
 set, the middleware answers the runtime-token endpoint with hostile bytes, trickles blobs
 at a few bytes per second, serves the agent gateway itself to flood it with frames, holds
-back the group keys' answers or lists envelopes of its own choosing.
+back the group keys' answers, refuses them or lists envelopes of its own choosing.
 """
 
 import asyncio
@@ -69,6 +69,8 @@ class Hostility:
     group_keys_gate: asyncio.Event | None = None
     # The envelopes listed for the conversation asked about (None: the emulator's own).
     group_keys_answer: Callable[[str], list[dict[str, Any]]] | None = None
+    # Group keys requests are refused with this HTTP status (None: answered).
+    group_keys_status: int | None = None
     token_requests: int = 0
     blob_downloads_started: int = 0
     group_keys_requests: int = 0
@@ -86,6 +88,9 @@ def _middleware(hostility: Hostility) -> web.middleware:  # type: ignore[valid-t
             gate = hostility.group_keys_gate
             if gate is not None:
                 await gate.wait()
+            status = hostility.group_keys_status
+            if status is not None:
+                return web.json_response({"error": "refused by the test"}, status=status)
             answer = hostility.group_keys_answer
             if answer is not None:
                 return web.json_response(answer(request.query.get("conversation_id", "")))

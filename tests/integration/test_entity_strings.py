@@ -9,13 +9,14 @@ import custom_components.pacerelle
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.event import MESSAGES
 from custom_components.pacerelle.notify import OWNER
-from custom_components.pacerelle.sensor import DESCRIPTIONS
+from custom_components.pacerelle.sensor import DESCRIPTIONS, MEMBERS
 
 COMPONENT = Path(custom_components.pacerelle.__file__).parent
 STRINGS = json.loads((COMPONENT / "strings.json").read_text())["entity"]
 ICONS = json.loads((COMPONENT / "icons.json").read_text())["entity"]
 ENTITIES: list[tuple[str, EntityDescription]] = [
     *(("sensor", description) for description in DESCRIPTIONS),
+    ("sensor", MEMBERS),
     ("event", MESSAGES),
     ("notify", OWNER),
 ]

@@ -21,10 +21,10 @@ from homeassistant.helpers import entity_registry as er
 from ..const import (
     CONF_CONVERSATION_ID,
     CONF_OWNER_ID,
-    CONF_RECIPIENT,
     DOMAIN,
     SUBENTRY_CONVERSATION,
 )
+from ..entity import NamedConversation as Subentry
 from ..entity import entity_unique_id
 
 # The key of the agent's own notify entity (notify.py's OWNER description).
@@ -74,12 +74,8 @@ def _conversation_of(hass: HomeAssistant, entity_id: str) -> NamedConversation |
         subentry = entry.subentries.get(entity.config_subentry_id)
         if subentry is None or subentry.subentry_type != SUBENTRY_CONVERSATION:
             return None
-        recipient = subentry.data.get(CONF_RECIPIENT)
-        return NamedConversation(
-            entry.entry_id,
-            str(subentry.data[CONF_CONVERSATION_ID]),
-            str(recipient) if recipient else None,
-        )
+        named = Subentry.of(entry, subentry)  # the one reading of a subentry's data
+        return NamedConversation(entry.entry_id, named.conversation_id, named.recipient)
     owner = entity_unique_id(entry.entry_id, OWNER_NOTIFY_KEY)
     if entity.domain == Platform.NOTIFY and entity.unique_id == owner:
         return NamedConversation(

@@ -8,6 +8,7 @@ from .conversations.checkpoints import ACTIVE, COMPLETED
 from .conversations.groups import GroupError
 from .conversations.history import History, Reply
 from .conversations.history_v1 import HistoryKeyError
+from .conversations.membership import Member, MemberDevice
 from .conversations.payloads import (
     CHAT_MESSAGE,
     PUBLIC_ATTACHMENT_FIELDS,
@@ -155,7 +156,9 @@ __all__ = [
     "InstallationRevokedError",
     "IssuedToken",
     "KeyChangedError",
+    "Member",
     "MemberAnswers",
+    "MemberDevice",
     "MissingGroupKeyError",
     "OutgoingFile",
     "PacerelleApiError",

@@ -26,6 +26,7 @@ from .attachments import (
 )
 from .conversations.checkpoints import Checkpoint
 from .conversations.history import Reply
+from .conversations.membership import GroupMemberships, relay_answers
 from .conversations.payloads import chat_payload
 from .errors import SendError, SendRefusal
 from .inbox import handling
@@ -66,8 +67,14 @@ class Agent(AgentReads):
         `store`: the agent's own store, loaded (state/agent_store.py), which it commits to."""
         self._tokens = tokens
         self._rekeyed = False  # prekeys re-keyed once per run at most (agent_restore.py)
+        self._memberships = GroupMemberships()
         # The host is given requests without attachment keys (attachments.py).
-        hooks = replace(hooks_for_host(hooks), decryption=self._watching_prekeys(hooks.decryption))
+        host = hooks_for_host(hooks)
+        hooks = replace(
+            host,
+            decryption=self._watching_prekeys(host.decryption),
+            deliver=self._hearing_groups(host.deliver, host.status_changed),
+        )
         door = trust if trust is not None else TrustDoor(config.owner_id)
         self._core = AgentCore(config, hooks, data, extra, door, store=store)
         self._api = AgentApi(session, config.server_url, tokens)
@@ -135,6 +142,20 @@ class Agent(AgentReads):
 
         return decryption
 
+    def _hearing_groups(
+        self, deliver: Callable[[Request], None], status_changed: Callable[[], None]
+    ) -> Callable[[Request], None]:
+        """The host's deliver hook; a group message delivered joins its group again
+        (conversations/membership.py), before the host sees it."""
+
+        def delivered(request: Request) -> None:
+            joined = request.is_group and self._memberships.heard(request.conversation_id)
+            deliver(request)
+            if joined:
+                status_changed()
+
+        return delivered
+
     # Status and queries (the rest: views.py)
 
     @property
@@ -148,6 +169,14 @@ class Agent(AgentReads):
         return self._core.trust
 
     # Actions
+
+    async def check_groups(self, conversation_ids: Sequence[str]) -> None:
+        """Ask the relay whether the agent is still in each group (conversations/
+        membership.py); the host's status hook is called if any changed."""
+        answers = await relay_answers(self._api, conversation_ids)
+        changed = [self._memberships.record(cid, member) for cid, member in answers.items()]
+        if any(changed):
+            self._core.hooks.status_changed()
 
     async def send_text(
         self,

@@ -14,6 +14,7 @@ from .agent_core import AgentCore, ConnectionState
 from .agent_data import AgentData, UncertainSend
 from .conversations.checkpoints import Checkpoint
 from .conversations.history import History
+from .conversations.membership import GroupMemberships, Member, members_with_trust
 from .conversations.seen import SeenConversation, seen_conversations
 from .conversations.sent_widgets import SentWidget, sent_widget
 from .inbox.requests import Request
@@ -81,6 +82,7 @@ class AgentReads:
 
     _core: AgentCore
     _sender: Sender
+    _memberships: GroupMemberships
 
     @property
     def status(self) -> AgentStatus:
@@ -160,6 +162,19 @@ class AgentReads:
     def conversations(self) -> list[SeenConversation]:
         """The conversations seen (conversations/seen.py), the most recently active first."""
         return seen_conversations(self._core.data, self._core.config.agent_id)
+
+    def conversation(self, conversation_id: str) -> SeenConversation | None:
+        return next((c for c in self.conversations() if c.conversation_id == conversation_id), None)
+
+    def members(self, conversation_id: str) -> tuple[Member, ...]:
+        """A conversation's members (as `conversations` lists them), each with the trust
+        state of each of their devices (the trust door's book)."""
+        seen = self.conversation(conversation_id)
+        return members_with_trust(self._core.trust.book, seen.member_ids if seen else ())
+
+    def has_left(self, conversation_id: str) -> bool:
+        """Whether the relay last said the agent is not in this group (`check_groups`)."""
+        return self._memberships.left(conversation_id)
 
     def checkpoints(
         self, conversation_id: str | None = None, include_completed: bool = False

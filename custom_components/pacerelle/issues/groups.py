@@ -41,7 +41,7 @@ from ..device import agent_name
 from ..limits import MAX_GROUP_NOTICES
 from ..runtime import PacerelleConfigEntry
 from ..signals import Delivered, message_signal
-from ..subentry_flow import label, named_conversations
+from ..subentry_flow import label, named_conversation_ids
 from .markdown import markdown_text
 
 _LOGGER = logging.getLogger(__name__)
@@ -73,7 +73,7 @@ def _notices(hass: HomeAssistant, entry_id: str) -> list[ir.IssueEntry]:
 def async_notice_group(hass: HomeAssistant, entry: PacerelleConfigEntry, group_id: str) -> None:
     """Raise the group's notice unless it is named, raised already (shown or dismissed), or
     MAX_GROUP_NOTICES of the agent are shown."""
-    if group_id in named_conversations(entry):
+    if group_id in named_conversation_ids(entry):
         return
     issue_id = notice_id(entry.entry_id, group_id)
     if ir.async_get(hass).async_get_issue(DOMAIN, issue_id) is not None:
@@ -98,7 +98,7 @@ def async_notice_group(hass: HomeAssistant, entry: PacerelleConfigEntry, group_i
 @callback
 def async_clear_named(hass: HomeAssistant, entry: ConfigEntry[Any]) -> None:
     """Delete the notices of the groups the entry names now."""
-    named = named_conversations(entry)
+    named = named_conversation_ids(entry)
     for notice in _notices(hass, entry.entry_id):
         if (notice.data or {}).get(CONF_CONVERSATION_ID) in named:
             ir.async_delete_issue(hass, DOMAIN, notice.issue_id)
