@@ -74,7 +74,11 @@ async def test_event_snapshot(
         setup = await start_agent(hass, emulator)
     matcher = replacing(setup.volatile())
     snapshot = ha_snapshot(snapshot)
-    (entry,) = er.async_entries_for_config_entry(er.async_get(hass), setup.entry.entry_id)
+    (entry,) = [  # the agent's (the owner's conversation has its own: conversation entities)
+        e
+        for e in er.async_entries_for_config_entry(er.async_get(hass), setup.entry.entry_id)
+        if e.config_subentry_id is None
+    ]
     assert entry == snapshot(name="entry", matcher=matcher)
     assert hass.states.get(entry.entity_id) == snapshot(name="state", matcher=matcher)
     assert await hass.config_entries.async_unload(setup.entry.entry_id)

@@ -87,7 +87,11 @@ async def test_release_0_1_0_registries_are_keyed_on_the_entry(
     assert owner.unique_id == entry.data["conversation_id"]
 
     devices = dr.async_get(hass)
-    [kept] = dr.async_entries_for_config_entry(devices, entry.entry_id)
+    kept, owner_device = sorted(
+        dr.async_entries_for_config_entry(devices, entry.entry_id),
+        key=lambda d: d.identifiers != {(DOMAIN, entry.entry_id)},
+    )
+    assert owner_device.config_subentry_id == owner.subentry_id
     assert kept.id == device.id  # device triggers and automations on it keep working
     assert kept.identifiers == {(DOMAIN, entry.entry_id)}
     assert devices.async_get(stale.id) is None
