@@ -19,6 +19,7 @@ from custom_components.pacerelle.client.agent_core import ConnectionState
 from tests.helpers.agent import Agent, start_agent
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.entities import wait_state
+from tests.helpers.groups import DEVICES, named_family
 from tests.helpers.readme import example
 from tests.helpers.runtime import wait_until
 
@@ -190,4 +191,21 @@ async def test_leak_alert_twice_with_the_connection_cut_between(
     # Never sent late.
     await wait_until(lambda: setup.runtime.status.state is ConnectionState.CONNECTED)
     assert len(await emulator.inbox(conversation)) == 3
+    assert await hass.config_entries.async_unload(setup.entry.entry_id)
+
+
+async def test_tell_the_family_group(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
+    """The named group's notify entity, from an automation: every member's phones."""
+    setup = await start_agent(hass, emulator)
+    group_id, members = await named_family(hass, emulator, setup)
+    hass.states.async_set("binary_sensor.kitchen_leak", "off")
+    await automate(hass, example("Tell the family group"))
+    hass.states.async_set("binary_sensor.kitchen_leak", "on")
+    entries = await emulator.wait_inbox(group_id, len(members) * len(DEVICES))
+    assert sorted((e["user_id"], e["device_id"]) for e in entries) == sorted(
+        (member, device_id) for member in members for device_id in DEVICES
+    )
+    assert all(e["text"].startswith("Water leak\nThe kitchen is leaking (") for e in entries)
+    # Nothing of it went to the owner's direct conversation (its "hello" was answered by none).
+    assert await emulator.inbox(setup.conversation_id) == []
     assert await hass.config_entries.async_unload(setup.entry.entry_id)
