@@ -103,7 +103,8 @@ async def _name_the_group(
     await dialog.get_by_role("button", name="Submit").click()
     await expect(dialog.get_by_text("Created configuration for Family")).to_be_visible()
     await dialog.get_by_role("button", name="Finish").click()
-    await expect(page.get_by_text("Family", exact=True)).to_be_visible()
+    # The subentry's row (with a device of its own, its device is named so too).
+    await expect(page.get_by_text("Family", exact=True).first).to_be_visible()
     await page.wait_for_function(
         "id => document.querySelector('home-assistant').hass.states[id] !== undefined",
         arg=ENTITY_ID,
@@ -115,10 +116,11 @@ async def _entity_settings(page: Page, base_url: str, shots: Screenshots) -> Non
     """The new entity among the entities, its settings showing `notify.family`."""
     await page.goto(f"{base_url}/config/entities")
     await page.get_by_placeholder(re.compile(r"^Search \d+ entities")).fill(ENTITY_ID)
-    row = page.get_by_role("row").filter(has_text="Family")
+    # The entity's row, not a device group's heading; the agent's own entities filtered out.
+    row = page.get_by_role("row").filter(has_text="Family").filter(has_text="Pacerelle").first
     await expect(row).to_be_visible()
     await expect(page.get_by_role("row").filter(has_text="Connection")).to_have_count(0)
-    await row.get_by_text("Family", exact=True).click()
+    await row.get_by_text("Family", exact=True).first.click()
     await page.get_by_role("button", name="Settings").click()
     # The field holds the object id; the domain `notify.` is shown before it.
     object_id = ENTITY_ID.removeprefix("notify.")
