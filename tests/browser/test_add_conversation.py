@@ -6,9 +6,11 @@ The owner writes first from a phone (trusted on first use), Ana writes in the gr
 integration's page offers "Add conversation", its list shows the group with its members'
 ids and when it was last active; named "Family", the subentry shows on the page and
 `notify.family` appears, and `notify.send_message` on it, called through Home Assistant's
-REST API, reaches every member's phone. Screenshots: tests/artifacts/browser/
-add_conversation/<run>/; with PACERELLE_PUBLISH_IMAGES=1 the list and the result become
-README's "Named conversations" images (the picked group, the page, the new entity).
+REST API, reaches every member's phone. Deleted on the page, only its entity goes: the
+agent's own entities stay, and its notify entity still reaches the owner.
+Screenshots: tests/artifacts/browser/add_conversation/<run>/; with
+PACERELLE_PUBLISH_IMAGES=1 the picked group, the page and the new entity become README's
+"Named conversations" images.
 """
 
 import asyncio
@@ -21,7 +23,7 @@ from playwright.async_api import Browser, Page, expect
 
 from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, Screenshots
 from tests.browser.home_assistant import running_home_assistant
-from tests.browser.test_trust_repair import _add_integration
+from tests.browser.test_trust_repair import _add_integration, _frontend_call
 from tests.helpers.emulator import EmulatorHandle, running_emulator
 
 # The whole test, Home Assistant's start included, on 2 loaded cores; within it each step
@@ -33,6 +35,8 @@ VIEWPORT = {"width": 1200, "height": 900}
 PEOPLE = ("usr_ana", "usr_ben")
 DEVICES = ("1", "2")
 ENTITY_ID = "notify.family"
+# The agent's own notify entity: the flow's suggested name, "Home Assistant".
+OWNER_ENTITY_ID = "notify.home_assistant"
 
 
 class Api:
@@ -48,6 +52,10 @@ class Api:
         async with self.session.post(url, json=data, headers=self.headers) as response:
             assert response.status == 200, await response.text()
             return await response.json()
+
+    async def notify(self, entity_id: str, message: str) -> None:
+        data = {"entity_id": entity_id, "message": message}
+        await self.call("notify", "send_message", data, answer=False)
 
 
 async def _family_group(
@@ -128,6 +136,36 @@ async def _entity_settings(page: Page, base_url: str, shots: Screenshots) -> Non
     await shots.take(page, "conversation-entity")
 
 
+async def _pacerelle_entities(page: Page) -> set[str]:
+    """The integration's entity ids, from the entity registry."""
+    entities = await _frontend_call(page, {"type": "config/entity_registry/list"})
+    return {item["entity_id"] for item in entities if item["platform"] == "pacerelle"}
+
+
+async def _delete_the_name(page: Page, base_url: str, shots: Screenshots) -> None:
+    """Deleted on the page: its entity goes, the agent's own stay."""
+    before = await _pacerelle_entities(page)
+    assert ENTITY_ID in before
+    await page.goto(f"{base_url}/config/integrations/integration/pacerelle")
+    await expect(page.locator("#ha-launch-screen")).to_have_count(0)
+    subentry = page.locator("ha-config-sub-entry-row").filter(has_text="Family")
+    await subentry.get_by_role("button", name="Menu").click()
+    await shots.take(page, "subentry-menu")
+    await page.get_by_role("menuitem", name="Delete").click()
+    await expect(page.get_by_role("heading", name="Delete Family?")).to_be_visible()
+    await shots.take(page, "subentry-delete")
+    await page.get_by_role("button", name="Delete", exact=True).click()
+    await expect(subentry).to_have_count(0)
+    await page.wait_for_function(
+        "id => document.querySelector('home-assistant').hass.states[id] === undefined",
+        arg=ENTITY_ID,
+    )
+    # The agent's device and its entities stay (its notify entity among them).
+    assert await _pacerelle_entities(page) == before - {ENTITY_ID}
+    assert OWNER_ENTITY_ID in before
+    await shots.take(page, "subentry-deleted")
+
+
 async def test_a_group_is_named_on_the_integration_page(
     browser: Browser, tmp_path: Path, socket_enabled: None
 ) -> None:
@@ -157,15 +195,21 @@ async def test_a_group_is_named_on_the_integration_page(
                 await _entity_settings(page, base_url, shots)
 
                 # notify.send_message on it, as an automation calls it: every member's phone.
-                data = {"entity_id": ENTITY_ID, "message": "Dinner is ready"}
-                await api.call("notify", "send_message", data, answer=False)
+                await api.notify(ENTITY_ID, "Dinner is ready")
                 entries = await emulator.wait_inbox(
                     group_id, len(members) * len(DEVICES), within=DELIVERED_WITHIN
                 )
-            assert sorted((e["user_id"], e["device_id"]) for e in entries) == sorted(
-                (member, device_id) for member in members for device_id in DEVICES
-            )
-            assert {e["text"] for e in entries} == {"Dinner is ready"}
+                assert sorted((e["user_id"], e["device_id"]) for e in entries) == sorted(
+                    (member, device_id) for member in members for device_id in DEVICES
+                )
+                assert {e["text"] for e in entries} == {"Dinner is ready"}
+
+                await _delete_the_name(page, base_url, shots)
+                # The agent's sessions stay: its own notify entity still reaches the owner.
+                await api.notify(OWNER_ENTITY_ID, "Still here")
+                direct = installation["conversation_id"]
+                [still] = await emulator.wait_inbox(direct, 1, within=DELIVERED_WITHIN)
+                assert still["text"] == "Still here"
         except Exception:
             await shots.take(page, "failure")
             raise
