@@ -192,3 +192,5 @@ async def test_every_readme_automation_saves_loads_and_opens_cleanly(
             if record.levelno >= logging.ERROR or record.name.startswith(TEMPLATE_LOGGER)
         ]
         assert not logged, (alias, logged)
+    # Their triggers let go (a time trigger's timer would outlive the test).
+    await hass.services.async_call("automation", "turn_off", {"entity_id": "all"}, blocking=True)
