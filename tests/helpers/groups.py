@@ -6,11 +6,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from homeassistant.components.conversation import HOME_ASSISTANT_AGENT
+from homeassistant.core import HomeAssistant
 
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT, CONF_ASSIST_IN_GROUPS
 from tests.helpers.agent import OWNER, Agent, add_devices, add_group
+from tests.helpers.conversations import name_conversation
 from tests.helpers.emulator import EmulatorHandle
-from tests.helpers.services import event_of
+from tests.helpers.services import event_of, human_writes
 
 DEVICES = ("1", "2")
 ANA, BEN = "usr_ana", "usr_ben"
@@ -54,3 +56,16 @@ async def replied_to(emulator: EmulatorHandle, group_id: str, message_id: str) -
             return
         await emulator.advance_clock(0)  # an admin round trip: yields to the agent meanwhile
     raise AssertionError(f"no reply to {message_id}")
+
+
+async def named_family(
+    hass: HomeAssistant, emulator: EmulatorHandle, agent: Agent, title: str = "Family"
+) -> tuple[str, list[str]]:
+    """The family group, seen by the agent (the owner wrote first, trusted on first use,
+    then Ana in the group) and named `title` as "Add conversation" does (`notify.family`,
+    its state written); (id, members)."""
+    group_id, members = await family_group(emulator, agent)
+    await human_writes(emulator, agent, text="hello")
+    await member_writes(emulator, agent, group_id, text="hi", user_id="usr_ana")
+    await name_conversation(hass, agent, group_id, title)
+    return group_id, members

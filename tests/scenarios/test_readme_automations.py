@@ -1,6 +1,7 @@
 """Every YAML automation of README.md, saved through the automation editor's API in a Home
 Assistant with the demo's configuration (scripts/lib/develop_config.py and its package):
-it loads, names only entities the demo has, and neither loading nor opening it in the
+it loads, names only entities the demo has (and `notify.family`, the family group
+named as README's "Named conversations" says), and neither loading nor opening it in the
 editor (the frontend validates and listens to each trigger, those of a wait included)
 logs an error or a template warning (issue 29)."""
 
@@ -27,6 +28,7 @@ from pytest_homeassistant_custom_component.common import (
 
 from tests.helpers.agent import start_agent
 from tests.helpers.emulator import EmulatorHandle
+from tests.helpers.groups import named_family
 from tests.helpers.runtime import wait_until
 from tests.scenarios.test_develop_config import ROOT, develop_config
 
@@ -138,7 +140,8 @@ async def test_every_readme_automation_saves_loads_and_opens_cleanly(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     await _demo(hass)
-    await start_agent(hass, emulator)  # an agent named "Home": notify.home
+    agent = await start_agent(hass, emulator)  # an agent named "Home": notify.home
+    await named_family(hass, emulator, agent)  # its group named "Family": notify.family
     client = await hass_client()
     ws = await hass_ws_client(hass)
     caplog.clear()
@@ -189,3 +192,5 @@ async def test_every_readme_automation_saves_loads_and_opens_cleanly(
             if record.levelno >= logging.ERROR or record.name.startswith(TEMPLATE_LOGGER)
         ]
         assert not logged, (alias, logged)
+    # Their triggers let go (a time trigger's timer would outlive the test).
+    await hass.services.async_call("automation", "turn_off", {"entity_id": "all"}, blocking=True)

@@ -17,10 +17,17 @@ from pytest_homeassistant_custom_component.common import (
 
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from tests.helpers.agent import Agent, start_agent
+from tests.helpers.conversations import name_conversation
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.entities import wait_state
+from tests.helpers.groups import DEVICES, named_family
 from tests.helpers.readme import example
 from tests.helpers.runtime import wait_until
+from tests.integration.actions.test_ask_group import (
+    answer,
+    trusted_family,
+    widget_on_every_phone,
+)
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(48))
 
@@ -190,4 +197,43 @@ async def test_leak_alert_twice_with_the_connection_cut_between(
     # Never sent late.
     await wait_until(lambda: setup.runtime.status.state is ConnectionState.CONNECTED)
     assert len(await emulator.inbox(conversation)) == 3
+    assert await hass.config_entries.async_unload(setup.entry.entry_id)
+
+
+async def test_tell_the_family_group(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
+    """The named group's notify entity, from an automation: every member's phones."""
+    setup = await start_agent(hass, emulator)
+    group_id, members = await named_family(hass, emulator, setup)
+    hass.states.async_set("binary_sensor.kitchen_leak", "off")
+    await automate(hass, example("Tell the family group"))
+    hass.states.async_set("binary_sensor.kitchen_leak", "on")
+    entries = await emulator.wait_inbox(group_id, len(members) * len(DEVICES))
+    assert sorted((e["user_id"], e["device_id"]) for e in entries) == sorted(
+        (member, device_id) for member in members for device_id in DEVICES
+    )
+    assert all(e["text"].startswith("Water leak\nThe kitchen is leaking (") for e in entries)
+    # Nothing of it went to the owner's direct conversation (its "hello" was answered by none).
+    assert await emulator.inbox(setup.conversation_id) == []
+    assert await hass.config_entries.async_unload(setup.entry.entry_id)
+
+
+async def test_family_dinner_poll_at_five(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
+    """Asked by the named group's entity, not in reply: each member answers, the count goes
+    to the group by the same entity."""
+    setup, group_id, members = await trusted_family(hass, emulator)
+    await name_conversation(hass, setup, group_id, "Family")
+    await automate(hass, example("Family dinner poll at five"))
+    # Run now, as at five (the time trigger itself is Home Assistant's).
+    await hass.services.async_call(
+        "automation",
+        "trigger",
+        {"entity_id": "automation.pacerelle_family_group_dinner_poll_at_five"},
+    )
+    widget_id = await widget_on_every_phone(emulator, group_id, members, "individual")
+    for member, value in ((members[0], True), ("usr_ana", False), ("usr_ben", True)):
+        await answer(emulator, group_id, widget_id, member, value)
+    entries = await emulator.wait_inbox(group_id, 2 * len(members) * len(DEVICES))
+    assert {e["text"] for e in entries if e["kind"] == "text"} == {"Dinner at home: 2 of 3."}
+    # Its time trigger lets go (its timer would outlive the test).
+    await hass.services.async_call("automation", "turn_off", {"entity_id": "all"}, blocking=True)
     assert await hass.config_entries.async_unload(setup.entry.entry_id)
