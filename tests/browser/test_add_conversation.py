@@ -35,6 +35,7 @@ VIEWPORT = {"width": 1200, "height": 900}
 PEOPLE = ("usr_ana", "usr_ben")
 DEVICES = ("1", "2")
 ENTITY_ID = "notify.family"
+FAMILY_ENTITIES = {ENTITY_ID, "event.family_messages", "sensor.family_members"}
 # The agent's own notify entity: the flow's suggested name, "Home Assistant".
 OWNER_ENTITY_ID = "notify.home_assistant"
 
@@ -111,6 +112,7 @@ async def _name_the_group(
     await dialog.get_by_role("button", name="Submit").click()
     await expect(dialog.get_by_text("Created configuration for Family")).to_be_visible()
     await dialog.get_by_role("button", name="Finish").click()
+    await expect(dialog.get_by_text("Created configuration for Family")).to_be_hidden()
     # The subentry's row (with a device of its own, its device is named so too).
     await expect(page.get_by_text("Family", exact=True).first).to_be_visible()
     await page.wait_for_function(
@@ -143,13 +145,14 @@ async def _pacerelle_entities(page: Page) -> set[str]:
 
 
 async def _delete_the_name(page: Page, base_url: str, shots: Screenshots) -> None:
-    """Deleted on the page: its entity goes, the agent's own stay."""
+    """Deleted on the page: its device and entities go, the agent's own stay."""
     before = await _pacerelle_entities(page)
     assert ENTITY_ID in before
     await page.goto(f"{base_url}/config/integrations/integration/pacerelle")
     await expect(page.locator("#ha-launch-screen")).to_have_count(0)
     subentry = page.locator("ha-config-sub-entry-row").filter(has_text="Family")
-    await subentry.get_by_role("button", name="Menu").click()
+    # The subentry's own menu, first: its device's row (inside it) has one too.
+    await subentry.get_by_role("button", name="Menu").first.click()
     await shots.take(page, "subentry-menu")
     await page.get_by_role("menuitem", name="Delete").click()
     await expect(page.get_by_role("heading", name="Delete Family?")).to_be_visible()
@@ -160,8 +163,8 @@ async def _delete_the_name(page: Page, base_url: str, shots: Screenshots) -> Non
         "id => document.querySelector('home-assistant').hass.states[id] === undefined",
         arg=ENTITY_ID,
     )
-    # The agent's device and its entities stay (its notify entity among them).
-    assert await _pacerelle_entities(page) == before - {ENTITY_ID}
+    # The conversation's device and entities go; the agent's stay (its notify among them).
+    assert await _pacerelle_entities(page) == before - FAMILY_ENTITIES
     assert OWNER_ENTITY_ID in before
     await shots.take(page, "subentry-deleted")
 
