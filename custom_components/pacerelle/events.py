@@ -81,12 +81,7 @@ def event_data(
         attachments.append(public)
     answer = parse_response(request.widget)
     return {
-        ATTR_ENTRY_ID: entry_id,
-        ATTR_AGENT_ID: agent_id,
-        "conversation_id": request.conversation_id,
-        "message_id": request.message_id,
-        "sender_id": request.sender_id,
-        "sender_device_id": request.sender_device_id,
+        **_who_and_where(entry_id, agent_id, request),
         "group": request.is_group,
         "kind": request.kind,
         "text": request.text,
@@ -105,6 +100,18 @@ def event_data(
     }
 
 
+def _who_and_where(entry_id: str, agent_id: str, request: Request) -> dict[str, Any]:
+    """The fields both events of a request start with: its agent, conversation and sender."""
+    return {
+        ATTR_ENTRY_ID: entry_id,
+        ATTR_AGENT_ID: agent_id,
+        "conversation_id": request.conversation_id,
+        "message_id": request.message_id,
+        "sender_id": request.sender_id,
+        "sender_device_id": request.sender_device_id,
+    }
+
+
 def trust_fields(trust: DeviceTrust) -> dict[str, Any]:
     """`trusted` and `trust_state` of a request's judgement (inbox.Request.judged)."""
     return {"trusted": trust.trusted, "trust_state": trust.state.value}
@@ -118,12 +125,7 @@ def widget_response_data(
     if answer is None:
         return None
     return {
-        ATTR_ENTRY_ID: entry_id,
-        ATTR_AGENT_ID: agent_id,
-        "conversation_id": request.conversation_id,
-        "message_id": request.message_id,
-        "sender_id": request.sender_id,
-        "sender_device_id": request.sender_device_id,
+        **_who_and_where(entry_id, agent_id, request),
         ATTR_WIDGET_ID: answer.ref,
         "value": None if answer.cancelled else answer.value,
         "cancelled": answer.cancelled,
