@@ -59,9 +59,7 @@ from .client import (
     Installation,
     PacerelleApiError,
     PacerelleAuthError,
-    PacerelleConnectionError,
     PacerelleError,
-    PacerelleResponseError,
     begin,
     exchange_code,
 )
@@ -81,6 +79,7 @@ from .const import (
     ENTRY_VERSION,
     default_server_url,
 )
+from .errors import connect_begin_error, connect_exchange_error
 from .limits import MAX_ERROR_PLACEHOLDER
 from .oauth_callback import CallbackState, redirect_uri
 from .options_flow import PacerelleOptionsFlow
@@ -239,7 +238,7 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
                 request = await self._async_request(session, connection_key, client_id, state)
         except PacerelleError as err:
             _LOGGER.debug("Pacerelle did not start the installation: %s", err)
-            errors["base"] = _begin_error(err)
+            errors["base"] = connect_begin_error(err)
             return None
         deadline = time.monotonic() + request.expires_in
         self._authorization = _Authorization(client_id, state, request, deadline)
@@ -310,7 +309,7 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
             )
         except PacerelleError as err:
             _LOGGER.warning("Pacerelle did not complete the installation: %s", err)
-            raise AbortFlow(_exchange_error(err)) from err
+            raise AbortFlow(connect_exchange_error(err)) from err
 
     async def _async_create_installation(self, installation: Installation) -> ConfigFlowResult:
         await self.async_set_unique_id(installation.owner_id)
@@ -385,21 +384,3 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
 
 # Fields of the user step shown again after an error (never the connection key).
 _ECHOED = frozenset({CONF_AGENT_NAME, CONF_AGENT_DESCRIPTION, SECTION_ADVANCED})
-
-
-def _begin_error(err: PacerelleError) -> str:
-    if isinstance(err, PacerelleAuthError):
-        return "invalid_connection_key"
-    if isinstance(err, PacerelleApiError):
-        return "cannot_connect" if err.status >= 500 else "request_refused"
-    if isinstance(err, PacerelleResponseError):
-        return "invalid_response"
-    return "cannot_connect"
-
-
-def _exchange_error(err: PacerelleError) -> str:
-    if isinstance(err, PacerelleApiError):
-        return "cannot_connect" if err.status >= 500 else "exchange_refused"
-    if isinstance(err, PacerelleConnectionError):
-        return "cannot_connect"
-    return "invalid_response"

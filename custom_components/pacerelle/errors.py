@@ -225,3 +225,24 @@ def setup_error(err: PacerelleError) -> HomeAssistantError:
         translation_key=key,
         translation_placeholders={"error": str(err)},
     )
+
+
+def connect_begin_error(err: PacerelleError) -> str:
+    """The config flow's form error for a refused start of Agent Connect (the key is
+    spent only when the request was accepted)."""
+    if isinstance(err, PacerelleAuthError):
+        return "invalid_connection_key"
+    if isinstance(err, PacerelleApiError):
+        return "cannot_connect" if err.status >= 500 else "request_refused"
+    if isinstance(err, PacerelleResponseError):
+        return "invalid_response"
+    return "cannot_connect"
+
+
+def connect_exchange_error(err: PacerelleError) -> str:
+    """The config flow's abort reason for a failed code exchange."""
+    if isinstance(err, PacerelleApiError):
+        return "cannot_connect" if err.status >= 500 else "exchange_refused"
+    if isinstance(err, PacerelleConnectionError):
+        return "cannot_connect"
+    return "invalid_response"
