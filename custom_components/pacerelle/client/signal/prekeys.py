@@ -19,68 +19,39 @@ Schedule, and why:
   when fewer than `ONE_TIME_PREKEY_LOW_WATER` remain. Each is deleted once used.
 """
 
-import base64
 import binascii
 import secrets
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
-from .curve import KEY_LENGTH, SIGNATURE_LENGTH, KeyPair, serialize_public, xeddsa_sign
+from .curve import KeyPair, serialize_public, xeddsa_sign
 from .errors import SignalError, SignalErrorKind
-from .kem import is_kyber1024_secret, kyber1024, kyber1024_native, serialize_kyber_public
+from .kem import kyber1024_native, serialize_kyber_public
+from .prekey_records import (
+    MAX_PREKEY_ID,
+    KyberPreKey,
+    OneTimePreKey,
+    RetiredPreKeys,
+    SignedPreKey,
+    b64,
+    bounded_int,
+    kyber_from,
+    kyber_json,
+    pair_from,
+    pair_json,
+    signed_from,
+    signed_json,
+)
 
 STATE_VERSION = 1
 DEVICE_ID = 1
 MAX_REGISTRATION_ID = 16380  # libsignal clients draw 1..16380 (a 14-bit field on the wire)
-MAX_PREKEY_ID = 0xFFFFFF  # libsignal clients keep prekey ids in 24 bits and wrap
 ROTATION_INTERVAL = 7 * 24 * 3600
 RETIRED_GRACE = 30 * 24 * 3600
 ONE_TIME_PREKEY_TARGET = 50
 ONE_TIME_PREKEY_LOW_WATER = 20
 PROTOCOL_FEATURES = ("history-v1",)
-
-
-@dataclass(frozen=True, slots=True)
-class SignedPreKey:
-    """The X25519 signed prekey: its XEdDSA signature is over the 33-byte serialized public key."""
-
-    prekey_id: int
-    key_pair: KeyPair
-    signature: bytes
-    created_at: int
-
-
-@dataclass(frozen=True, slots=True)
-class KyberPreKey:
-    """The Kyber1024 prekey: signed over its 1569-byte serialized public key (type 0x08).
-
-    `secret` is the 64-byte seed of a native ML-KEM-1024 key, or for a prekey made before
-    the move to native code the 3168-byte round 3 secret key (see kem/__init__.py).
-    """
-
-    prekey_id: int
-    public: bytes
-    secret: bytes = field(repr=False)
-    signature: bytes
-    created_at: int
-
-
-@dataclass(frozen=True, slots=True)
-class RetiredPreKeys:
-    """A replaced signed/Kyber pair, still accepted until `retired_at + RETIRED_GRACE`."""
-
-    signed: SignedPreKey
-    kyber: KyberPreKey
-    retired_at: int
-
-
-@dataclass(frozen=True, slots=True)
-class OneTimePreKey:
-    """An X25519 prekey used by at most one incoming session."""
-
-    prekey_id: int
-    key_pair: KeyPair
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,13 +187,13 @@ class PreKeys:
         return {
             "registration_id": self.registration_id,
             "device_id": self.device_id,
-            "identity_key": _b64(self.identity_key),
+            "identity_key": b64(self.identity_key),
             "signed_prekey_id": self.signed_prekey.prekey_id,
-            "signed_prekey_public": _b64(serialize_public(self.signed_prekey.key_pair.public)),
-            "signed_prekey_signature": _b64(self.signed_prekey.signature),
+            "signed_prekey_public": b64(serialize_public(self.signed_prekey.key_pair.public)),
+            "signed_prekey_signature": b64(self.signed_prekey.signature),
             "kyber_prekey_id": self.kyber_prekey.prekey_id,
-            "kyber_prekey_public": _b64(serialize_kyber_public(self.kyber_prekey.public)),
-            "kyber_prekey_signature": _b64(self.kyber_prekey.signature),
+            "kyber_prekey_public": b64(serialize_kyber_public(self.kyber_prekey.public)),
+            "kyber_prekey_signature": b64(self.kyber_prekey.signature),
             "protocol_features": list(PROTOCOL_FEATURES),
         }
 
@@ -234,19 +205,19 @@ class PreKeys:
             "version": STATE_VERSION,
             "registration_id": self.registration_id,
             "device_id": self.device_id,
-            "identity": _pair_json(self.identity),
-            "signed_prekey": _signed_json(self.signed_prekey),
-            "kyber_prekey": _kyber_json(self.kyber_prekey),
+            "identity": pair_json(self.identity),
+            "signed_prekey": signed_json(self.signed_prekey),
+            "kyber_prekey": kyber_json(self.kyber_prekey),
             "retired": [
                 {
-                    "signed_prekey": _signed_json(old.signed),
-                    "kyber_prekey": _kyber_json(old.kyber),
+                    "signed_prekey": signed_json(old.signed),
+                    "kyber_prekey": kyber_json(old.kyber),
                     "retired_at": old.retired_at,
                 }
                 for old in self.retired
             ],
             "one_time_prekeys": [
-                {"id": prekey.prekey_id, **_pair_json(prekey.key_pair)}
+                {"id": prekey.prekey_id, **pair_json(prekey.key_pair)}
                 for prekey in self.one_time_prekeys
             ],
             "next_signed_prekey_id": self.next_signed_prekey_id,
@@ -262,25 +233,27 @@ class PreKeys:
                     SignalErrorKind.UNSUPPORTED_VERSION, f"prekey state version {data['version']}"
                 )
             return cls(
-                registration_id=_int(data["registration_id"], 1, MAX_REGISTRATION_ID),
-                device_id=_int(data["device_id"], 1, DEVICE_ID),
-                identity=_pair_from(data["identity"]),
-                signed_prekey=_signed_from(data["signed_prekey"]),
-                kyber_prekey=_kyber_from(data["kyber_prekey"]),
+                registration_id=bounded_int(data["registration_id"], 1, MAX_REGISTRATION_ID),
+                device_id=bounded_int(data["device_id"], 1, DEVICE_ID),
+                identity=pair_from(data["identity"]),
+                signed_prekey=signed_from(data["signed_prekey"]),
+                kyber_prekey=kyber_from(data["kyber_prekey"]),
                 retired=tuple(
                     RetiredPreKeys(
-                        _signed_from(old["signed_prekey"]),
-                        _kyber_from(old["kyber_prekey"]),
-                        _int(old["retired_at"]),
+                        signed_from(old["signed_prekey"]),
+                        kyber_from(old["kyber_prekey"]),
+                        bounded_int(old["retired_at"]),
                     )
                     for old in data["retired"]
                 ),
                 one_time_prekeys=tuple(
-                    OneTimePreKey(_int(item["id"], 1, MAX_PREKEY_ID), _pair_from(item))
+                    OneTimePreKey(bounded_int(item["id"], 1, MAX_PREKEY_ID), pair_from(item))
                     for item in data["one_time_prekeys"]
                 ),
-                next_signed_prekey_id=_int(data["next_signed_prekey_id"], 1, MAX_PREKEY_ID),
-                next_one_time_prekey_id=_int(data["next_one_time_prekey_id"], 1, MAX_PREKEY_ID),
+                next_signed_prekey_id=bounded_int(data["next_signed_prekey_id"], 1, MAX_PREKEY_ID),
+                next_one_time_prekey_id=bounded_int(
+                    data["next_one_time_prekey_id"], 1, MAX_PREKEY_ID
+                ),
             )
         except (KeyError, TypeError, ValueError, binascii.Error) as err:
             raise SignalError(SignalErrorKind.INVALID_STATE, f"prekey state: {err!r}") from err
@@ -292,7 +265,7 @@ def one_time_prekeys_json(prekeys: Iterable[OneTimePreKey]) -> dict[str, Any]:
         "one_time_prekeys": [
             {
                 "prekey_id": prekey.prekey_id,
-                "public_key": _b64(serialize_public(prekey.key_pair.public)),
+                "public_key": b64(serialize_public(prekey.key_pair.public)),
             }
             for prekey in prekeys
         ]
@@ -333,77 +306,3 @@ def _free_id(candidate: int, in_use: set[int]) -> int:
     while candidate in in_use:
         candidate = _next_id(candidate)
     return candidate
-
-
-def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
-
-
-def _unb64(value: Any, length: int | None = None) -> bytes:
-    if not isinstance(value, str):
-        raise TypeError(f"expected a base64 string, got {type(value).__name__}")
-    data = base64.b64decode(value, validate=True)
-    if length is not None and len(data) != length:
-        raise ValueError(f"expected {length} bytes, got {len(data)}")
-    return data
-
-
-def _int(value: Any, low: int = 0, high: int = 2**63) -> int:
-    if type(value) is not int or not low <= value <= high:
-        raise ValueError(f"integer out of range: {value!r}")
-    return value
-
-
-def _pair_json(pair: KeyPair) -> dict[str, Any]:
-    return {"private": _b64(pair.private), "public": _b64(pair.public)}
-
-
-def _pair_from(data: Mapping[str, Any]) -> KeyPair:
-    pair = KeyPair.from_private(_unb64(data["private"], KEY_LENGTH))
-    if pair.public != _unb64(data["public"], KEY_LENGTH):
-        raise ValueError("public key does not match its private key")
-    return pair
-
-
-def _signed_json(prekey: SignedPreKey) -> dict[str, Any]:
-    return {
-        "id": prekey.prekey_id,
-        **_pair_json(prekey.key_pair),
-        "signature": _b64(prekey.signature),
-        "created_at": prekey.created_at,
-    }
-
-
-def _signed_from(data: Mapping[str, Any]) -> SignedPreKey:
-    return SignedPreKey(
-        prekey_id=_int(data["id"], 1, MAX_PREKEY_ID),
-        key_pair=_pair_from(data),
-        signature=_unb64(data["signature"], SIGNATURE_LENGTH),
-        created_at=_int(data["created_at"]),
-    )
-
-
-def _kyber_json(prekey: KyberPreKey) -> dict[str, Any]:
-    return {
-        "id": prekey.prekey_id,
-        "public": _b64(prekey.public),
-        "secret": _b64(prekey.secret),
-        "signature": _b64(prekey.signature),
-        "created_at": prekey.created_at,
-    }
-
-
-def _kyber_from(data: Mapping[str, Any]) -> KyberPreKey:
-    public = _unb64(data["public"], kyber1024.PUBLIC_KEY_SIZE)
-    secret = _unb64(data["secret"])
-    if not is_kyber1024_secret(secret):
-        raise ValueError(f"Kyber secret of {len(secret)} bytes")
-    if len(secret) == kyber1024_native.SEED_SIZE and kyber1024_native.public_key(secret) != public:
-        raise ValueError("Kyber public key does not match its seed")
-    return KyberPreKey(
-        prekey_id=_int(data["id"], 1, MAX_PREKEY_ID),
-        public=public,
-        secret=secret,
-        signature=_unb64(data["signature"], SIGNATURE_LENGTH),
-        created_at=_int(data["created_at"]),
-    )
