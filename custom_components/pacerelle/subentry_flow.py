@@ -62,15 +62,17 @@ def unnamed(entry: PacerelleConfigEntry) -> list[SeenConversation]:
 
 
 def label(conversation: SeenConversation) -> str:
-    """What the list shows: the id, the members, when last active (the step's description
-    says so, translated); ids are pseudonymous."""
+    """What the list shows: the members, when last active, then the id (the step's
+    description says so, translated; first what tells conversations apart, as the field
+    is narrow); ids are pseudonymous."""
     members = list(conversation.member_ids[:MAX_LISTED_MEMBERS])
     if len(conversation.member_ids) > MAX_LISTED_MEMBERS:
         members.append("…")
-    parts = [conversation.conversation_id, ", ".join(members) or "?"]
+    parts = [", ".join(members) or "?"]
     if conversation.last_active_at is not None:
         at = datetime.fromtimestamp(conversation.last_active_at, UTC)
         parts.append(at.strftime("%Y-%m-%d %H:%M UTC"))
+    parts.append(conversation.conversation_id)
     return " · ".join(parts)
 
 

@@ -95,12 +95,12 @@ async def _name_the_group(
     dialog = page.locator("dialog-data-entry-flow")
     await expect(dialog.get_by_text("Pick a conversation the agent takes part in")).to_be_visible()
     await dialog.get_by_label("Conversation").click()
-    # The group as the list shows it: its id, its members, when it was last active.
-    option = page.get_by_text(f"{group_id} · ")
+    # The group as the list shows it: its members, when it was last active, its id.
+    option = page.get_by_text(f" · {group_id}")
     await expect(option).to_be_visible()
     listed = await option.inner_text()
     assert all(member in listed for member in members), listed
-    assert re.search(r"· \d{4}-\d\d-\d\d \d\d:\d\d UTC$", listed), listed
+    assert re.search(r"· \d{4}-\d\d-\d\d \d\d:\d\d UTC · ", listed), listed
     await shots.take(page, "conversation-list")
     await option.click()
     await expect(option).to_be_hidden()

@@ -44,7 +44,7 @@ async def test_the_scope_option_lists_named_conversations_by_name(
     assert set(choices) == {agent.conversation_id, family, neighbours}
     assert choices[family] == "Family"
     # Not named: its id and members, as the naming form lists it.
-    assert choices[neighbours].startswith(f"{neighbours} · ")
+    assert choices[neighbours].endswith(f" · {neighbours}")
     assert BEN in choices[neighbours]
 
     done = await hass.config_entries.options.async_configure(
