@@ -89,10 +89,11 @@ async def _trust_in_repairs(page: Page, base_url: str, code: str, shots: Screens
 
 async def _agent_device_page(page: Page, base_url: str, shots: Screenshots) -> None:
     devices = await _frontend_call(page, {"type": "config/device_registry/list"})
-    [agent] = [
+    [agent] = [  # the agent's, not its owner's conversation's (model "Conversation")
         device
         for device in devices
         if any(identifier[0] == "pacerelle" for identifier in device["identifiers"])
+        and device["model"] == "Agent"
     ]
     await page.goto(f"{base_url}/config/devices/device/{agent['id']}")
     await expect(page.get_by_text("Sensors", exact=True)).to_be_visible()

@@ -28,6 +28,7 @@ from custom_components.pacerelle.const import (
     ENTRY_MINOR_VERSION,
     ENTRY_VERSION,
 )
+from custom_components.pacerelle.device import device_identifiers
 from custom_components.pacerelle.events import EVENT_MESSAGE
 from custom_components.pacerelle.owner_conversation import owner_subentry_data
 from custom_components.pacerelle.runtime import PacerelleRuntime
@@ -215,3 +216,9 @@ async def start_agent(
         await wait_until(lambda: any(e.data["message_id"] == message_id for e in events))
         agent.spoken = message_id
     return agent
+
+
+def agent_device(hass: HomeAssistant, entry_id: str) -> dr.DeviceEntry:
+    """The agent's own device (each named conversation, the owner's too, has one more)."""
+    [device] = dr.async_get(hass).async_get_devices(identifiers=device_identifiers(entry_id))
+    return device

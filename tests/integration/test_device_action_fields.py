@@ -15,6 +15,7 @@ from custom_components.pacerelle.device_action import (
     async_get_actions,
 )
 from custom_components.pacerelle.runtime import PacerelleRuntime
+from tests.helpers.agent import agent_device as agent_device_of
 from tests.helpers.agent import start_agent
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.llm import held
@@ -72,7 +73,7 @@ async def test_the_action_decides_for_the_person_it_names(
     await emulator.send(installed.conversation_id, text="hello")  # owner's device 1: trusted
     guest = await forged_text(emulator, installed, "usr_guest", "hi")
     await held(runtime, guest)
-    [agent_device] = dr.async_entries_for_config_entry(dr.async_get(hass), entry.entry_id)
+    agent_device = agent_device_of(hass, entry.entry_id)
 
     await async_call_action_from_config(
         hass,

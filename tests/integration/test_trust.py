@@ -12,7 +12,6 @@ from homeassistant.components.device_automation import (
 )
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import ServiceValidationError
-from homeassistant.helpers import device_registry as dr
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.setup import async_setup_component
 
@@ -21,6 +20,7 @@ from custom_components.pacerelle.client.trust.book import TrustState
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from custom_components.pacerelle.repairs import issue_id
+from tests.helpers.agent import agent_device as agent_device_of
 from tests.helpers.agent import start_agent
 from tests.helpers.ask import ask_script, run_script, widget_on_device
 from tests.helpers.assist import KITCHEN
@@ -244,7 +244,7 @@ async def test_the_device_page_offers_trust_and_block(
 ) -> None:
     agent, _ = await a_new_phone(hass, emulator)
     owner = agent.installed.owner_id
-    [agent_device] = dr.async_entries_for_config_entry(dr.async_get(hass), agent.entry.entry_id)
+    agent_device = agent_device_of(hass, agent.entry.entry_id)
     found = await async_get_device_automations(hass, DeviceAutomationType.ACTION, [agent_device.id])
     ours = sorted(a["type"] for a in found[agent_device.id] if a["domain"] == DOMAIN)
     assert ours == ["block_device", "trust_device"]

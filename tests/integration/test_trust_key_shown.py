@@ -12,7 +12,6 @@ import probatio
 import pytest
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
-from homeassistant.helpers import device_registry as dr
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.setup import async_setup_component
 
@@ -21,6 +20,7 @@ from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.device_action import async_call_action_from_config
 from custom_components.pacerelle.repairs import issue_id
 from custom_components.pacerelle.runtime import PacerelleRuntime
+from tests.helpers.agent import agent_device as agent_device_of
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.llm import held
 from tests.helpers.runtime import wait_until
@@ -105,7 +105,7 @@ async def test_the_actions_decide_only_for_the_code_given(
         assert "Nothing was decided" in str(error)
         assert runtime.trust.book.get(owner, "2").state is TrustState.UNVERIFIED
     # The device page's action is the same door.
-    [agent_device] = dr.async_entries_for_config_entry(dr.async_get(hass), runtime.entry_id)
+    agent_device = agent_device_of(hass, runtime.entry_id)
     config = {"domain": DOMAIN, "device_id": agent_device.id, "type": "trust_device", **device}
     with pytest.raises(HomeAssistantError, match="Nothing was decided"):
         await async_call_action_from_config(hass, config, {}, Context())

@@ -7,14 +7,12 @@ from homeassistant.components.recorder.db_schema import EventData, Events, Event
 from homeassistant.components.recorder.history import get_significant_states
 from homeassistant.components.recorder.util import session_scope
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers import entity_registry as er
 from homeassistant.util import dt as dt_util
 from pytest_homeassistant_custom_component.common import async_capture_events
 from pytest_homeassistant_custom_component.components.recorder.common import (
     async_wait_recording_done,
 )
 
-from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.events import EVENT_MESSAGE
 from custom_components.pacerelle.options import CONF_VOICE_PIPELINE, CONF_VOICE_TRANSCRIPTS
 from tests.helpers.agent import start_agent
@@ -64,7 +62,8 @@ async def test_the_transcript_is_not_in_the_recorder_database(
     messages_entity = [
         state for state in hass.states.async_all("event") if state.attributes.get("transcript")
     ]
-    assert [state.attributes["transcript"] for state in messages_entity] == [SECRET_SPEECH]
+    # The agent's event entity and its owner's conversation's ("Owner") both show it.
+    assert [state.attributes["transcript"] for state in messages_entity] == [SECRET_SPEECH] * 2
     await emulator.send(installed.conversation_id, text=SECRET_TEXT)
     await wait_until(lambda: len(events) == 2)
     # The same words in an event of another type are recorded: the query sees event data.
@@ -78,13 +77,13 @@ async def test_the_transcript_is_not_in_the_recorder_database(
     assert leaked == []
     assert not [row for row in recorded if SECRET_TEXT in row[1]]
 
-    # The event entity shows the transcript; its recorded history does not keep it.
-    messages = er.async_get(hass).async_get_entity_id("event", DOMAIN, f"{entry.entry_id}_messages")
-    assert messages is not None
+    # The event entities show the transcript; their recorded history does not keep it.
+    entities = [state.entity_id for state in messages_entity]
     history = await recorder_mock.async_add_executor_job(
-        get_significant_states, hass, start, None, [messages], None, True, False
+        get_significant_states, hass, start, None, entities, None, True, False
     )
-    shown = [s.attributes.get("transcript") for s in history[messages]]
-    assert SECRET_SPEECH not in shown
-    assert [s for s in history[messages] if s.attributes.get("message_id") == voice_id]
+    for messages in entities:
+        shown = [s.attributes.get("transcript") for s in history[messages]]
+        assert SECRET_SPEECH not in shown
+        assert [s for s in history[messages] if s.attributes.get("message_id") == voice_id]
     assert await hass.config_entries.async_unload(entry.entry_id)
