@@ -74,10 +74,9 @@ def owner_seen(entry: ConfigEntry, seen: SeenConversation | None) -> SeenConvers
 @callback
 def async_add_owner_subentry(hass: HomeAssistant, entry: ConfigEntry) -> None:
     """Name the owner's direct conversation in an entry made before it was (migration)."""
-    conversation_id = owner_conversation_id(entry)
-    if any(s.unique_id == conversation_id for s in entry.subentries.values()):
+    if owner_subentry(entry) is not None:
         return
-    made = owner_subentry_data(conversation_id, str(entry.data[CONF_OWNER_ID]))
+    made = owner_subentry_data(owner_conversation_id(entry), str(entry.data[CONF_OWNER_ID]))
     subentry = ConfigSubentry(
         data=MappingProxyType(dict(made["data"])),
         subentry_type=made["subentry_type"],

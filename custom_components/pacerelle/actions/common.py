@@ -23,7 +23,7 @@ from ..const import DOMAIN
 from ..device import agent_name
 from ..errors import action_errors
 from ..runtime import PacerelleConfigEntry
-from .conversation import NamedConversation, named_conversation
+from .conversation import ConversationTarget, named_conversation
 
 ATTR_MESSAGE_ID: Final = "message_id"
 ATTR_SOURCE_MESSAGE_ID: Final = "source_message_id"
@@ -87,7 +87,7 @@ def _given(call: ServiceCall, names: tuple[str, ...]) -> list[str]:
     return [name for name in names if call.data.get(name) not in (None, [])]
 
 
-def _named(call: ServiceCall, *raw: str) -> NamedConversation | None:
+def _named(call: ServiceCall, *raw: str) -> ConversationTarget | None:
     """The call's conversation entity, refused next to a raw field naming the same thing."""
     named = named_conversation(call.hass, call)
     if named is not None and (both := _given(call, raw)):

@@ -19,20 +19,19 @@ from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import entity_registry as er
 
 from ..const import (
-    CONF_CONVERSATION_ID,
     CONF_OWNER_ID,
     DOMAIN,
     SUBENTRY_CONVERSATION,
 )
-from ..entity import NamedConversation as Subentry
-from ..entity import entity_unique_id
+from ..entity import NamedConversation, entity_unique_id
+from ..owner_conversation import owner_conversation_id
 
 # The key of the agent's own notify entity (notify.py's OWNER description).
 OWNER_NOTIFY_KEY: Final = "owner"
 
 
 @dataclass(frozen=True, slots=True)
-class NamedConversation:
+class ConversationTarget:
     """Where an entity's conversation is: its agent's entry, its id and its `to`."""
 
     entry_id: str
@@ -41,7 +40,7 @@ class NamedConversation:
     recipient: str | None
 
 
-def named_conversation(hass: HomeAssistant, call: ServiceCall) -> NamedConversation | None:
+def named_conversation(hass: HomeAssistant, call: ServiceCall) -> ConversationTarget | None:
     """The conversation of the call's `entity_id` (None when it names none)."""
     entity_ids: list[str] = call.data.get(ATTR_ENTITY_ID) or []
     if not entity_ids:
@@ -63,7 +62,7 @@ def named_conversation(hass: HomeAssistant, call: ServiceCall) -> NamedConversat
     return found
 
 
-def _conversation_of(hass: HomeAssistant, entity_id: str) -> NamedConversation | None:
+def _conversation_of(hass: HomeAssistant, entity_id: str) -> ConversationTarget | None:
     entity = er.async_get(hass).async_get(entity_id)
     if entity is None or entity.platform != DOMAIN or entity.config_entry_id is None:
         return None
@@ -74,11 +73,11 @@ def _conversation_of(hass: HomeAssistant, entity_id: str) -> NamedConversation |
         subentry = entry.subentries.get(entity.config_subentry_id)
         if subentry is None or subentry.subentry_type != SUBENTRY_CONVERSATION:
             return None
-        named = Subentry.of(entry, subentry)  # the one reading of a subentry's data
-        return NamedConversation(entry.entry_id, named.conversation_id, named.recipient)
+        named = NamedConversation.of(entry, subentry)  # the one reading of a subentry's data
+        return ConversationTarget(entry.entry_id, named.conversation_id, named.recipient)
     owner = entity_unique_id(entry.entry_id, OWNER_NOTIFY_KEY)
     if entity.domain == Platform.NOTIFY and entity.unique_id == owner:
-        return NamedConversation(
-            entry.entry_id, str(entry.data[CONF_CONVERSATION_ID]), str(entry.data[CONF_OWNER_ID])
+        return ConversationTarget(
+            entry.entry_id, owner_conversation_id(entry), str(entry.data[CONF_OWNER_ID])
         )
     return None
