@@ -17,10 +17,10 @@ pseudonymous ids and each of their devices' trust state as the trust repair name
 and every message of the conversation.
 """
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any, override
+from typing import override
 
 from homeassistant.components.sensor import (
     SensorDeviceClass,
@@ -161,38 +161,28 @@ class PacerelleSensor(PacerelleEntity, SensorEntity):
 
 
 class ConversationMembersSensor(ConversationEntity, SensorEntity):
-    """A named conversation's members and their devices' trust."""
+    """A named conversation's members and their devices' trust.
+
+    Worked out when they can change (added, a trust decision, one of the conversation's
+    messages: a group's keys of a new epoch come with them) and kept: the agent's status
+    signals write the state again often, and reading the members walks the agent's history.
+    """
 
     @override
     async def async_added_to_hass(self) -> None:
+        self._refresh()
         await super().async_added_to_hass()
         self.async_on_remove(self.runtime.trust.add_listener(self._trust_changed))
-        # A message may come with new members (a group's keys of a new epoch).
         self.async_on_remove(
             async_dispatcher_connect(
                 self.hass, message_signal(self.runtime.entry_id), self._message
             )
         )
 
-    @callback
-    def _trust_changed(self, _device: DeviceTrust, _before: DeviceTrust | None) -> None:
-        self.async_write_ha_state()
-
-    @callback
-    def _message(self, delivered: Delivered) -> None:
-        if delivered.request.conversation_id == self.conversation_id:
-            self.async_write_ha_state()
-
-    @property
-    @override
-    def native_value(self) -> int:
-        return len(self.runtime.agent.members(self.conversation_id))
-
-    @property
-    @override
-    def extra_state_attributes(self) -> Mapping[str, Any]:
+    def _refresh(self) -> None:
         members = self.runtime.agent.members(self.conversation_id)
-        return {
+        self._attr_native_value = len(members)
+        self._attr_extra_state_attributes = {
             "members": [
                 {
                     "id": member.person_id,
@@ -201,3 +191,14 @@ class ConversationMembersSensor(ConversationEntity, SensorEntity):
                 for member in members
             ]
         }
+
+    @callback
+    def _trust_changed(self, _device: DeviceTrust, _before: DeviceTrust | None) -> None:
+        self._refresh()
+        self.async_write_ha_state()
+
+    @callback
+    def _message(self, delivered: Delivered) -> None:
+        if delivered.request.conversation_id == self.conversation_id:
+            self._refresh()
+            self.async_write_ha_state()
