@@ -69,6 +69,9 @@ REFUSALS: Final[dict[SendRefusal, Translation]] = {
     SendRefusal.QUEUE_FULL: Translation("queue_full", "llm_queue_full", True),
     SendRefusal.NO_TRUSTED_DEVICE: Translation("no_trusted_device", "llm_no_trusted_device", True),
     SendRefusal.BLOCKED_DEVICE: Translation("blocked_device", "llm_blocked_device", True),
+    SendRefusal.BLOCKED_GROUP_MEMBER: Translation(
+        "blocked_group_member", "llm_blocked_group_member", True
+    ),
     SendRefusal.UNTRUSTED_DEVICE: Translation("untrusted_device", "llm_untrusted_device", True),
     SendRefusal.KEY_CHANGED: Translation("key_changed", "llm_key_changed", True),
     SendRefusal.UNTRUSTED_REQUEST: Translation("untrusted_request", "llm_untrusted_request", True),

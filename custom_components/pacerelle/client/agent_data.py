@@ -16,7 +16,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .conversations.checkpoints import Checkpoints
-from .conversations.group_epochs import GroupEpoch, advance, member_ids, opens, sealing_candidates
+from .conversations.group_epochs import (
+    GroupEpoch,
+    advance,
+    member_ids,
+    opens,
+    readers_of,
+    sealing_candidates,
+)
 from .conversations.groups import GroupKey
 from .conversations.history import History
 from .conversations.history_v1 import HistoryKey
@@ -137,6 +144,10 @@ class Conversations:
         keys = [k for k in self.group_keys.values() if k.conversation_id == conversation_id]
         candidates = sealing_candidates(self.group_epoch(conversation_id), keys)
         return next((k for k in candidates if allowed is None or allowed(k)), None)
+
+    def group_readers(self, key: GroupKey) -> list[GroupKey]:
+        """The held keys of the members who read what `key` seals (group_epochs.readers_of)."""
+        return readers_of(self.group_epoch(key.conversation_id), self.group_keys.values(), key)
 
     def holds_group_key(self, conversation_id: str) -> bool:
         return any(k.conversation_id == conversation_id for k in self.group_keys.values())

@@ -308,6 +308,7 @@ def seal(
             if data.conversations.holds_group_key(conversation_id):
                 raise UntrustedGroupKeysError(f"no trusted group key for {conversation_id}")
             raise MissingGroupKeyError(f"no group key for {conversation_id}")
+        rule.check_group(key, data.conversations.group_readers(key))
         payload = groups.seal_message(key, plaintext)
         data = replace(data, conversations=data.conversations.with_group_key_used(key.name))
         identity, group_key = None, key.name

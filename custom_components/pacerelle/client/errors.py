@@ -41,6 +41,7 @@ class SendRefusal(StrEnum):
     # The trust door (trust/door.py):
     NO_TRUSTED_DEVICE = "no_trusted_device"  # nobody trusted to send it to
     BLOCKED_DEVICE = "blocked_device"  # the device or its key is blocked
+    BLOCKED_GROUP_MEMBER = "blocked_group_member"  # a blocked device reads the group's keys
     UNTRUSTED_DEVICE = "untrusted_device"  # the device named has no trusted key here
     KEY_CHANGED = "key_changed"  # the answered device presents another key than the asker's
     UNTRUSTED_REQUEST = "untrusted_request"  # the LLM answering a request nobody trusts

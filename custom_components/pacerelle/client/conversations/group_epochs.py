@@ -23,7 +23,8 @@ that nothing a removed member sends alone makes him a member again:
    inbox/pipeline.py); one of an older epoch still opens (a message in flight across a
    change), but only what a member of now asks is acted on (Assist, `ask`).
 5. The agent seals with a key of the current epoch from one of its members (that the trust
-   policy allows): only the members of that epoch read it.
+   policy allows): only the members of that epoch read it (`readers_of`: the trust door
+   refuses the seal if a device the user blocked is among them).
 
 Founders are sessions (person and device), so a device the relay makes up for a member
 cannot move the group; a group whose founders all deliver their next keys from other
@@ -137,6 +138,20 @@ def sealing_candidates(epoch: GroupEpoch | None, keys: Iterable[GroupKey]) -> li
         return []
     members = members_of(epoch, keys)
     return [key for key in keys if key.epoch == epoch.epoch and key.sender_id in members]
+
+
+def readers_of(
+    epoch: GroupEpoch | None, keys: Iterable[GroupKey], sealed: GroupKey
+) -> list[GroupKey]:
+    """The keys of those who read what `sealed` seals: every key of its epoch (each member
+    of then made one, and every member's device holds every other's), from the members
+    of that epoch when it is the current one (rule 3: not from the removed)."""
+    same = [k for k in keys if k.conversation_id == sealed.conversation_id]
+    of_epoch = [k for k in same if k.epoch == sealed.epoch]
+    if epoch is None or epoch.epoch != sealed.epoch:
+        return of_epoch
+    members = members_of(epoch, same)
+    return [k for k in of_epoch if k.sender_id in members]
 
 
 def member_ids(epoch: GroupEpoch | None, keys: Iterable[GroupKey], agent_id: str) -> frozenset[str]:

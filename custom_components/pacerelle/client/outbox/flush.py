@@ -133,7 +133,7 @@ class QueuedSends:
             if send.attempted:
                 continue
             rule = core.trust.seal_rule(_request(data, send.answers))
-            reason = recheck(rule, send, data.conversations.group_keys, _session_key(data, send))
+            reason = recheck(rule, send, data.conversations, _session_key(data, send))
             if reason is not None:
                 _LOGGER.warning("Queued message %s not sent: %s", send.message_id, reason)
                 refused.append(send)

@@ -16,7 +16,9 @@ shows what changed (`changed`: the integration's repairs). The rules are TrustBo
   came from (automation, notify, Assist, LLM, a group member), and again for each queued
   send at the flush (`recheck`, outbox/flush.py). A send without a source goes only to a key
   the user trusts; an answer (`source_message_id`) only to the exact key that wrote the
-  request (`key_changed` otherwise), never to a blocked one. A refused send fails with a
+  request (`key_changed` otherwise), never to a blocked one; a group message not while a
+  device the user blocked holds a key of the epoch (`check_group`: it is sealed once for
+  all the members, and every member's device reads it). A refused send fails with a
   SendRefusal; it never goes to another device instead. An answer to an unverified
   device's own request is sealed for the key that wrote it: the Assist bridge tells it
   that its device is not trusted, with its code.
@@ -26,9 +28,10 @@ nothing) and an answer to it goes only to a key the user trusts.
 """
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
+from ..agent_data import Conversations
 from ..conversations.groups import GroupKey
 from ..errors import SendError, SendRefusal
 from ..inbox.requests import Request
@@ -85,6 +88,26 @@ class SealRule:
             return self.state(*_sender_of(key)) is TrustState.TRUSTED
 
         return allowed
+
+    def blocked_reader(self, readers: Iterable[GroupKey]) -> GroupKey | None:
+        """A key among `readers` (Conversations.group_readers) that a device the user blocked
+        delivered, if any. A group message is sealed once for all its members, and each
+        member's device holds every other's key of the epoch: a blocked one would read it."""
+        for key in readers:
+            if key.sender_id is None or key.sender_device_id is None:
+                continue  # stored before its sender was recorded: nothing to judge
+            if self.state(*_sender_of(key)) is TrustState.BLOCKED:
+                return key
+        return None
+
+    def check_group(self, key: GroupKey, readers: Iterable[GroupKey]) -> None:
+        """SendError(blocked_group_member) if a blocked device reads what `key` seals."""
+        blocked = self.blocked_reader(readers)
+        if blocked is not None:
+            raise SendError(
+                SendRefusal.BLOCKED_GROUP_MEMBER,
+                f"{blocked.sender_id} device {blocked.sender_device_id} in {key.conversation_id}",
+            )
 
 
 class TrustDoor:
@@ -177,13 +200,13 @@ class TrustDoor:
 def recheck(
     rule: SealRule,
     send: QueuedSend,
-    held: Mapping[str, GroupKey],
+    conversations: Conversations,
     session_key: Callable[[str, str], bytes | None],
 ) -> SendRefusal | None:
     """Whether a queued send may still go out at the flush, decided again on the book as it
-    is now (None: it may): the key it was sealed for must still be allowed as at the seal.
-    `session_key(person, device)` is the current session's key, for a send queued before
-    its recipient was recorded."""
+    is now (None: it may): the key it was sealed for must still be allowed as at the seal,
+    and a group's readers must still hold no blocked device. `session_key(person, device)`
+    is the current session's key, for a send queued before its recipient was recorded."""
     to, device, key = send.to, send.device_id, send.identity_key
     if to is None:  # queued before recipients were kept: the frame's, as it is now
         to, device = _frame_recipient(send.frame)
@@ -191,17 +214,25 @@ def recheck(
         if to is None or to.startswith(GROUP_PREFIX):
             return None
     if send.group_key is not None:
-        group_key = held.get(send.group_key)
-        asker = rule.answering
-        asking = held.get(asker.group_key) if asker and asker.group_key else None
-        if group_key is None or not rule.group_key_allowed(asking)(group_key):
-            return SendRefusal.NO_TRUSTED_DEVICE
-        return None
+        return _recheck_group(rule, send.group_key, conversations)
     state = rule.state(to, device or "", key)
     if state is TrustState.BLOCKED:
         return SendRefusal.BLOCKED_DEVICE
     if send.answers is None and state is not TrustState.TRUSTED:
         return SendRefusal.UNTRUSTED_DEVICE
+    return None
+
+
+def _recheck_group(rule: SealRule, name: str, conversations: Conversations) -> SendRefusal | None:
+    """`recheck` for a group send sealed with the key `name`."""
+    held = conversations.group_keys
+    group_key = held.get(name)
+    asker = rule.answering
+    asking = held.get(asker.group_key) if asker and asker.group_key else None
+    if group_key is None or not rule.group_key_allowed(asking)(group_key):
+        return SendRefusal.NO_TRUSTED_DEVICE
+    if rule.blocked_reader(conversations.group_readers(group_key)) is not None:
+        return SendRefusal.BLOCKED_GROUP_MEMBER
     return None
 
 
