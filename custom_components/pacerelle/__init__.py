@@ -11,7 +11,7 @@ from .assist.bridge import async_setup_assist_bridge
 from .client import native_crypto_unavailable
 from .const import CONF_AGENT_ID, DOMAIN
 from .coordinator import async_setup_runtime
-from .device import async_register_device
+from .device import async_follow_subentry_titles, async_register_device
 from .group_membership import async_watch_groups
 from .issues.groups import async_clear_group_notices, async_watch_new_groups
 from .llm.api import async_register_llm_api
@@ -42,6 +42,7 @@ async def async_setup_entry(hass: HomeAssistant, entry: PacerelleConfigEntry) ->
     entry.runtime_data = await async_setup_runtime(hass, entry)
     # The device once, here; the platforms' entities point at it by its identifiers.
     await async_register_device(hass, entry)
+    entry.async_on_unload(async_follow_subentry_titles(hass, entry))
     async_setup_assist_bridge(hass, entry)
     async_watch_new_groups(hass, entry)
     async_watch_groups(hass, entry)

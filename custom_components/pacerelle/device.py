@@ -10,12 +10,20 @@ entities (added with the subentry's id, so Home Assistant removes the device wit
 subentry and leaves the agent's alone), linked to the agent's device, named as the
 subentry. It is keyed on the entry and the conversation: named again after a removal, the
 conversation gets its device back with the same id (the registry restores deleted ones).
+Renamed (the subentry's title), its device's name follows at once, without a reload: the
+registry's `name`, never `name_by_user` (a name the user gave the device wins); entity ids
+stay, friendly names follow the device's name (Home Assistant rewrites them).
 """
 
-from homeassistant.config_entries import ConfigEntry
-from homeassistant.core import HomeAssistant, callback
+from homeassistant.config_entries import (
+    SIGNAL_CONFIG_ENTRY_CHANGED,
+    ConfigEntry,
+    ConfigEntryChange,
+)
+from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
 from homeassistant.helpers import device_registry as dr
 from homeassistant.helpers.device_registry import DeviceInfo
+from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.loader import async_get_integration
 
 from .const import CONF_AGENT_NAME, DOMAIN
@@ -37,6 +45,13 @@ def device_identifiers(entry_id: str) -> set[tuple[str, str]]:
 def conversation_identifiers(entry_id: str, conversation_id: str) -> set[tuple[str, str]]:
     """The identifiers of a named conversation's device."""
     return {(DOMAIN, f"{entry_id}_conversation_{conversation_id}")}
+
+
+def is_agent_device(device: dr.AnyDeviceEntry) -> bool:
+    """Whether `device` is an entry's agent's own device: keyed on the entry alone (not a
+    named conversation's device, not another integration's)."""
+    entry_id = device.config_entry_id
+    return entry_id is not None and device_identifiers(entry_id) <= device.identifiers
 
 
 def conversation_of(device: dr.AnyDeviceEntry) -> str | None:
@@ -63,6 +78,31 @@ def conversation_device_info(
     if agent is not None:
         info["via_device_id"] = agent.id
     return info
+
+
+@callback
+def async_name_conversation_devices(hass: HomeAssistant, entry: ConfigEntry) -> None:
+    """Name each named conversation's device after its subentry's current title."""
+    registry = dr.async_get(hass)
+    for device in dr.async_entries_for_config_entry(registry, entry.entry_id):
+        subentry = entry.subentries.get(device.config_subentry_id or "")
+        if subentry is None or conversation_of(device) is None or device.name == subentry.title:
+            continue
+        registry.async_update_device(device.id, name=subentry.title)
+
+
+@callback
+def async_follow_subentry_titles(hass: HomeAssistant, entry: ConfigEntry) -> CALLBACK_TYPE:
+    """Name the devices again whenever the entry changes (a subentry renamed) while it is
+    loaded; nothing is reloaded, so the agent's connection stays. Not an update listener:
+    the options flow reloads by itself and refuses entries that have one."""
+
+    @callback
+    def entry_changed(change: ConfigEntryChange, changed: ConfigEntry) -> None:
+        if change is ConfigEntryChange.UPDATED and changed.entry_id == entry.entry_id:
+            async_name_conversation_devices(hass, entry)
+
+    return async_dispatcher_connect(hass, SIGNAL_CONFIG_ENTRY_CHANGED, entry_changed)
 
 
 async def async_register_device(hass: HomeAssistant, entry: ConfigEntry) -> dr.DeviceEntry:
