@@ -32,6 +32,8 @@ from tests.integration.test_conversation_entities import (
     ANA,
     FAMILY,
     KITCHEN,
+    OWNER_ENTITIES,
+    name_owners_conversation,
     two_named_groups,
 )
 from tests.integration.test_subentry_flow import subentry_of
@@ -145,6 +147,29 @@ async def test_a_name_the_user_gave_the_device_wins_over_the_conversations(
     await wait_until(lambda: agent.runtime.status.state is ConnectionState.CONNECTED)
     await hass.async_block_till_done()
     assert (family_device(hass).name, family_device(hass).name_by_user) == ("Familia", "Our lot")
+
+
+async def test_the_owners_conversation_renamed_while_not_loaded_is_named_at_its_start(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    agent = await two_named_groups(hass, emulator)
+    subentry = await name_owners_conversation(hass, agent)
+    entities = er.async_get(hass)
+    device_id = entities.async_get("event.owner_messages").device_id  # type: ignore[union-attr]
+    assert device_id is not None
+    assert await hass.config_entries.async_unload(agent.entry.entry_id)
+    await hass.async_block_till_done()
+    assert hass.config_entries.async_update_subentry(agent.entry, subentry, title="Moi")
+    assert await hass.config_entries.async_setup(agent.entry.entry_id)
+    await wait_until(lambda: agent.runtime.status.state is ConnectionState.CONNECTED)
+    await hass.async_block_till_done()
+    device = dr.async_get(hass).async_get(device_id)
+    assert device is not None
+    assert device.name == "Moi"
+    assert all(hass.states.get(e) is not None for e in OWNER_ENTITIES)
+    assert friendly_names(hass, OWNER_ENTITIES)[0].startswith("Moi ")
+    # The agent's device and notify.home keep the agent's name.
+    assert friendly_names(hass, ("notify.home",)) == ["Home"]
 
 
 async def ours(hass: HomeAssistant, kind: DeviceAutomationType, device_id: str) -> list[str]:
