@@ -27,6 +27,7 @@ from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.loader import async_get_integration
 
 from .const import CONF_AGENT_NAME, DOMAIN
+from .limits import MAX_CONVERSATION_NAME_CHARS
 
 MANUFACTURER = "Pacerelle"
 
@@ -35,6 +36,13 @@ def agent_name(entry: ConfigEntry) -> str:
     """The agent's name as Home Assistant shows it: the one typed when adding it, else the
     entry's title (the one rule: entities, repairs, actions and the LLM API call it)."""
     return str(entry.data.get(CONF_AGENT_NAME) or entry.title)
+
+
+def conversation_name(title: str) -> str:
+    """A named conversation's name as its device and entities show it: its subentry's
+    title, which Home Assistant's rename stores as typed, so trimmed and cut to what "Add
+    conversation" accepts; a blank one shows as "Conversation"."""
+    return title.strip()[:MAX_CONVERSATION_NAME_CHARS].strip() or "Conversation"
 
 
 def device_identifiers(entry_id: str) -> set[tuple[str, str]]:
@@ -86,9 +94,11 @@ def async_name_conversation_devices(hass: HomeAssistant, entry: ConfigEntry) -> 
     registry = dr.async_get(hass)
     for device in dr.async_entries_for_config_entry(registry, entry.entry_id):
         subentry = entry.subentries.get(device.config_subentry_id or "")
-        if subentry is None or conversation_of(device) is None or device.name == subentry.title:
+        if subentry is None or conversation_of(device) is None:
             continue
-        registry.async_update_device(device.id, name=subentry.title)
+        name = conversation_name(subentry.title)
+        if device.name != name:
+            registry.async_update_device(device.id, name=name)
 
 
 @callback

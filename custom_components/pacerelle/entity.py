@@ -35,7 +35,7 @@ from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from .client import AgentStatus, ConnectionState
 from .const import CONF_CONVERSATION_ID, CONF_RECIPIENT, SUBENTRY_CONVERSATION
-from .device import agent_name, conversation_device_info, device_identifiers
+from .device import agent_name, conversation_device_info, conversation_name, device_identifiers
 from .owner_conversation import is_owner_subentry
 from .runtime import PacerelleConfigEntry, PacerelleRuntime
 from .signals import status_signal
@@ -103,7 +103,7 @@ class NamedConversation:
             subentry.subentry_id,
             conversation_id,
             str(data.get(CONF_RECIPIENT) or "") or None,
-            subentry.title,
+            conversation_name(subentry.title),
             is_owner_subentry(entry, subentry),
         )
 

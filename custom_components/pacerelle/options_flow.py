@@ -32,7 +32,8 @@ from homeassistant.helpers.selector import (
     TextSelector,
 )
 
-from .const import CONF_CONVERSATION_ID, SUBENTRY_CONVERSATION
+from .const import CONF_CONVERSATION_ID
+from .entity import named_conversations
 from .options import (
     CONF_ASSIST_AGENT,
     CONF_ASSIST_IN_GROUPS,
@@ -157,11 +158,7 @@ class PacerelleOptionsFlow(OptionsFlowWithReload):
         runtime = getattr(entry, "runtime_data", None)
         if runtime is not None:
             labels |= {seen.conversation_id: label(seen) for seen in runtime.agent.conversations()}
-        labels |= {
-            str(subentry.data[CONF_CONVERSATION_ID]): subentry.title
-            for subentry in entry.subentries.values()
-            if subentry.subentry_type == SUBENTRY_CONVERSATION
-        }
+        labels |= {named.conversation_id: named.title for named in named_conversations(entry)}
         return [SelectOptionDict(value=cid, label=text or cid) for cid, text in labels.items()]
 
     def _usable_folder(self, path: str) -> bool:

@@ -23,6 +23,7 @@ from pytest_homeassistant_custom_component.typing import WebSocketGenerator
 from custom_components.pacerelle.client import ConnectionState, TrustState
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.device_action import async_call_action_from_config
+from custom_components.pacerelle.limits import MAX_CONVERSATION_NAME_CHARS
 from custom_components.pacerelle.signals import status_signal
 from tests.helpers.agent import Agent
 from tests.helpers.emulator import EmulatorHandle
@@ -147,6 +148,23 @@ async def test_a_name_the_user_gave_the_device_wins_over_the_conversations(
     await wait_until(lambda: agent.runtime.status.state is ConnectionState.CONNECTED)
     await hass.async_block_till_done()
     assert (family_device(hass).name, family_device(hass).name_by_user) == ("Familia", "Our lot")
+
+
+async def test_a_blank_or_overlong_rename_shows_a_bounded_name(
+    hass: HomeAssistant, emulator: EmulatorHandle, hass_ws_client: WebSocketGenerator
+) -> None:
+    """Home Assistant's rename stores the title as typed: the device shows it trimmed and cut
+    to what "Add conversation" accepts, a blank one as "Conversation"."""
+    agent = await two_named_groups(hass, emulator)
+    await rename(hass, hass_ws_client, agent, "   ")
+    await wait_until(lambda: family_device(hass).name == "Conversation")
+    await rename(hass, hass_ws_client, agent, "  " + "F" * 300)
+    await wait_until(lambda: family_device(hass).name == "F" * MAX_CONVERSATION_NAME_CHARS)
+    assert await hass.config_entries.async_reload(agent.entry.entry_id)
+    await wait_until(lambda: agent.runtime.status.state is ConnectionState.CONNECTED)
+    await hass.async_block_till_done()
+    assert family_device(hass).name == "F" * MAX_CONVERSATION_NAME_CHARS
+    assert hass.states.get("notify.family") is not None
 
 
 async def test_the_owners_conversation_renamed_while_not_loaded_is_named_at_its_start(
