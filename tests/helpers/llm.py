@@ -1,4 +1,4 @@
-"""Helpers of the LLM API and Assist bridge tests: tool calls and held requests."""
+"""Helpers of the LLM API and Assist bridge tests: the tools, tool calls and held requests."""
 
 from typing import Any
 
@@ -9,6 +9,19 @@ from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.runtime import wait_until
 
+# The Pacerelle API's tools (the MCP server offers the same).
+TOOLS = {
+    "get_status",
+    "wait_for_messages",
+    "send_message",
+    "send_widget",
+    "mark_processed",
+    "get_history",
+    "save_checkpoint",
+    "get_checkpoints",
+    "get_current_conversation",
+    "get_pending_widget",
+}
 LLM_CONTEXT = llm.LLMContext(
     platform="test", context=Context(), language="en", assistant="conversation", device_id=None
 )

@@ -22,17 +22,12 @@ from custom_components.pacerelle.client.conversations import groups
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.helpers.agent import start_agent
-from tests.helpers.assist import KITCHEN, GatedAgent
-from tests.helpers.emulator import EmulatorHandle, Installed
+from tests.helpers.assist import KITCHEN, GatedAgent, answered
+from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.llm import held
 from tests.helpers.runtime import wait_until
 
 APOLOGY = "Sorry, I could not answer that. The problem was logged in Home Assistant"
-
-
-async def answered(emulator: EmulatorHandle, installed: Installed, count: int) -> dict[str, object]:
-    """The newest of `count` messages the owner's device received."""
-    return (await emulator.wait_inbox(installed.conversation_id, count, within=20))[count - 1]
 
 
 @pytest.mark.usefixtures("kitchen_light")

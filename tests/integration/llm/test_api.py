@@ -16,20 +16,8 @@ from custom_components.pacerelle.llm.api import API_PROMPT
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.helpers.agent import start_agent
 from tests.helpers.emulator import EmulatorHandle
-from tests.helpers.llm import LLM_CONTEXT, call, held, human_says
+from tests.helpers.llm import LLM_CONTEXT, TOOLS, call, held, human_says
 
-TOOLS = {
-    "get_status",
-    "wait_for_messages",
-    "send_message",
-    "send_widget",
-    "mark_processed",
-    "get_history",
-    "save_checkpoint",
-    "get_checkpoints",
-    "get_current_conversation",
-    "get_pending_widget",
-}
 CONFIRM = {
     "type": "widget.standard",
     "v": 1,

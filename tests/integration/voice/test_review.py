@@ -21,11 +21,11 @@ from custom_components.pacerelle.options import (
 )
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.helpers.agent import start_agent
+from tests.helpers.assist import ScriptedAgent, scripted
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.runtime import wait_until
 from tests.helpers.voice import send_voice_note, wait_received_audio
 from tests.helpers.voice_assist import VoiceAssistant, async_voice_assistant, wav_note
-from tests.integration.assist.test_bridge_faults import ScriptedAgent, scripted
 
 ANSWER = "Turned on the light"
 PACERELLE_LOGGERS = "custom_components.pacerelle"
