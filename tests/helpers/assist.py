@@ -15,7 +15,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from custom_components.pacerelle.runtime import PacerelleRuntime
-from tests.helpers.agent import start_agent
+from tests.helpers.agent import Agent, start_agent
 from tests.helpers.emulator import EmulatorHandle, Installed
 
 KITCHEN = "light.kitchen_light"
@@ -58,59 +58,82 @@ def light_state(hass: HomeAssistant) -> str:
     return light.state
 
 
-class GatedAgent(conversation.AbstractConversationAgent):
+class AnyLanguageAgent(conversation.AbstractConversationAgent):
+    """A conversation agent of a test, for every language."""
+
+    @property
+    def supported_languages(self) -> Literal["*"]:
+        return MATCH_ALL
+
+
+def spoken(
+    user_input: conversation.ConversationInput, speech: str
+) -> conversation.ConversationResult:
+    """The answer `speech` to `user_input`."""
+    response = intent.IntentResponse(language=user_input.language)
+    response.async_set_speech(speech)
+    return conversation.ConversationResult(response, user_input.conversation_id)
+
+
+class GatedAgent(AnyLanguageAgent):
     """Answers once the test opens the gate."""
 
     def __init__(self) -> None:
         self.asked = asyncio.Event()
         self.gate = asyncio.Event()
 
-    @property
-    def supported_languages(self) -> Literal["*"]:
-        return MATCH_ALL
-
     async def async_process(
         self, user_input: conversation.ConversationInput
     ) -> conversation.ConversationResult:
         self.asked.set()
         await self.gate.wait()
-        response = intent.IntentResponse(language=user_input.language)
-        response.async_set_speech("Done, once you were back.")
-        return conversation.ConversationResult(response, user_input.conversation_id)
+        return spoken(user_input, "Done, once you were back.")
 
 
-class ScriptedAgent(conversation.AbstractConversationAgent):
+class ScriptedAgent(AnyLanguageAgent):
     """Answers with the next of its scripted speeches ("" is an answer with no text)."""
 
     def __init__(self, speeches: list[str]) -> None:
         self.speeches = speeches
         self.asked: list[str] = []
 
-    @property
-    def supported_languages(self) -> Literal["*"]:
-        return MATCH_ALL
-
     async def async_process(
         self, user_input: conversation.ConversationInput
     ) -> conversation.ConversationResult:
         self.asked.append(user_input.text)
-        response = intent.IntentResponse(language=user_input.language)
-        response.async_set_speech(self.speeches.pop(0))
-        return conversation.ConversationResult(response, user_input.conversation_id)
+        return spoken(user_input, self.speeches.pop(0))
+
+
+def model_of(
+    hass: HomeAssistant, agent: conversation.AbstractConversationAgent, title: str
+) -> MockConfigEntry:
+    """`agent` set as the conversation agent of a config entry of its own (a "model")."""
+    model = MockConfigEntry(domain="test", title=title)
+    model.add_to_hass(hass)
+    conversation.async_set_agent(hass, model, agent)
+    return model
+
+
+async def assisted_by(
+    hass: HomeAssistant,
+    emulator: EmulatorHandle,
+    agent: conversation.AbstractConversationAgent,
+    title: str,
+) -> Agent:
+    """A Pacerelle agent whose Assist bridge answers through `agent` (Assist set up first)."""
+    assert await async_setup_component(hass, "homeassistant", {})
+    assert await async_setup_component(hass, "conversation", {})
+    model = model_of(hass, agent, title)
+    return await start_agent(hass, emulator, options={CONF_ASSIST_AGENT: model.entry_id})
 
 
 async def scripted(
     hass: HomeAssistant, emulator: EmulatorHandle, speeches: list[str]
 ) -> tuple[Any, PacerelleRuntime, ScriptedAgent]:
-    assert await async_setup_component(hass, "homeassistant", {})
-    assert await async_setup_component(hass, "conversation", {})
-    model = MockConfigEntry(domain="test", title="Scripted model")
-    model.add_to_hass(hass)
+    """Assist answers with `speeches`, one a message; (installed, runtime, the agent)."""
     agent = ScriptedAgent(speeches)
-    conversation.async_set_agent(hass, model, agent)
-    started = await start_agent(hass, emulator, options={CONF_ASSIST_AGENT: model.entry_id})
-    installed, entry = started.installed, started.entry
-    return installed, entry.runtime_data, agent
+    started = await assisted_by(hass, emulator, agent, "Scripted model")
+    return started.installed, started.runtime, agent
 
 
 async def answered(emulator: EmulatorHandle, installed: Installed, count: int) -> dict[str, object]:

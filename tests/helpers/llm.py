@@ -6,6 +6,7 @@ from homeassistant.core import Context, HomeAssistant
 from homeassistant.helpers import llm
 
 from custom_components.pacerelle.runtime import PacerelleRuntime
+from tests.helpers.agent import Agent, start_agent
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.runtime import wait_until
 
@@ -42,6 +43,12 @@ async def human_says(
     message_id = await emulator.send(conversation_id, text=text)
     await held(runtime, message_id)
     return message_id
+
+
+async def owner_asks(hass: HomeAssistant, emulator: EmulatorHandle, text: str) -> tuple[Agent, str]:
+    """An agent started, and the owner's `text` held by it as pending; (agent, message id)."""
+    agent = await start_agent(hass, emulator)
+    return agent, await human_says(emulator, agent.runtime, agent.conversation_id, text)
 
 
 async def held(runtime: PacerelleRuntime, message_id: str) -> None:
