@@ -2,11 +2,8 @@
 
 import asyncio
 import base64
-import json
 import os
 import time
-
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.attachments import OutgoingFile
@@ -19,6 +16,7 @@ from custom_components.pacerelle.client.signal.prekeys import (
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from tests.helpers.client_agent import Recorder, connected_agent, wait_for
 from tests.helpers.emulator import EmulatorHandle
+from tests.helpers.owner_group import owner_group_key, owner_group_message
 
 
 async def _status(emulator: EmulatorHandle, agent_id: str) -> dict[str, object]:
@@ -144,36 +142,8 @@ async def test_group_message_opens_with_a_group_key_fetched_over_signal(
         await emulator.send(installed.conversation_id, text="hello")
         await wait_for(lambda: len(recorder.delivered) == 1)
         conversation = installed.conversation_id
-        key = groups.GroupKey(conversation, "gk1", 1, AESGCM.generate_key(bit_length=256))
-        device = emulator.emulator.humans.device(installed.owner_id, "1")
-        sealed = device.encrypt_for(
-            emulator.emulator, installed.agent_id, json.dumps(key.to_json()).encode()
-        )
-        await emulator.admin(
-            "POST",
-            "/group-keys",
-            {
-                "agent_id": installed.agent_id,
-                "conversation_id": conversation,
-                "key_id": "gk1",
-                "epoch": 1,
-                "sender_id": installed.owner_id,
-                "sender_device_id": "1",
-                "envelope_b64": base64.b64encode(sealed).decode(),
-            },
-        )
-        payload = groups.seal_message(key, "to everyone")
-        frame = {
-            "type": "MSG",
-            "id": "group-msg-1",
-            "conversation_id": conversation,
-            "from": installed.owner_id,
-            "from_device_id": "1",
-            "to": f"group:{conversation}",
-            "payload_b64": base64.b64encode(payload).decode(),
-            "encrypted": True,
-        }
-        await emulator.faults(inject_frames=[json.dumps(frame)])
+        key, device = await owner_group_key(emulator, installed)
+        await owner_group_message(emulator, installed, key, "group-msg-1", "to everyone")
         await wait_for(lambda: len(recorder.delivered) == 2)
         request = recorder.delivered[1]
         assert (request.text, request.is_group) == ("to everyone", True)

@@ -5,12 +5,10 @@ member's group message with the key, and its group reply reaches every member's 
 the relay's rules for groups (who writes, to whom) and key rotation are checked too.
 """
 
-import asyncio
 import base64
 import json
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -18,9 +16,8 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from tests.emulator import EmulatorConfig
 from tests.emulator.groups import KEPT_EPOCHS, MAX_MEMBERS
 from tests.emulator.reference_agent import ReferenceAgent
-from tests.emulator.test_sdk import EchoAgent, _load_sdk, _stop
+from tests.emulator.sdk_echo import EchoAgent, load_sdk, sdk_installs, stop_echo
 from tests.helpers.emulator import (
-    REDIRECT_URI,
     AdminError,
     EmulatorHandle,
     Installed,
@@ -296,31 +293,8 @@ async def test_pacerelles_own_sdk_reads_and_answers_the_group(
 ) -> None:
     """The SDK, unchanged: it fetches the members' sender keys, opens a member's group
     message with them and answers the group, which every member's devices can read."""
-    sdk = _load_sdk()
-    client_id = await emulator.register_client()
-    start = await asyncio.to_thread(
-        sdk.begin_agent_connect,
-        connect_key=await emulator.connect_key(),
-        client_id=client_id,
-        redirect_uri=REDIRECT_URI,
-        agent_name="SDK echo",
-        agent_description="Answers with what it got.",
-        base_url=emulator.base_url,
-    )
-    approved = await emulator.admin("POST", f"/requests/{start.request_id}/approve")
-    installation = await asyncio.to_thread(
-        sdk.exchange_agent_connect_code,
-        code=parse_qs(urlsplit(approved["redirect_url"]).query)["code"][0],
-        code_verifier=start.code_verifier,
-        client_id=client_id,
-        redirect_uri=REDIRECT_URI,
-        base_url=emulator.base_url,
-    )
-    runtime = await asyncio.to_thread(
-        sdk.request_agent_runtime_token,
-        installation_token=installation.installation_token,
-        base_url=emulator.base_url,
-    )
+    sdk = load_sdk()
+    _installation, runtime = await sdk_installs(emulator, sdk)
     agent = EchoAgent(sdk, emulator.base_url, runtime, tmp_path)
     agent.thread.start()
     try:
@@ -350,4 +324,4 @@ async def test_pacerelles_own_sdk_reads_and_answers_the_group(
         ]
         await emulator.wait_agent(runtime.agent_id, lambda status: not status["queued"])
     finally:
-        await _stop(emulator, agent, runtime.agent_id)
+        await stop_echo(emulator, agent, runtime.agent_id)

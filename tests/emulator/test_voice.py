@@ -18,8 +18,8 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from tests.emulator import EmulatorConfig
 from tests.emulator.agent_api import GCM_TAG_BYTES
 from tests.emulator.reference_agent import ReferenceAgent
+from tests.emulator.sdk_echo import EchoAgent, load_sdk, runtime_token, stop_echo
 from tests.emulator.state import Json
-from tests.emulator.test_sdk import EchoAgent, _load_sdk, _stop
 from tests.helpers.emulator import AdminError, EmulatorHandle, Installed, running_emulator
 from tests.helpers.voice import (
     audio_duration_ms,
@@ -249,13 +249,9 @@ async def test_pacerelles_sdk_hears_the_voice_note_and_answers_in_audio(
 ) -> None:
     """The SDK reads the emulator's voice note as an app's (AgentAttachment with the audio
     mime and duration_ms) and its audio answer reads back through the harness."""
-    sdk = _load_sdk()
+    sdk = load_sdk()
     installed = await emulator.install()
-    runtime = await asyncio.to_thread(
-        sdk.request_agent_runtime_token,
-        installation_token=installed.installation_token,
-        base_url=emulator.base_url,
-    )
+    runtime = await runtime_token(emulator, sdk, installed.installation_token)
     VoiceEchoAgent.heard.clear()
     agent = VoiceEchoAgent(sdk, emulator.base_url, runtime, tmp_path)
     agent.thread.start()
@@ -266,7 +262,7 @@ async def test_pacerelles_sdk_hears_the_voice_note_and_answers_in_audio(
         await send_voice_note(emulator, installed.conversation_id, audio, mime)
         [answer] = await wait_received_audio(emulator, installed.conversation_id)
     finally:
-        await _stop(emulator, agent, runtime.agent_id)
+        await stop_echo(emulator, agent, runtime.agent_id)
     [heard] = VoiceEchoAgent.heard
     assert (heard.mime, heard.duration_ms, heard.name) == (mime, duration, "voice-note.ogg")
     assert (answer.data, answer.mime, answer.duration_ms) == (audio, mime, duration)

@@ -23,6 +23,29 @@ def strings() -> dict[str, Any]:
     return loaded
 
 
+async def start_naming(hass: HomeAssistant, agent: Agent) -> Any:
+    """ "Add conversation" opened: its first form."""
+    return await hass.config_entries.subentries.async_init(
+        (agent.entry.entry_id, SUBENTRY_CONVERSATION), context={"source": SOURCE_USER}
+    )
+
+
+async def name_flow(hass: HomeAssistant, agent: Agent, conversation_id: str, title: str) -> Any:
+    """ "Add conversation" filled in with the id and the name; the flow's result, unchecked."""
+    form = await start_naming(hass, agent)
+    return await hass.config_entries.subentries.async_configure(
+        form["flow_id"], {"conversation_id": conversation_id, "name": title}
+    )
+
+
+def the_subentry(agent: Agent, conversation_id: str) -> ConfigSubentry:
+    """The one subentry that names the conversation (there must be exactly one)."""
+    (found,) = [
+        s for s in agent.entry.subentries.values() if s.data["conversation_id"] == conversation_id
+    ]
+    return found
+
+
 def subentry_of(agent: Agent, conversation_id: str) -> ConfigSubentry | None:
     found = [
         s for s in agent.entry.subentries.values() if s.data["conversation_id"] == conversation_id
@@ -40,13 +63,7 @@ async def name_conversation(
     hass: HomeAssistant, agent: Agent, conversation_id: str, title: str
 ) -> str:
     """Name it through "Add conversation"; its notify entity, once its state is written."""
-    flows = hass.config_entries.subentries
-    form = await flows.async_init(
-        (agent.entry.entry_id, SUBENTRY_CONVERSATION), context={"source": SOURCE_USER}
-    )
-    done = await flows.async_configure(
-        form["flow_id"], {"conversation_id": conversation_id, "name": title}
-    )
+    done = await name_flow(hass, agent, conversation_id, title)
     assert done["type"] is FlowResultType.CREATE_ENTRY, done
     await wait_until(lambda: notify_of(hass, agent, conversation_id) is not None)
     entity_id = notify_of(hass, agent, conversation_id)

@@ -24,9 +24,8 @@ from pytest_homeassistant_custom_component.common import (
     mock_platform,
 )
 
-from tests.scenarios.test_develop_config import develop_config
+from tests.helpers.develop import ROOT, develop_config
 
-ROOT: Final = Path(__file__).resolve().parents[2]
 DEMO: Final = ROOT / "scripts" / "lib" / "demo" / "pacerelle_demo"
 SPOKEN: Final = ROOT / "tests" / "data" / "voice"  # made by make_spoken_commands.py
 KITCHEN_LIGHT: Final = "light.kitchen_light"

@@ -1,4 +1,4 @@
-"""Helpers of the LLM API and Assist bridge tests: tool calls and held requests."""
+"""Helpers of the LLM API and Assist bridge tests: the tools, tool calls and held requests."""
 
 from typing import Any
 
@@ -6,9 +6,23 @@ from homeassistant.core import Context, HomeAssistant
 from homeassistant.helpers import llm
 
 from custom_components.pacerelle.runtime import PacerelleRuntime
+from tests.helpers.agent import Agent, start_agent
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.runtime import wait_until
 
+# The Pacerelle API's tools (the MCP server offers the same).
+TOOLS = {
+    "get_status",
+    "wait_for_messages",
+    "send_message",
+    "send_widget",
+    "mark_processed",
+    "get_history",
+    "save_checkpoint",
+    "get_checkpoints",
+    "get_current_conversation",
+    "get_pending_widget",
+}
 LLM_CONTEXT = llm.LLMContext(
     platform="test", context=Context(), language="en", assistant="conversation", device_id=None
 )
@@ -29,6 +43,12 @@ async def human_says(
     message_id = await emulator.send(conversation_id, text=text)
     await held(runtime, message_id)
     return message_id
+
+
+async def owner_asks(hass: HomeAssistant, emulator: EmulatorHandle, text: str) -> tuple[Agent, str]:
+    """An agent started, and the owner's `text` held by it as pending; (agent, message id)."""
+    agent = await start_agent(hass, emulator)
+    return agent, await human_says(emulator, agent.runtime, agent.conversation_id, text)
 
 
 async def held(runtime: PacerelleRuntime, message_id: str) -> None:

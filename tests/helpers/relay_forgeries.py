@@ -1,9 +1,13 @@
-"""Group sender keys a lying relay delivers over Signal sessions of its own making."""
+"""Group sender keys a lying relay delivers over Signal sessions of its own making, and the
+frames it keeps to replay."""
 
 import base64
 import json
 import os
 from collections.abc import Mapping
+from typing import Any
+
+import pytest
 
 from tests.emulator.human_side import HumanDevice
 from tests.emulator.state import GroupRecord
@@ -92,3 +96,17 @@ def relay_opens_session_as(
     relay_delivers_sender_key(
         emulator, agent, group, user_id, sealer=impostor, key_id="gk-impostor"
     )
+
+
+def relayed_frames(emulator: EmulatorHandle, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every frame the relay routes to an agent, as a hostile relay would keep them."""
+    hub = emulator.emulator.hub
+    kept: list[Any] = []
+    enqueue = hub.enqueue
+
+    async def keeping(agent_id: str, envelope: Any) -> None:
+        kept.append(dict(envelope))
+        await enqueue(agent_id, envelope)
+
+    monkeypatch.setattr(hub, "enqueue", keeping)
+    return kept

@@ -36,15 +36,23 @@ async def a_new_phone(
     return agent, message_id
 
 
-async def forged_text(emulator: EmulatorHandle, installed: Any, sender: str, text: str) -> str:
-    """A real Signal message from another person, injected as the relay would route it."""
+async def forged_text(
+    emulator: EmulatorHandle,
+    installed: Any,
+    sender: str,
+    text: str,
+    *,
+    conversation_id: str | None = None,
+) -> str:
+    """A real Signal message from another person's phone 1, injected as the relay would route
+    it, in the owner's conversation or `conversation_id`; its message id."""
     sealed = emulator.emulator.humans.device(sender, "1").encrypt_for(
         emulator.emulator, installed.agent_id, text.encode()
     )
     frame = {
         "type": "MSG",
         "id": f"{sender}-1",
-        "conversation_id": installed.conversation_id,
+        "conversation_id": conversation_id or installed.conversation_id,
         "from": sender,
         "from_device_id": "1",
         "to": installed.agent_id,

@@ -1,15 +1,14 @@
 """Options flow: the agent's settings, through the frontend's options API."""
 
 from pathlib import Path
-from typing import Any
 
 import pytest
-from homeassistant.config_entries import ConfigEntry, ConfigEntryState
+from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.options import AgentOptions
 from tests.helpers.config_flow_driver import FlowDriver
+from tests.helpers.options_flow import installed_entry, open_options, submit_options, suggested
 
 pytest_plugins = ["tests.helpers.config_flow_fixtures"]
 
@@ -18,31 +17,6 @@ pytest_plugins = ["tests.helpers.config_flow_fixtures"]
 def hass_config_dir(hass_tmp_config_dir: str) -> str:
     """Stores are real files: keep them in the test's own directory."""
     return hass_tmp_config_dir
-
-
-OPTIONS_API = "/api/config/config_entries/options/flow"
-
-
-async def _entry(hass: HomeAssistant, driver: FlowDriver) -> ConfigEntry:
-    assert (await driver.install())["type"] == "create_entry"
-    [entry] = hass.config_entries.async_entries(DOMAIN)
-    return entry
-
-
-async def _open(driver: FlowDriver, entry: ConfigEntry) -> dict[str, Any]:
-    return await driver.request("POST", OPTIONS_API, {"handler": entry.entry_id})
-
-
-def _suggested(form: dict[str, Any]) -> dict[str, Any]:
-    """Field name -> suggested value, sections included, as the frontend shows them."""
-    values: dict[str, Any] = {}
-    for field in form["data_schema"]:
-        if field.get("type") == "expandable":
-            values[field["name"]] = _suggested({"data_schema": field["schema"]})
-            continue
-        suggested = (field.get("description") or {}).get("suggested_value", field.get("default"))
-        values[field["name"]] = suggested
-    return values
 
 
 def test_defaults_work_for_an_entry_without_options() -> None:
@@ -58,10 +32,10 @@ def test_defaults_work_for_an_entry_without_options() -> None:
 async def test_options_shown_saved_and_reloaded(
     hass: HomeAssistant, driver: FlowDriver, tmp_path: Path
 ) -> None:
-    entry = await _entry(hass, driver)
-    form = await _open(driver, entry)
+    entry = await installed_entry(hass, driver)
+    form = await open_options(driver, entry)
     assert (form["type"], form["step_id"]) == ("form", "init")
-    assert _suggested(form) == {
+    assert suggested(form) == {
         "media_folder": "",
         "assist_agent": None,
         "assist_in_groups": False,
@@ -92,36 +66,18 @@ async def test_options_shown_saved_and_reloaded(
         "voice_spoken_answer": True,
         "debugging": {"encrypted": False},
     }
-    result = await driver.request("POST", f"{OPTIONS_API}/{form['flow_id']}", chosen)
+    result = await submit_options(driver, form, chosen)
     assert result["type"] == "create_entry"
-    assert entry.options == {
-        "encrypted": False,
-        "media_folder": str(folder),
-        "assist_agent": "conversation.home_assistant",
-        "assist_in_groups": True,
-        "llm_conversations": ["conv_family"],
-        "voice_pipeline": "preferred",
-        "voice_transcripts": True,
-        "voice_spoken_answer": True,
-    }
+    # Saved flat: the section's field beside the others.
+    saved = {name: value for name, value in chosen.items() if name != "debugging"}
+    assert entry.options == {**saved, "encrypted": False}
     await hass.async_block_till_done()
     assert entry.state is ConfigEntryState.LOADED
 
     # Shown again as saved; emptied fields really become empty.
-    form = await _open(driver, entry)
-    assert _suggested(form) == {
-        "media_folder": str(folder),
-        "assist_agent": "conversation.home_assistant",
-        "assist_in_groups": True,
-        "llm_conversations": ["conv_family"],
-        "voice_pipeline": "preferred",
-        "voice_transcripts": True,
-        "voice_spoken_answer": True,
-        "debugging": {"encrypted": False},
-    }
-    result = await driver.request(
-        "POST", f"{OPTIONS_API}/{form['flow_id']}", {"debugging": {"encrypted": True}}
-    )
+    form = await open_options(driver, entry)
+    assert suggested(form) == chosen
+    result = await submit_options(driver, form, {"debugging": {"encrypted": True}})
     assert result["type"] == "create_entry"
     assert AgentOptions.from_options(entry.options) == AgentOptions()
 
@@ -129,13 +85,13 @@ async def test_options_shown_saved_and_reloaded(
 async def test_media_folder_must_be_usable(
     hass: HomeAssistant, driver: FlowDriver, tmp_path: Path
 ) -> None:
-    entry = await _entry(hass, driver)
+    entry = await installed_entry(hass, driver)
     hass.config.allowlist_external_dirs.add(str(tmp_path))
-    form = await _open(driver, entry)
+    form = await open_options(driver, entry)
     for folder in ("/etc", "relative/folder", str(tmp_path / "missing")):
         body = {"media_folder": folder, "debugging": {"encrypted": True}}
-        form = await driver.request("POST", f"{OPTIONS_API}/{form['flow_id']}", body)
+        form = await submit_options(driver, form, body)
         assert (form["type"], form["errors"]) == ("form", {"media_folder": "invalid_media_folder"})
         # The rejected value stays in the field, to be corrected.
-        assert _suggested(form)["media_folder"] == folder
+        assert suggested(form)["media_folder"] == folder
     assert entry.options == {}

@@ -26,18 +26,17 @@ from custom_components.pacerelle.device_action import async_call_action_from_con
 from custom_components.pacerelle.limits import MAX_CONVERSATION_NAME_CHARS
 from custom_components.pacerelle.signals import status_signal
 from tests.helpers.agent import Agent
+from tests.helpers.conversations import the_subentry
 from tests.helpers.emulator import EmulatorHandle
-from tests.helpers.groups import member_writes
+from tests.helpers.groups import ANA, member_writes
 from tests.helpers.runtime import wait_until
-from tests.integration.test_conversation_entities import (
-    ANA,
+from tests.integration.named_conversations import (
     FAMILY,
     KITCHEN,
     OWNER_ENTITIES,
     name_owners_conversation,
     two_named_groups,
 )
-from tests.integration.test_subentry_flow import subentry_of
 
 
 def family_device(hass: HomeAssistant) -> dr.DeviceEntry:
@@ -55,7 +54,7 @@ async def rename(
     """Rename the family's subentry as the frontend does (its websocket command)."""
     assert await async_setup_component(hass, "config", {})
     client = await hass_ws_client(hass)
-    subentry = subentry_of(agent, agent.groups["Family"])
+    subentry = the_subentry(agent, agent.groups["Family"])
     await client.send_json_auto_id(
         {
             "type": "config_entries/subentries/update",

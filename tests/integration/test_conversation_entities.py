@@ -6,14 +6,12 @@ unavailable until it is back; removing the name removes only its device and enti
 The owner's direct conversation, named, gets the same but for a notify entity (notify.home
 is its), and its event entity fires for direct messages only."""
 
-from types import MappingProxyType
 from typing import Any
 
 from homeassistant.components.device_automation import (
     DeviceAutomationType,
     async_get_device_automations,
 )
-from homeassistant.config_entries import ConfigSubentry
 from homeassistant.const import STATE_UNAVAILABLE, STATE_UNKNOWN
 from homeassistant.core import Event, HomeAssistant
 from homeassistant.helpers import device_registry as dr
@@ -28,53 +26,21 @@ from pytest_homeassistant_custom_component.common import (
 from custom_components.pacerelle.client import ConnectionState, TrustState
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.group_membership import GROUP_CHECK_INTERVAL
-from tests.helpers.agent import OWNER, Agent, add_group, start_agent
+from tests.helpers.conversations import name_flow, the_subentry
 from tests.helpers.emulator import EmulatorHandle
-from tests.helpers.groups import family_group, member_writes
+from tests.helpers.groups import member_writes
 from tests.helpers.readme import README
 from tests.helpers.runtime import wait_until
 from tests.helpers.services import human_writes
-from tests.integration.test_subentry_flow import name, subentry_of
+from tests.integration.named_conversations import (
+    FAMILY,
+    KITCHEN,
+    OWNER_ENTITIES,
+    name_owners_conversation,
+    two_named_groups,
+)
 
 ANA, BEN = "usr_ana", "usr_ben"
-FAMILY = ("notify.family", "event.family_messages", "sensor.family_members")
-KITCHEN = ("notify.kitchen", "event.kitchen_messages", "sensor.kitchen_members")
-OWNER_ENTITIES = ("event.owner_messages", "sensor.owner_members")
-
-
-async def two_named_groups(hass: HomeAssistant, emulator: EmulatorHandle) -> Agent:
-    """The family group (owner, Ana, Ben) and the kitchen group (owner, Ana), both named,
-    after the owner wrote directly (trusted on first use) and in each group."""
-    agent = await start_agent(hass, emulator)
-    family, _ = await family_group(emulator, agent)
-    kitchen = await add_group(emulator, agent, "Kitchen", [OWNER, ANA])
-    await human_writes(emulator, agent, text="hello")
-    owner = agent.installed.owner_id
-    await member_writes(emulator, agent, family, text="hi family", user_id=owner)
-    await member_writes(emulator, agent, kitchen, text="hi kitchen", user_id=owner)
-    await name(hass, agent, family, "Family")
-    await name(hass, agent, kitchen, "Kitchen")
-    await wait_until(lambda: all(hass.states.get(e) for e in (*FAMILY, *KITCHEN)))
-    return agent
-
-
-async def name_owners_conversation(hass: HomeAssistant, agent: Agent) -> ConfigSubentry:
-    """The owner's direct conversation named "Owner", as the entry's flow and migration
-    name it."""
-    made = [s for s in agent.entry.subentries.values() if s.unique_id == agent.conversation_id]
-    if made:  # entries made by the flow name it from the start
-        await wait_until(lambda: all(hass.states.get(e) for e in OWNER_ENTITIES))
-        return made[0]
-    data = {"conversation_id": agent.conversation_id, "recipient": agent.installed.owner_id}
-    subentry = ConfigSubentry(
-        data=MappingProxyType(data),
-        subentry_type="conversation",
-        title="Owner",
-        unique_id=agent.conversation_id,
-    )
-    assert hass.config_entries.async_add_subentry(agent.entry, subentry)
-    await wait_until(lambda: all(hass.states.get(e) for e in OWNER_ENTITIES))
-    return subentry
 
 
 async def next_check(hass: HomeAssistant, intervals: int = 1) -> None:
@@ -100,7 +66,7 @@ async def test_a_named_group_has_its_own_device_beside_the_agents(
 ) -> None:
     agent = await two_named_groups(hass, emulator)
     entities, devices = er.async_get(hass), dr.async_get(hass)
-    subentry = subentry_of(agent, agent.groups["Family"])
+    subentry = the_subentry(agent, agent.groups["Family"])
     (device_id,) = {entities.async_get(e).device_id for e in FAMILY}  # type: ignore[union-attr]
     assert device_id is not None
     device = devices.async_get(device_id)
@@ -324,7 +290,7 @@ async def test_removing_the_name_removes_its_device_and_naming_again_keeps_ids(
     keys, book = set(client.data.conversations.group_keys), agent.runtime.trust.book
     home = [e.entity_id for e in er.async_entries_for_device(entities, agent.device_id(hass))]
 
-    subentry = subentry_of(agent, family)
+    subentry = the_subentry(agent, family)
     assert hass.config_entries.async_remove_subentry(agent.entry, subentry.subentry_id)
     await hass.async_block_till_done()
     assert devices.async_get(device_id) is None  # type: ignore[arg-type]
@@ -337,7 +303,7 @@ async def test_removing_the_name_removes_its_device_and_naming_again_keeps_ids(
     assert set(client.data.conversations.group_keys) == keys
     assert agent.runtime.trust.book == book
 
-    await name(hass, agent, family, "Family")
+    await name_flow(hass, agent, family, "Family")
     await wait_until(lambda: all(hass.states.get(e) for e in FAMILY))
     assert [entities.async_get(e).unique_id for e in FAMILY] == unique_ids  # type: ignore[union-attr]
     again = entities.async_get("notify.family").device_id  # type: ignore[union-attr]

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from homeassistant.components.notify import ATTR_MESSAGE, SERVICE_SEND_MESSAGE
 from homeassistant.components.notify import DOMAIN as NOTIFY_DOMAIN
-from homeassistant.config_entries import ConfigSubentry
 from homeassistant.const import ATTR_ENTITY_ID
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType
@@ -20,7 +19,8 @@ from homeassistant.helpers import entity_registry as er
 import custom_components.pacerelle
 from custom_components.pacerelle.client import ConnectionState
 from custom_components.pacerelle.const import SUBENTRY_CONVERSATION
-from tests.helpers.agent import Agent, start_agent
+from tests.helpers.agent import start_agent
+from tests.helpers.conversations import name_flow, notify_of, start_naming, the_subentry
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.groups import DEVICES, family_group, member_writes
 from tests.helpers.runtime import wait_until
@@ -30,12 +30,6 @@ STRINGS = Path(custom_components.pacerelle.__file__).parent / "strings.json"
 ANA, BEN = "usr_ana", "usr_ben"
 
 
-async def start_flow(hass: HomeAssistant, agent: Agent) -> Any:
-    return await hass.config_entries.subentries.async_init(
-        (agent.entry.entry_id, SUBENTRY_CONVERSATION), context={"source": "user"}
-    )
-
-
 def offered(form: Any) -> list[str]:
     """The conversation ids the form's list offers."""
     assert form["type"] is FlowResultType.FORM, form
@@ -43,25 +37,6 @@ def offered(form: Any) -> list[str]:
         if str(marker) == "conversation_id":
             return [option["value"] for option in selector.config["options"]]
     raise AssertionError("no conversation list")
-
-
-async def name(hass: HomeAssistant, agent: Agent, conversation_id: str, title: str) -> Any:
-    form = await start_flow(hass, agent)
-    return await hass.config_entries.subentries.async_configure(
-        form["flow_id"], {"conversation_id": conversation_id, "name": title}
-    )
-
-
-def subentry_of(agent: Agent, conversation_id: str) -> ConfigSubentry:
-    (found,) = [
-        s for s in agent.entry.subentries.values() if s.data["conversation_id"] == conversation_id
-    ]
-    return found
-
-
-def notify_of(hass: HomeAssistant, agent: Agent, conversation_id: str) -> str | None:
-    unique_id = f"{agent.entry.entry_id}_conversation_{conversation_id}"
-    return er.async_get(hass).async_get_entity_id(NOTIFY_DOMAIN, "pacerelle", unique_id)
 
 
 async def notify(hass: HomeAssistant, entity_id: str, message: str) -> None:
@@ -83,7 +58,7 @@ async def test_a_group_is_named_and_its_notify_reaches_all_its_members_devices(
     await human_writes(emulator, agent, text="hello")
     await member_writes(emulator, agent, group_id, text="hi", user_id=ANA)
 
-    form = await start_flow(hass, agent)
+    form = await start_naming(hass, agent)
     # The group, not the owner's direct conversation (the agent's own notify is that one).
     assert offered(form) == [group_id]
     (label,) = [o["label"] for o in form["data_schema"].schema["conversation_id"].config["options"]]
@@ -92,7 +67,7 @@ async def test_a_group_is_named_and_its_notify_reaches_all_its_members_devices(
         form["flow_id"], {"conversation_id": group_id, "name": "Family"}
     )
     assert done["type"] is FlowResultType.CREATE_ENTRY, done
-    subentry = subentry_of(agent, group_id)
+    subentry = the_subentry(agent, group_id)
     assert (subentry.title, subentry.data["recipient"]) == ("Family", f"group:{group_id}")
 
     entity_id = notify_of(hass, agent, group_id)
@@ -135,7 +110,8 @@ async def test_a_named_group_without_a_trusted_member_gets_nothing(
     group_id = agent.groups["Neighbours"]
     asked = await member_writes(emulator, agent, group_id, text="parcel?", user_id=BEN)
     assert asked["trusted"] is False
-    assert (await name(hass, agent, group_id, "Neighbours"))["type"] is FlowResultType.CREATE_ENTRY
+    named = await name_flow(hass, agent, group_id, "Neighbours")
+    assert named["type"] is FlowResultType.CREATE_ENTRY
     entity_id = notify_of(hass, agent, group_id)
     assert entity_id is not None
     await wait_until(lambda: hass.states.get(entity_id) is not None)
@@ -155,14 +131,14 @@ async def test_removing_the_name_removes_only_its_entity(
     group_id, members = await family_group(emulator, agent)
     await human_writes(emulator, agent, text="hello")
     await member_writes(emulator, agent, group_id, text="hi", user_id=ANA)
-    await name(hass, agent, group_id, "Family")
+    await name_flow(hass, agent, group_id, "Family")
     entity_id = notify_of(hass, agent, group_id)
     assert entity_id is not None
     await wait_until(lambda: hass.states.get(entity_id) is not None)
     client = agent.runtime.agent
     book, keys = agent.runtime.trust.book, set(client.data.conversations.group_keys)
 
-    subentry = subentry_of(agent, group_id)
+    subentry = the_subentry(agent, group_id)
     assert hass.config_entries.async_remove_subentry(agent.entry, subentry.subentry_id)
     await hass.async_block_till_done()
     assert notify_of(hass, agent, group_id) is None
@@ -176,8 +152,8 @@ async def test_removing_the_name_removes_only_its_entity(
     assert direct["text"] == "Still here"
 
     # Named again: offered again, the same entity id, and it reaches the group.
-    assert offered(await start_flow(hass, agent)) == [group_id]
-    await name(hass, agent, group_id, "Family")
+    assert offered(await start_naming(hass, agent)) == [group_id]
+    await name_flow(hass, agent, group_id, "Family")
     assert notify_of(hass, agent, group_id) == entity_id
     await wait_until(lambda: hass.states.get(entity_id) is not None)
     await notify(hass, entity_id, "Back")
@@ -191,13 +167,13 @@ async def test_an_unknown_conversation_id_aborts_with_a_translated_reason(
     agent = await start_agent(hass, emulator)
     named_from_the_start = dict(agent.entry.subentries)  # the owner's direct conversation
     # Nothing seen yet but the owner's direct conversation: nothing to name.
-    nothing = await start_flow(hass, agent)
+    nothing = await start_naming(hass, agent)
     assert (nothing["type"], nothing["reason"]) == (FlowResultType.ABORT, "no_conversations")
     assert "named already" in abort_text("no_conversations")
 
     group_id, _ = await family_group(emulator, agent)
     await member_writes(emulator, agent, group_id, text="hi", user_id=ANA)
-    form = await start_flow(hass, agent)
+    form = await start_naming(hass, agent)
     gone = await hass.config_entries.subentries.async_configure(
         form["flow_id"], {"conversation_id": "conv-nobody-knows", "name": "Ghosts"}
     )
@@ -205,12 +181,12 @@ async def test_an_unknown_conversation_id_aborts_with_a_translated_reason(
     assert gone["description_placeholders"] == {"conversation_id": "conv-nobody-knows"}
     assert "{conversation_id}" in abort_text("unknown_conversation")
     # The owner's direct conversation is not nameable twice (named with the entry).
-    direct = await name(hass, agent, agent.conversation_id, "Me")
+    direct = await name_flow(hass, agent, agent.conversation_id, "Me")
     assert (direct["type"], direct["reason"]) == (FlowResultType.ABORT, "already_named")
     assert agent.entry.subentries == named_from_the_start
 
     # Two tabs show the form; the second submits after the first named the group.
-    first, second = await start_flow(hass, agent), await start_flow(hass, agent)
+    first, second = await start_naming(hass, agent), await start_naming(hass, agent)
     for tab in (first, second):
         assert offered(tab) == [group_id]
     named = await hass.config_entries.subentries.async_configure(
@@ -235,7 +211,7 @@ async def test_a_pasted_text_that_is_no_id_gets_the_form_again_with_why(
     group_id, _ = await family_group(emulator, agent)
     await member_writes(emulator, agent, group_id, text="hi", user_id=ANA)
     for pasted in ("c" * 300, "conv\n1", group_id + "\x00"):
-        form = await start_flow(hass, agent)
+        form = await start_naming(hass, agent)
         refused = await hass.config_entries.subentries.async_configure(
             form["flow_id"], {"conversation_id": pasted, "name": "Family"}
         )
@@ -247,13 +223,13 @@ async def test_a_pasted_text_that_is_no_id_gets_the_form_again_with_why(
         assert "not a conversation id" in errors["error"]["invalid_conversation_id"]
 
     long_unknown = "conv-" + "x" * 195  # an id (up to 256 characters), of no conversation
-    form = await start_flow(hass, agent)
+    form = await start_naming(hass, agent)
     gone = await hass.config_entries.subentries.async_configure(
         form["flow_id"], {"conversation_id": long_unknown, "name": "Ghosts"}
     )
     assert (gone["type"], gone["reason"]) == (FlowResultType.ABORT, "unknown_conversation")
     assert gone["description_placeholders"] == {"conversation_id": long_unknown}
-    named = await name(hass, agent, group_id, "Family")
+    named = await name_flow(hass, agent, group_id, "Family")
     assert named["type"] is FlowResultType.CREATE_ENTRY
 
 
@@ -261,7 +237,7 @@ async def test_naming_needs_a_running_agent(hass: HomeAssistant, emulator: Emula
     agent = await start_agent(hass, emulator)
     named_from_the_start = dict(agent.entry.subentries)
     assert await hass.config_entries.async_unload(agent.entry.entry_id)
-    stopped = await start_flow(hass, agent)
+    stopped = await start_naming(hass, agent)
     assert (stopped["type"], stopped["reason"]) == (FlowResultType.ABORT, "agent_not_loaded")
     assert "not running" in abort_text("agent_not_loaded")
     assert agent.entry.subentries == named_from_the_start

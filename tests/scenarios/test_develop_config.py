@@ -6,10 +6,8 @@ from `.storage/http` once Home Assistant has written it, and a new install's por
 with SETUP_PORT, which Home Assistant's http integration reads.
 """
 
-import importlib.util
 import json
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -18,21 +16,7 @@ from homeassistant.components import default_config
 from homeassistant.components.http.config import default_server_port
 from homeassistant.util.yaml import load_yaml
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _develop_config() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "develop_config", ROOT / "scripts" / "lib" / "develop_config.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-develop_config = _develop_config()
+from tests.helpers.develop import develop_config
 
 
 def _load(config_dir: Path) -> dict[str, Any]:

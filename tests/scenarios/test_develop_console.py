@@ -1,27 +1,13 @@
 """scripts/develop's console (issue 15, item 5): only our errors reach it from the log files."""
 
-import importlib.util
 import os
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers.develop import script_module
 
-
-def _console_filter() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "console_filter", ROOT / "scripts" / "lib" / "console_filter.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-console_filter = _console_filter()
+console_filter = script_module("console_filter")
 
 
 @pytest.mark.parametrize(

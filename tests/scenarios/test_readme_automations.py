@@ -27,10 +27,10 @@ from pytest_homeassistant_custom_component.common import (
 )
 
 from tests.helpers.agent import start_agent
+from tests.helpers.develop import ROOT, develop_config
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.groups import named_family
 from tests.helpers.runtime import wait_until
-from tests.scenarios.test_develop_config import ROOT, develop_config
 
 README = ROOT / "README.md"
 DEMO_CAMERA = ROOT / "scripts" / "lib" / "demo" / "pacerelle_demo" / "camera.py"

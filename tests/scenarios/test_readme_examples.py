@@ -1,40 +1,23 @@
 """The README's automation examples, as written there, run against the emulator."""
 
-from typing import Any
-
 import pytest
-from homeassistant.components.camera import Camera
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import (
-    MockModule,
-    MockPlatform,
     async_capture_events,
     async_mock_service,
-    mock_integration,
-    mock_platform,
 )
 
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from tests.helpers.agent import Agent, start_agent
+from tests.helpers.cameras import add_camera
 from tests.helpers.conversations import name_conversation
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.entities import wait_state
+from tests.helpers.group_ask import answer, trusted_family, widget_on_every_phone
 from tests.helpers.groups import DEVICES, named_family
-from tests.helpers.readme import example
+from tests.helpers.readme import automate, example
 from tests.helpers.runtime import wait_until
-from tests.integration.actions.test_ask_group import (
-    answer,
-    trusted_family,
-    widget_on_every_phone,
-)
-
-PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(48))
-
-
-async def automate(hass: HomeAssistant, config: dict[str, Any]) -> None:
-    assert await async_setup_component(hass, "automation", {"automation": [config]})
-    await hass.async_block_till_done()
 
 
 async def answered(hass: HomeAssistant, setup: Agent) -> None:
@@ -84,26 +67,8 @@ async def test_ask_before_unlocking(
     assert await hass.config_entries.async_unload(setup.entry.entry_id)
 
 
-class _FrontDoor(Camera):
-    _attr_name = "Front door"
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.content_type = "image/png"
-
-    async def async_camera_image(
-        self, width: int | None = None, height: int | None = None
-    ) -> bytes | None:
-        return PNG
-
-
 async def test_doorbell_snapshot(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
-    async def setup_platform(hass: HomeAssistant, config: Any, add: Any, info: Any = None) -> None:
-        add([_FrontDoor()])
-
-    mock_integration(hass, MockModule("test"))
-    mock_platform(hass, "test.camera", MockPlatform(async_setup_platform=setup_platform))
-    assert await async_setup_component(hass, "camera", {"camera": {"platform": "test"}})
+    await add_camera(hass, "Front door")
     setup = await start_agent(hass, emulator)
     conversation = setup.installed.conversation_id
     await emulator.send(conversation, text="hi")  # the person speaks first

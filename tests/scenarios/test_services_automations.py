@@ -1,22 +1,15 @@
 """The README's automations, for real: answer "status", send a snapshot when the doorbell rings."""
 
 import base64
-from typing import Any
 
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
-from pytest_homeassistant_custom_component.common import (
-    MockModule,
-    MockPlatform,
-    mock_integration,
-    mock_platform,
-)
 
 from tests.helpers.agent import start_agent
+from tests.helpers.cameras import PNG, add_camera
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.runtime import wait_until
 from tests.helpers.services import human_writes
-from tests.integration.actions.test_send import PNG, _Doorbell
 
 ANSWER_STATUS = {
     "alias": "Answer status",
@@ -70,12 +63,7 @@ async def test_answer_status(hass: HomeAssistant, emulator: EmulatorHandle) -> N
 
 
 async def test_doorbell_snapshot(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
-    async def setup_platform(hass: HomeAssistant, config: Any, add: Any, info: Any = None) -> None:
-        add([_Doorbell()])
-
-    mock_integration(hass, MockModule("test"))
-    mock_platform(hass, "test.camera", MockPlatform(async_setup_platform=setup_platform))
-    assert await async_setup_component(hass, "camera", {"camera": {"platform": "test"}})
+    await add_camera(hass, "Doorbell", "doorbell")
     assert await async_setup_component(hass, "input_boolean", {"input_boolean": {"doorbell": {}}})
     agent = await start_agent(hass, emulator, spoken=True)
     assert await async_setup_component(hass, "automation", {"automation": [DOORBELL_SNAPSHOT]})

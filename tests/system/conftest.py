@@ -1,6 +1,18 @@
-"""Every test under tests/system/ is a system test (real processes): `-m system` selects them."""
+"""Every test under tests/system/ is a system test (real processes): `-m system` selects them.
+The `system` fixture runs one, emulator and Home Assistant, in the test's tmp_path."""
+
+from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
+
+from tests.system.harness import System, running_system
+
+
+@pytest.fixture
+async def system(tmp_path: Path, socket_enabled: None) -> AsyncIterator[System]:
+    async with running_system(tmp_path) as running:
+        yield running
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -19,6 +19,8 @@ from tests.helpers.emulator import EmulatorHandle
 from tests.system.home_assistant_api import HomeAssistantApi, read_event_log, wait_for
 from tests.system.processes import EmulatorProcess, HomeAssistantProcess, log_tail
 
+# How long a message sent by the human device may take to fire its event.
+EVENT_TIMEOUT = 20.0
 ONLINE_TIMEOUT = 30.0
 ENTRY_SAVE_TIMEOUT = 10.0
 POLL_SECONDS = 0.02

@@ -23,9 +23,8 @@ from typing import Any
 from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.store.agent_store import migrate
 from tests.helpers.backup_files import store_files_of
-from tests.system.harness import Agent, System, running_system
+from tests.system.harness import EVENT_TIMEOUT, Agent, System, running_system
 from tests.system.home_assistant_api import HomeAssistantSocket, wait_for
-from tests.system.test_system import EVENT_TIMEOUT
 
 PADDING_BYTES = 64 * 1024 * 1024  # ~1-3 s of gzip here
 IN_WINDOW = 3  # messages sent and delivered to the agent inside the paused window

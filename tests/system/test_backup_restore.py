@@ -13,10 +13,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from tests.system.harness import Agent, System, running_system
+from tests.system.harness import EVENT_TIMEOUT, Agent, System, running_system
 from tests.system.home_assistant_api import HomeAssistantSocket
 
-EVENT_TIMEOUT = 20.0
 STALLED_RUN = 3  # client/inbox/decrypt_failures.py
 
 

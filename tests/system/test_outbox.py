@@ -7,15 +7,11 @@ read from the test-only event log (tests/system/event_log), which survives the k
 """
 
 import asyncio
-from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.system.harness import System, running_system
+from tests.system.harness import EVENT_TIMEOUT, System
 from tests.system.home_assistant_api import read_event_log
 
-EVENT_TIMEOUT = 20.0
 DELIVERY_TIMEOUT = 60.0  # a restart, then the agent's reconnection backoff
 QUEUED = 10
 SHORT_EXPIRY = 2  # seconds: these expire while Home Assistant is down
@@ -33,12 +29,6 @@ async def wait_statuses(system: System, status: str, count: int) -> list[dict[st
             if len(found) >= count:
                 return found
             await asyncio.sleep(0.05)
-
-
-@pytest.fixture
-async def system(tmp_path: Path, socket_enabled: None) -> Any:
-    async with running_system(tmp_path) as running:
-        yield running
 
 
 async def test_sends_queued_offline_survive_a_sigkill_and_arrive_once_in_order(

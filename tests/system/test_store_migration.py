@@ -18,9 +18,8 @@ from custom_components.pacerelle.client.encrypted_file import EncryptedFile
 from custom_components.pacerelle.client.state.record_store import RecordStore
 from custom_components.pacerelle.store.agent_store import migrate
 from tests.helpers.store_states import request
-from tests.system.harness import System
+from tests.system.harness import EVENT_TIMEOUT, System
 from tests.system.home_assistant_api import wait_for
-from tests.system.test_system import EVENT_TIMEOUT, system  # noqa: F401 - the fixture
 
 GROWN = 300  # pending requests of 40 K characters: ~12 MB to migrate
 KILL_POLL = 0.002
@@ -59,7 +58,7 @@ async def _pending_sensor(running: System) -> Any:
     return state["state"]
 
 
-async def test_a_sigkill_during_the_migration_loses_nothing(system: System) -> None:  # noqa: F811
+async def test_a_sigkill_during_the_migration_loses_nothing(system: System) -> None:
     agent = await system.add_agent()
     first = await system.emulator.send(agent.conversation_id, text="before the upgrade")
     await system.wait_events(1, EVENT_TIMEOUT)

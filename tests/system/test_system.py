@@ -21,15 +21,11 @@ import json
 import secrets
 import sqlite3
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest
+from tests.system.harness import EVENT_TIMEOUT, Agent, System, running_system
 
-from tests.system.harness import Agent, System, running_system
-
-EVENT_TIMEOUT = 20.0
 RECONNECT_LIMIT = 30.0
 BURST = 500
 KILL_AFTER_EVENTS = 150
@@ -37,12 +33,6 @@ KILL_POLL_SECONDS = 0.001
 BURST_TIMEOUT = 120.0
 SEND_CONCURRENCY = 8
 SHORT_TOKEN_TTL = 4.0
-
-
-@pytest.fixture
-async def system(tmp_path: Path, socket_enabled: None) -> AsyncIterator[System]:
-    async with running_system(tmp_path) as running:
-        yield running
 
 
 def _ids(events: list[dict[str, Any]]) -> list[str]:

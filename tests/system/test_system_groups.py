@@ -8,26 +8,15 @@ sender and `group: true`. Then the agent's answer to the group reaches every mem
 
 import asyncio
 import collections
-from collections.abc import AsyncIterator
-from pathlib import Path
 
-import pytest
-
-from tests.system.harness import System, running_system
+from tests.system.harness import EVENT_TIMEOUT, System
 
 MEMBERS = ("usr_demo", "usr_ana", "usr_ben")
 BURST = 300
 KILL_AFTER_EVENTS = 100
 KILL_POLL_SECONDS = 0.001
 BURST_TIMEOUT = 120.0
-EVENT_TIMEOUT = 20.0
 SEND_CONCURRENCY = 8
-
-
-@pytest.fixture
-async def system(tmp_path: Path, socket_enabled: None) -> AsyncIterator[System]:
-    async with running_system(tmp_path) as running:
-        yield running
 
 
 async def test_sigkill_in_a_group_burst_fires_each_message_once(system: System) -> None:

@@ -11,7 +11,6 @@ import base64
 import json
 import os
 import uuid
-from typing import Any
 
 import pytest
 from homeassistant.core import HomeAssistant
@@ -23,24 +22,11 @@ from tests.helpers.agent import Agent, start_agent
 from tests.helpers.assist import KITCHEN, light_state
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.groups import ASSIST_IN_GROUPS, DEVICES, family_group, member_writes
+from tests.helpers.relay_forgeries import relayed_frames
 from tests.helpers.runtime import wait_until
 
 BEN = "usr_ben"
 GHOST = "usr_ghost"
-
-
-def relayed_frames(emulator: EmulatorHandle, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """Every frame the relay routes to an agent, as a hostile relay would keep them."""
-    hub = emulator.emulator.hub
-    kept: list[Any] = []
-    enqueue = hub.enqueue
-
-    async def keeping(agent_id: str, envelope: Any) -> None:
-        kept.append(dict(envelope))
-        await enqueue(agent_id, envelope)
-
-    monkeypatch.setattr(hub, "enqueue", keeping)
-    return kept
 
 
 @pytest.mark.usefixtures("kitchen_light")

@@ -17,29 +17,7 @@ from custom_components.pacerelle.client.conversations.widgets import (
     check_widget,
 )
 from custom_components.pacerelle.client.limits import MAX_WIDGET_OPTIONS, MAX_WIDGET_TITLE_CHARS
-
-GOOD_SPECS: dict[str, dict[str, Any]] = {
-    "confirm": {"title": "Unlock?", "body": "Front door", "danger": True, "labels": {"yes": "Do"}},
-    "choice": {"title": "Mode", "options": [{"id": "a", "label": "A"}, {"id": "b", "label": "B"}]},
-    "permission": {"title": "Camera", "scopes": ["camera.read"]},
-    "form": {
-        "title": "Guest",
-        "fields": [{"name": "name", "label": "Name", "type": "text", "required": True}],
-        "submitLabel": "Save",
-    },
-    "progress": {"title": "Backup", "value": 40, "max": 80, "cancellable": True},
-    "file-picker": {
-        "title": "Photo",
-        "multiple": True,
-        "accept": ["image/*", ".pdf"],
-        "maxFiles": 3,
-    },
-    "datetime": {"title": "When", "mode": "date", "min": "2026-01-01", "max": "2026-12-31"},
-}
-
-
-def widget(kind: str, spec: Any, **extra: Any) -> dict[str, Any]:
-    return {"type": "widget.standard", "v": 1, "id": "w1", "kind": kind, "spec": spec, **extra}
+from tests.helpers.widget_specs import GOOD_SPECS, widget
 
 
 def test_every_kind_has_a_good_example() -> None:

@@ -23,9 +23,9 @@ from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.state.record_store import RecordStore
 from tests.helpers.agent import Agent, start_agent
 from tests.helpers.emulator import EmulatorHandle
+from tests.helpers.media import media_agent
 from tests.helpers.runtime import wait_until
 from tests.helpers.services import human_writes
-from tests.integration.files.test_attack import media_agent
 
 
 def _ids(agent: Agent) -> list[str]:

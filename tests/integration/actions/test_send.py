@@ -2,25 +2,15 @@
 
 import base64
 from pathlib import Path
-from typing import Any
 
-from homeassistant.components.camera import Camera
 from homeassistant.core import HomeAssistant
-from homeassistant.setup import async_setup_component
-from pytest_homeassistant_custom_component.common import (
-    MockModule,
-    MockPlatform,
-    mock_integration,
-    mock_platform,
-)
 
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from tests.helpers.agent import start_agent
+from tests.helpers.cameras import PNG, add_camera
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.runtime import wait_until
 from tests.helpers.services import call, human_writes, received, refused
-
-PNG = b"\x89PNG\r\n\x1a\n" + b"snapshot" * 100
 
 
 async def test_answer_goes_back_to_the_request(
@@ -145,28 +135,8 @@ async def test_files_are_sent_encrypted(
     assert base64.b64decode(file["content_b64"]) == report.read_bytes()
 
 
-class _Doorbell(Camera):
-    _attr_name = "Doorbell"
-    _attr_unique_id = "doorbell"
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.content_type = "image/png"
-
-    async def async_camera_image(
-        self, width: int | None = None, height: int | None = None
-    ) -> bytes | None:
-        return PNG
-
-
 async def test_camera_snapshot_is_sent(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
-    async def setup_platform(hass: HomeAssistant, config: Any, add: Any, info: Any = None) -> None:
-        add([_Doorbell()])
-
-    mock_integration(hass, MockModule("test"))
-    mock_platform(hass, "test.camera", MockPlatform(async_setup_platform=setup_platform))
-    assert await async_setup_component(hass, "camera", {"camera": {"platform": "test"}})
-    await hass.async_block_till_done()
+    await add_camera(hass, "Doorbell", "doorbell")
     agent = await start_agent(hass, emulator, spoken=True)
     await call(
         hass,

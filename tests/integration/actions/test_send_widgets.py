@@ -5,14 +5,10 @@ from typing import Any
 
 from homeassistant.core import HomeAssistant
 
-from tests.client.conversations.test_widgets import GOOD_SPECS
 from tests.helpers.agent import start_agent
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.services import call, human_writes, received, refused
-
-
-def widget(kind: str, spec: dict[str, Any], widget_id: str = "w-1") -> dict[str, Any]:
-    return {"type": "widget.standard", "v": 1, "id": widget_id, "kind": kind, "spec": spec}
+from tests.helpers.widget_specs import GOOD_SPECS, widget
 
 
 async def test_every_kind_reaches_the_person(hass: HomeAssistant, emulator: EmulatorHandle) -> None:

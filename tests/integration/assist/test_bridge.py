@@ -1,38 +1,28 @@
 """The Assist bridge: the owner's messages answered by a conversation agent, others ignored."""
 
 import asyncio
-import base64
-import json
-from typing import Literal
 
 import pytest
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from homeassistant.components import conversation
 from homeassistant.components.conversation import HOME_ASSISTANT_AGENT
-from homeassistant.const import MATCH_ALL
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.chat_session import DATA_CHAT_SESSION
 from homeassistant.setup import async_setup_component
-from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.pacerelle.assist import bridge as assist
 from custom_components.pacerelle.assist.bridge import ha_conversation_id
 from custom_components.pacerelle.client.agent_core import ConnectionState
-from custom_components.pacerelle.client.conversations import groups
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.helpers.agent import start_agent
-from tests.helpers.assist import KITCHEN, GatedAgent
-from tests.helpers.emulator import EmulatorHandle, Installed
+from tests.helpers.assist import KITCHEN, AnyLanguageAgent, GatedAgent, answered, assisted_by
+from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.llm import held
+from tests.helpers.owner_group import owner_group_key, owner_group_message
 from tests.helpers.runtime import wait_until
+from tests.helpers.trust import forged_text
 
 APOLOGY = "Sorry, I could not answer that. The problem was logged in Home Assistant"
-
-
-async def answered(emulator: EmulatorHandle, installed: Installed, count: int) -> dict[str, object]:
-    """The newest of `count` messages the owner's device received."""
-    return (await emulator.wait_inbox(installed.conversation_id, count, within=20))[count - 1]
 
 
 @pytest.mark.usefixtures("kitchen_light")
@@ -74,21 +64,9 @@ async def test_someone_else_is_ignored(hass: HomeAssistant, emulator: EmulatorHa
     runtime: PacerelleRuntime = entry.runtime_data
     conversation = installed.conversation_id
     # A second user's device, with its own Signal session, writes in the conversation.
-    guest = emulator.emulator.humans.device("usr_guest", "1")
-    sealed = guest.encrypt_for(emulator.emulator, installed.agent_id, b"turn on the kitchen light")
-    frame = {
-        "type": "MSG",
-        "id": "guest-message-1",
-        "conversation_id": conversation,
-        "from": "usr_guest",
-        "from_device_id": "1",
-        "to": installed.agent_id,
-        "payload_b64": base64.b64encode(sealed).decode(),
-        "encrypted": True,
-    }
-    await emulator.faults(inject_frames=[json.dumps(frame)])
-    await held(runtime, "guest-message-1")
-    assert runtime.agent.find_request("guest-message-1").sender_id == "usr_guest"
+    guest = await forged_text(emulator, installed, "usr_guest", "turn on the kitchen light")
+    await held(runtime, guest)
+    assert runtime.agent.find_request(guest).sender_id == "usr_guest"
 
     # The owner's next message is answered; the bridge works in order, so by then the
     # guest's would have been too.
@@ -96,7 +74,7 @@ async def test_someone_else_is_ignored(hass: HomeAssistant, emulator: EmulatorHa
     await answered(emulator, installed, 1)
     await wait_until(lambda: runtime.status.pending == 1)
     assert hass.states.get(KITCHEN).state == "off"
-    assert [r.message_id for r in runtime.agent.pending_requests()] == ["guest-message-1"]
+    assert [r.message_id for r in runtime.agent.pending_requests()] == [guest]
     assert len(await emulator.inbox(conversation)) == 1
 
 
@@ -135,37 +113,10 @@ async def test_group_messages_are_ignored(hass: HomeAssistant, emulator: Emulato
     runtime: PacerelleRuntime = entry.runtime_data
     conversation = installed.conversation_id
     # The owner's group key reaches the agent over Signal, then a group message uses it.
-    key = groups.GroupKey(conversation, "gk1", 1, AESGCM.generate_key(bit_length=256))
-    device = emulator.emulator.humans.device(installed.owner_id, "1")
-    envelope = device.encrypt_for(
-        emulator.emulator, installed.agent_id, json.dumps(key.to_json()).encode()
+    key, _ = await owner_group_key(emulator, installed)
+    await owner_group_message(
+        emulator, installed, key, "group-message-1", "turn on the kitchen light"
     )
-    await emulator.admin(
-        "POST",
-        "/group-keys",
-        {
-            "agent_id": installed.agent_id,
-            "conversation_id": conversation,
-            "key_id": "gk1",
-            "epoch": 1,
-            "sender_id": installed.owner_id,
-            "sender_device_id": "1",
-            "envelope_b64": base64.b64encode(envelope).decode(),
-        },
-    )
-    frame = {
-        "type": "MSG",
-        "id": "group-message-1",
-        "conversation_id": conversation,
-        "from": installed.owner_id,
-        "from_device_id": "1",
-        "to": f"group:{conversation}",
-        "payload_b64": base64.b64encode(
-            groups.seal_message(key, "turn on the kitchen light")
-        ).decode(),
-        "encrypted": True,
-    }
-    await emulator.faults(inject_frames=[json.dumps(frame)])
     await held(runtime, "group-message-1")
     assert runtime.agent.find_request("group-message-1").is_group
 
@@ -200,12 +151,8 @@ async def test_requests_from_before_the_bridge_are_not_answered(
     assert hass.states.get(KITCHEN).state == "off"
 
 
-class StuckAgent(conversation.AbstractConversationAgent):
+class StuckAgent(AnyLanguageAgent):
     """A conversation agent that never answers (a hung LLM service)."""
-
-    @property
-    def supported_languages(self) -> Literal["*"]:
-        return MATCH_ALL
 
     async def async_process(
         self, user_input: conversation.ConversationInput
@@ -218,14 +165,7 @@ async def test_a_stuck_agent_times_out_with_an_apology(
     hass: HomeAssistant, emulator: EmulatorHandle, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(assist, "ASSIST_ANSWER_TIMEOUT", 0.2)
-    assert await async_setup_component(hass, "homeassistant", {})
-    assert await async_setup_component(hass, "conversation", {})
-    model = MockConfigEntry(domain="test", title="Stuck model")
-    model.add_to_hass(hass)
-    conversation.async_set_agent(hass, model, StuckAgent())
-    installed = (
-        await start_agent(hass, emulator, options={CONF_ASSIST_AGENT: model.entry_id})
-    ).installed
+    installed = (await assisted_by(hass, emulator, StuckAgent(), "Stuck model")).installed
     await emulator.send(installed.conversation_id, text="first")
     await emulator.send(installed.conversation_id, text="second")
     inbox = await emulator.wait_inbox(installed.conversation_id, 2, within=20)
@@ -235,13 +175,8 @@ async def test_a_stuck_agent_times_out_with_an_apology(
 async def test_an_answer_waits_for_the_reconnection(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    assert await async_setup_component(hass, "homeassistant", {})
-    assert await async_setup_component(hass, "conversation", {})
-    model = MockConfigEntry(domain="test", title="Gated model")
-    model.add_to_hass(hass)
     gated = GatedAgent()
-    conversation.async_set_agent(hass, model, gated)
-    started = await start_agent(hass, emulator, options={CONF_ASSIST_AGENT: model.entry_id})
+    started = await assisted_by(hass, emulator, gated, "Gated model")
     installed, entry = started.installed, started.entry
     runtime: PacerelleRuntime = entry.runtime_data
     asked = await emulator.send(installed.conversation_id, text="close the shutters")

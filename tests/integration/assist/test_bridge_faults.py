@@ -6,60 +6,19 @@ answering."""
 
 import asyncio
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any
 
 import pytest
-from homeassistant.components import conversation
-from homeassistant.const import MATCH_ALL
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers import intent
 from homeassistant.helpers.dispatcher import async_dispatcher_connect, async_dispatcher_send
-from homeassistant.setup import async_setup_component
-from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.pacerelle.client import TrustState
-from custom_components.pacerelle.options import CONF_ASSIST_AGENT
-from custom_components.pacerelle.runtime import PacerelleRuntime
 from custom_components.pacerelle.signals import Delivered, message_signal
-from tests.helpers.agent import start_agent
+from tests.helpers.assist import scripted
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.runtime import wait_until
 
 APOLOGY = "Sorry, I could not answer that. The problem was logged in Home Assistant"
-
-
-class ScriptedAgent(conversation.AbstractConversationAgent):
-    """Answers with the next of its scripted speeches ("" is an answer with no text)."""
-
-    def __init__(self, speeches: list[str]) -> None:
-        self.speeches = speeches
-        self.asked: list[str] = []
-
-    @property
-    def supported_languages(self) -> Literal["*"]:
-        return MATCH_ALL
-
-    async def async_process(
-        self, user_input: conversation.ConversationInput
-    ) -> conversation.ConversationResult:
-        self.asked.append(user_input.text)
-        response = intent.IntentResponse(language=user_input.language)
-        response.async_set_speech(self.speeches.pop(0))
-        return conversation.ConversationResult(response, user_input.conversation_id)
-
-
-async def scripted(
-    hass: HomeAssistant, emulator: EmulatorHandle, speeches: list[str]
-) -> tuple[Any, PacerelleRuntime, ScriptedAgent]:
-    assert await async_setup_component(hass, "homeassistant", {})
-    assert await async_setup_component(hass, "conversation", {})
-    model = MockConfigEntry(domain="test", title="Scripted model")
-    model.add_to_hass(hass)
-    agent = ScriptedAgent(speeches)
-    conversation.async_set_agent(hass, model, agent)
-    started = await start_agent(hass, emulator, options={CONF_ASSIST_AGENT: model.entry_id})
-    installed, entry = started.installed, started.entry
-    return installed, entry.runtime_data, agent
 
 
 async def test_an_agent_with_no_spoken_answer_answers_with_an_apology(

@@ -16,10 +16,10 @@ import pytest
 from homeassistant.core import HomeAssistant
 
 from custom_components.pacerelle.limits import MAX_FILE_NAME_BYTES
-from custom_components.pacerelle.options import CONF_MEDIA_FOLDER
 from tests.emulator import human_side
-from tests.helpers.agent import Agent, start_agent
+from tests.helpers.agent import start_agent
 from tests.helpers.emulator import EmulatorHandle
+from tests.helpers.media import media_agent
 from tests.helpers.services import call, human_writes, refused
 
 
@@ -64,14 +64,6 @@ def assert_saved_inside(folder: Path, attachments: list[dict[str, object]]) -> N
         assert Path(path).parent == folder, path
         assert len(Path(path).name.encode()) <= MAX_FILE_NAME_BYTES
         assert Path(path).read_bytes() == f"content {n}".encode()
-
-
-async def media_agent(hass: HomeAssistant, emulator: EmulatorHandle, tmp_path: Path) -> Agent:
-    (tmp_path / "media" / "pacerelle").mkdir(parents=True)
-    hass.config.allowlist_external_dirs = {str(tmp_path)}
-    return await start_agent(
-        hass, emulator, options={CONF_MEDIA_FOLDER: str(tmp_path / "media" / "pacerelle")}
-    )
 
 
 async def test_hostile_attachment_names_stay_in_the_media_folder(

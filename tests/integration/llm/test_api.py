@@ -13,30 +13,12 @@ from homeassistant.setup import async_setup_component
 
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.llm.api import API_PROMPT
-from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.helpers.agent import start_agent
 from tests.helpers.emulator import EmulatorHandle
-from tests.helpers.llm import LLM_CONTEXT, call, held, human_says
+from tests.helpers.llm import LLM_CONTEXT, TOOLS, call, held, human_says, owner_asks
+from tests.helpers.widget_specs import widget
 
-TOOLS = {
-    "get_status",
-    "wait_for_messages",
-    "send_message",
-    "send_widget",
-    "mark_processed",
-    "get_history",
-    "save_checkpoint",
-    "get_checkpoints",
-    "get_current_conversation",
-    "get_pending_widget",
-}
-CONFIRM = {
-    "type": "widget.standard",
-    "v": 1,
-    "id": "confirm-1",
-    "kind": "confirm",
-    "spec": {"title": "Unlock the door?"},
-}
+CONFIRM = widget("confirm", {"title": "Unlock the door?"}, "confirm-1")
 
 
 async def test_api_is_listed_with_the_mcp_servers_tools(hass: HomeAssistant) -> None:
@@ -68,10 +50,8 @@ async def test_api_is_listed_with_the_mcp_servers_tools(hass: HomeAssistant) -> 
 async def test_request_answered_and_processed_through_the_tools(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    started = await start_agent(hass, emulator)
-    installed, entry = started.installed, started.entry
-    runtime: PacerelleRuntime = entry.runtime_data
-    conversation = installed.conversation_id
+    agent = await start_agent(hass, emulator)
+    installed, runtime, conversation = agent.installed, agent.runtime, agent.conversation_id
 
     status = await call(hass, "get_status")
     assert status["connection"] == "connected"
@@ -165,10 +145,8 @@ async def test_wait_returns_when_a_request_arrives_and_times_out_otherwise(
 async def test_limit_cursor_and_conversation_filter(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    started = await start_agent(hass, emulator)
-    installed, entry = started.installed, started.entry
-    runtime: PacerelleRuntime = entry.runtime_data
-    conversation = installed.conversation_id
+    agent = await start_agent(hass, emulator)
+    runtime, conversation = agent.runtime, agent.conversation_id
     ids = [await human_says(emulator, runtime, conversation, f"m{n}") for n in range(3)]
 
     page = await call(hass, "wait_for_messages", timeoutMs=0, limit=2)
@@ -227,8 +205,7 @@ async def test_bad_arguments_are_refused(
 
 
 async def test_refusals_say_what_is_wrong(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
-    started = await start_agent(hass, emulator)
-    installed, entry = started.installed, started.entry
+    agent = await start_agent(hass, emulator)
     with pytest.raises(HomeAssistantError, match="not written to the agent yet"):
         await call(hass, "send_message", text="hello")
     with pytest.raises(HomeAssistantError, match="no such request"):
@@ -240,8 +217,8 @@ async def test_refusals_say_what_is_wrong(hass: HomeAssistant, emulator: Emulato
     with pytest.raises(HomeAssistantError, match="called Cottage"):
         await call(hass, "get_status", agent="Cottage")
 
-    runtime: PacerelleRuntime = entry.runtime_data
-    message_id = await human_says(emulator, runtime, installed.conversation_id, "hi")
+    runtime = agent.runtime
+    message_id = await human_says(emulator, runtime, agent.conversation_id, "hi")
     await runtime.agent.stop()
     with pytest.raises(HomeAssistantError, match="not connected"):
         await call(hass, "send_message", text="hello", sourceMessageId=message_id)
@@ -251,11 +228,8 @@ async def test_refusals_say_what_is_wrong(hass: HomeAssistant, emulator: Emulato
 async def test_widget_sent_and_its_answer_read(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    started = await start_agent(hass, emulator)
-    installed, entry = started.installed, started.entry
-    runtime: PacerelleRuntime = entry.runtime_data
-    conversation = installed.conversation_id
-    message_id = await human_says(emulator, runtime, conversation, "Open the door")
+    agent, message_id = await owner_asks(hass, emulator, "Open the door")
+    runtime, conversation = agent.runtime, agent.conversation_id
     assert await call(hass, "get_pending_widget") == {"widget_answer": None}
 
     sent = await call(hass, "send_widget", widgetJson=CONFIRM, sourceMessageId=message_id)
@@ -279,12 +253,9 @@ async def test_widget_sent_and_its_answer_read(
 
 
 async def test_checkpoints_saved_and_listed(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
-    started = await start_agent(hass, emulator)
-    installed, entry = started.installed, started.entry
-    runtime: PacerelleRuntime = entry.runtime_data
-    conversation = installed.conversation_id
-    first = await human_says(emulator, runtime, conversation, "Plan my week")
-    second = await human_says(emulator, runtime, conversation, "And water the plants")
+    agent, first = await owner_asks(hass, emulator, "Plan my week")
+    conversation = agent.conversation_id
+    second = await human_says(emulator, agent.runtime, conversation, "And water the plants")
 
     saved = await call(
         hass,

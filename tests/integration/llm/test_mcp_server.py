@@ -19,8 +19,7 @@ from custom_components.pacerelle.llm.api import API_PROMPT
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.helpers.agent import start_agent
 from tests.helpers.emulator import EmulatorHandle
-from tests.helpers.llm import human_says
-from tests.integration.llm.test_api import TOOLS
+from tests.helpers.llm import TOOLS, human_says
 
 type ClientFactory = Callable[[], Coroutine[Any, Any, TestClient]]
 

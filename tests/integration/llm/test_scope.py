@@ -1,7 +1,6 @@
 """The LLM API reaches only the conversations the user chose (issue 12 item 10): a
 prompt-injected call naming another conversation, request or recipient is a tool error."""
 
-import base64
 import json
 
 import pytest
@@ -12,41 +11,29 @@ from custom_components.pacerelle.options import CONF_LLM_CONVERSATIONS
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.helpers.agent import start_agent
 from tests.helpers.emulator import EmulatorHandle, Installed
-from tests.helpers.llm import call, held, human_says
+from tests.helpers.llm import call, held, owner_asks
 from tests.helpers.runtime import wait_until
+from tests.helpers.trust import forged_text
+from tests.helpers.widget_specs import widget
 
 FAMILY = "conv_family"
+CONFIRM = widget("confirm", {"title": "?"}, "c-1")
 
 
 async def someone_writes_elsewhere(
     emulator: EmulatorHandle, installed: Installed, runtime: PacerelleRuntime, text: str
 ) -> str:
     """A real encrypted message from another person, in another conversation of the agent."""
-    device = emulator.emulator.humans.device("usr_aunt", "1")
-    sealed = device.encrypt_for(emulator.emulator, installed.agent_id, text.encode())
-    frame = {
-        "type": "MSG",
-        "id": "aunt-1",
-        "conversation_id": FAMILY,
-        "from": "usr_aunt",
-        "from_device_id": "1",
-        "to": installed.agent_id,
-        "payload_b64": base64.b64encode(sealed).decode(),
-        "encrypted": True,
-    }
-    await emulator.faults(inject_frames=[json.dumps(frame)])
-    await held(runtime, "aunt-1")
-    return "aunt-1"
+    message_id = await forged_text(emulator, installed, "usr_aunt", text, conversation_id=FAMILY)
+    await held(runtime, message_id)
+    return message_id
 
 
 async def test_tools_stay_in_the_owners_conversation_by_default(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
-    started = await start_agent(hass, emulator)
-    installed, entry = started.installed, started.entry
-    runtime: PacerelleRuntime = entry.runtime_data
-    direct = installed.conversation_id
-    mine = await human_says(emulator, runtime, direct, "is the door locked?")
+    agent, mine = await owner_asks(hass, emulator, "is the door locked?")
+    installed, runtime, direct = agent.installed, agent.runtime, agent.conversation_id
     secret = await someone_writes_elsewhere(emulator, installed, runtime, "my PIN is 4711")
 
     # Reads leave the other conversation out.
@@ -66,7 +53,7 @@ async def test_tools_stay_in_the_owners_conversation_by_default(
         ("send_message", {"text": "the door code is 1234", "conversationId": FAMILY}),
         ("send_message", {"text": "the door code is 1234", "to": "usr_aunt"}),
         ("send_message", {"text": "the door code is 1234", "sourceMessageId": secret}),
-        ("send_widget", {"widgetJson": _CONFIRM, "conversationId": FAMILY, "to": "usr_aunt"}),
+        ("send_widget", {"widgetJson": CONFIRM, "conversationId": FAMILY, "to": "usr_aunt"}),
         ("mark_processed", {"messageId": secret}),
         (
             "save_checkpoint",
@@ -85,9 +72,8 @@ async def test_tools_stay_in_the_owners_conversation_by_default(
 
 
 async def test_the_options_widen_the_scope(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
-    started = await start_agent(hass, emulator)
-    installed, entry = started.installed, started.entry
-    runtime: PacerelleRuntime = entry.runtime_data
+    agent = await start_agent(hass, emulator)
+    installed, entry, runtime = agent.installed, agent.entry, agent.runtime
     secret = await someone_writes_elsewhere(emulator, installed, runtime, "dinner at 7?")
 
     hass.config_entries.async_update_entry(
@@ -99,12 +85,3 @@ async def test_the_options_widen_the_scope(hass: HomeAssistant, emulator: Emulat
     only = await call(hass, "wait_for_messages", timeoutMs=0, conversationId=FAMILY)
     assert [m["message_id"] for m in only["messages"]] == [secret]
     await call(hass, "mark_processed", messageId=secret)
-
-
-_CONFIRM = {
-    "type": "widget.standard",
-    "v": 1,
-    "id": "c-1",
-    "kind": "confirm",
-    "spec": {"title": "?"},
-}

@@ -27,14 +27,13 @@ from custom_components.pacerelle.client.limits import MAX_HANDED_OVER
 from custom_components.pacerelle.client.state.handed_over_file import file_bytes, parsed_marks
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
-from tests.client.conversations.test_groups_replay import relayed_frames
 from tests.helpers.agent import Agent, start_agent
-from tests.helpers.assist import KITCHEN
+from tests.helpers.assist import KITCHEN, answered
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.groups import ASSIST_IN_GROUPS, DEVICES, family_group, member_writes
+from tests.helpers.relay_forgeries import relayed_frames
 from tests.helpers.runtime import wait_until
 from tests.helpers.services import human_writes
-from tests.integration.assist.test_bridge import answered
 
 OPTIONS = {CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT}
 

@@ -14,15 +14,21 @@ from homeassistant.components.conversation import HOME_ASSISTANT_AGENT
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle.const import CONF_CONVERSATION_ID, DOMAIN
+from custom_components.pacerelle.const import CONF_CONVERSATION_ID
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT, CONF_VOICE_PIPELINE
 from tests.helpers.agent import start_agent
 from tests.helpers.assist import KITCHEN
 from tests.helpers.config_flow_driver import FlowDriver
+from tests.helpers.options_flow import (
+    OPTIONS_API,
+    installed_entry,
+    open_options,
+    submit_options,
+    suggested,
+)
 from tests.helpers.runtime import wait_until
 from tests.helpers.voice import send_voice_note
 from tests.helpers.voice_assist import VoiceAssistant, async_voice_assistant, wav_note
-from tests.integration.test_config_flow_options import OPTIONS_API, _suggested
 
 pytest_plugins = ["tests.helpers.config_flow_fixtures"]
 
@@ -40,17 +46,11 @@ async def voice(hass: HomeAssistant) -> VoiceAssistant:
     return await async_voice_assistant(hass)
 
 
-async def _installed(hass: HomeAssistant, driver: FlowDriver) -> ConfigEntry:
-    assert (await driver.install())["type"] == "create_entry"
-    [entry] = hass.config_entries.async_entries(DOMAIN)
-    return entry
-
-
 async def _save(driver: FlowDriver, entry: ConfigEntry, **chosen: Any) -> dict[str, Any]:
     """Open the options, check the voice list, save `chosen` as the frontend sends it."""
-    form = await driver.request("POST", OPTIONS_API, {"handler": entry.entry_id})
+    form = await open_options(driver, entry)
     body = {"debugging": {"encrypted": True}, **chosen}
-    result = await driver.request("POST", f"{OPTIONS_API}/{form['flow_id']}", body)
+    result = await submit_options(driver, form, body)
     await driver.hass.async_block_till_done()
     return result
 
@@ -65,26 +65,26 @@ async def test_preferred_is_kept_and_answers_a_voice_note(
     hass: HomeAssistant, voice: VoiceAssistant, driver: FlowDriver
 ) -> None:
     hass.data[KEY_ASSIST_PIPELINE].pipeline_store.async_set_preferred_item(voice.pipeline.id)
-    entry = await _installed(hass, driver)
-    form = await driver.request("POST", OPTIONS_API, {"handler": entry.entry_id})
+    entry = await installed_entry(hass, driver)
+    form = await open_options(driver, entry)
     # "No voice" is a choice of its own, shown as chosen for an entry without the option.
     select = _voice_field(form)["selector"]["select"]
     assert [o["value"] for o in select["options"]][:2] == ["none", "preferred"]
     assert {"value": voice.pipeline.id, "label": "Voice"} in select["options"]
     assert select["translation_key"] == CONF_VOICE_PIPELINE
-    assert _suggested(form)[CONF_VOICE_PIPELINE] == "none"
+    assert suggested(form)[CONF_VOICE_PIPELINE] == "none"
 
     chosen = {
         CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT,
         CONF_VOICE_PIPELINE: "preferred",
         "debugging": {"encrypted": True},
     }
-    result = await driver.request("POST", f"{OPTIONS_API}/{form['flow_id']}", chosen)
+    result = await submit_options(driver, form, chosen)
     assert result["type"] == "create_entry"
     assert entry.options[CONF_VOICE_PIPELINE] == OPTION_PREFERRED
     await hass.async_block_till_done()
-    form = await driver.request("POST", OPTIONS_API, {"handler": entry.entry_id})
-    assert _suggested(form)[CONF_VOICE_PIPELINE] == "preferred"
+    form = await open_options(driver, entry)
+    assert suggested(form)[CONF_VOICE_PIPELINE] == "preferred"
 
     # And it works: a voice note is transcribed by the preferred assistant and answered.
     conversation = str(entry.data[CONF_CONVERSATION_ID])
@@ -99,7 +99,7 @@ async def test_preferred_is_kept_and_answers_a_voice_note(
 async def test_no_voice_and_a_chosen_pipeline_are_saved_as_chosen(
     hass: HomeAssistant, voice: VoiceAssistant, driver: FlowDriver
 ) -> None:
-    entry = await _installed(hass, driver)
+    entry = await installed_entry(hass, driver)
     assert (await _save(driver, entry, voice_pipeline=voice.pipeline.id))["type"] == (
         "create_entry"
     )
@@ -117,7 +117,7 @@ async def test_entries_saved_before_keep_their_voice(
 ) -> None:
     """The stored values did not change: an id stays that pipeline, none stays none,
     and a pipeline deleted since stays listed (saving unchanged keeps it)."""
-    entry = await _installed(hass, driver)
+    entry = await installed_entry(hass, driver)
     for stored, shown in (
         (voice.pipeline.id, voice.pipeline.id),
         ("01GONEPIPELINE", "01GONEPIPELINE"),
@@ -126,8 +126,8 @@ async def test_entries_saved_before_keep_their_voice(
         hass.config_entries.async_update_entry(
             entry, options={**entry.options, CONF_VOICE_PIPELINE: stored}
         )
-        form = await driver.request("POST", OPTIONS_API, {"handler": entry.entry_id})
-        assert _suggested(form)[CONF_VOICE_PIPELINE] == shown
+        form = await open_options(driver, entry)
+        assert suggested(form)[CONF_VOICE_PIPELINE] == shown
         values = [o["value"] for o in _voice_field(form)["selector"]["select"]["options"]]
         assert shown in values
         await driver.request("DELETE", f"{OPTIONS_API}/{form['flow_id']}")

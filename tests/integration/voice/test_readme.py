@@ -8,11 +8,10 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 from custom_components.pacerelle.options import CONF_VOICE_PIPELINE, CONF_VOICE_TRANSCRIPTS
 from tests.helpers.agent import start_agent
 from tests.helpers.emulator import EmulatorHandle
-from tests.helpers.readme import example
+from tests.helpers.readme import automate, example
 from tests.helpers.runtime import wait_until
 from tests.helpers.voice import send_voice_note
 from tests.helpers.voice_assist import async_voice_assistant, wav_note
-from tests.scenarios.test_readme_examples import automate
 
 SHOPPING_LIST = "todo.shopping_list"
 

@@ -3,46 +3,28 @@ while automations still get it live in `pacerelle_message`."""
 
 import pytest
 from homeassistant.components.recorder import Recorder
-from homeassistant.components.recorder.db_schema import EventData, Events, EventTypes
 from homeassistant.components.recorder.history import get_significant_states
-from homeassistant.components.recorder.util import session_scope
 from homeassistant.core import HomeAssistant
 from homeassistant.util import dt as dt_util
 from pytest_homeassistant_custom_component.common import async_capture_events
-from pytest_homeassistant_custom_component.components.recorder.common import (
-    async_wait_recording_done,
-)
 
 from custom_components.pacerelle.events import EVENT_MESSAGE
 from custom_components.pacerelle.options import CONF_VOICE_PIPELINE, CONF_VOICE_TRANSCRIPTS
 from tests.helpers.agent import start_agent
 from tests.helpers.emulator import EmulatorHandle
+from tests.helpers.recorder_db import CONTROL_EVENT, recorded_events
 from tests.helpers.runtime import wait_until
 from tests.helpers.voice import send_voice_note
 from tests.helpers.voice_assist import async_voice_assistant, wav_note
 
 SECRET_SPEECH = "the alarm code is 4711"
 SECRET_TEXT = "the spare key is under the mat"
-CONTROL_EVENT = "pacerelle_test_control"
 
 
 @pytest.fixture(autouse=True)
 def auto_enable_custom_integrations(recorder_db_url: str, request: pytest.FixtureRequest) -> None:
     """The root one, after the recorder's database (which must come before `hass`)."""
     request.getfixturevalue("enable_custom_integrations")
-
-
-def _recorded(recorder: Recorder) -> list[tuple[str, str]]:
-    """(event type, data) of every event in the database."""
-    with session_scope(session=recorder.get_session(), read_only=True) as session:
-        rows = (
-            session.query(EventTypes.event_type, EventData.shared_data)
-            .select_from(Events)
-            .outerjoin(EventTypes, Events.event_type_id == EventTypes.event_type_id)
-            .outerjoin(EventData, Events.data_id == EventData.data_id)
-            .all()
-        )
-    return [(str(kind), str(data or "")) for kind, data in rows]
 
 
 async def test_the_transcript_is_not_in_the_recorder_database(
@@ -66,12 +48,7 @@ async def test_the_transcript_is_not_in_the_recorder_database(
     assert [state.attributes["transcript"] for state in messages_entity] == [SECRET_SPEECH] * 2
     await emulator.send(installed.conversation_id, text=SECRET_TEXT)
     await wait_until(lambda: len(events) == 2)
-    # The same words in an event of another type are recorded: the query sees event data.
-    hass.bus.async_fire(CONTROL_EVENT, {"words": SECRET_SPEECH})
-    await async_wait_recording_done(hass)
-
-    recorded = await recorder_mock.async_add_executor_job(_recorded, recorder_mock)
-    assert (CONTROL_EVENT, f'{{"words":"{SECRET_SPEECH}"}}') in recorded
+    recorded = await recorded_events(hass, recorder_mock, SECRET_SPEECH)
     assert not [row for row in recorded if row[0] == EVENT_MESSAGE]
     leaked = [row for row in recorded if row[0] != CONTROL_EVENT and SECRET_SPEECH in row[1]]
     assert leaked == []

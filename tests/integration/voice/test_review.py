@@ -6,12 +6,10 @@ import asyncio
 import logging
 
 import pytest
-from homeassistant.components import conversation
 from homeassistant.components.assist_pipeline import async_update_pipeline
 from homeassistant.components.conversation import HOME_ASSISTANT_AGENT
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
-from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.pacerelle.client.limits import MAX_SEND_TEXT_CHARS
 from custom_components.pacerelle.options import (
@@ -21,11 +19,11 @@ from custom_components.pacerelle.options import (
 )
 from custom_components.pacerelle.runtime import PacerelleRuntime
 from tests.helpers.agent import start_agent
+from tests.helpers.assist import ScriptedAgent, model_of, scripted
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.runtime import wait_until
 from tests.helpers.voice import send_voice_note, wait_received_audio
 from tests.helpers.voice_assist import VoiceAssistant, async_voice_assistant, wav_note
-from tests.integration.assist.test_bridge_faults import ScriptedAgent, scripted
 
 ANSWER = "Turned on the light"
 PACERELLE_LOGGERS = "custom_components.pacerelle"
@@ -152,10 +150,8 @@ async def test_a_long_answer_to_a_voice_note_goes_as_text_without_a_voice(
     # each) it would not fit, and the send would fail: silence.
     rambling = "\N{SLIGHTLY SMILING FACE}" * 6000
     assert await async_setup_component(hass, "conversation", {})
-    model = MockConfigEntry(domain="test", title="Scripted model")
-    model.add_to_hass(hass)
     agent = ScriptedAgent([rambling])
-    conversation.async_set_agent(hass, model, agent)
+    model = model_of(hass, agent, "Scripted model")
     await async_update_pipeline(hass, voice.pipeline, conversation_engine=model.entry_id)
     options = {
         CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT,
