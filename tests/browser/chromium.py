@@ -1,5 +1,6 @@
-"""What every browser test shares: Debian's Chromium, its flags, per-run screenshots, and
-README's images renewed from them (`publish`, with PACERELLE_PUBLISH_IMAGES=1).
+"""What every browser test shares: Debian's Chromium, its flags, per-run screenshots,
+README's images renewed from them (`publish`, with PACERELLE_PUBLISH_IMAGES=1), and the
+problems a page reports (`PageProblems`).
 
 The `browser` fixture that launches it lives in tests/browser/conftest.py.
 """
@@ -10,7 +11,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
-from playwright.async_api import Page
+from playwright.async_api import Dialog, Page
 
 CHROMIUM = Path("/usr/bin/chromium")
 # Headless and self-contained: no sandbox (root in a chroot), no GPU, no calls home.
@@ -63,3 +64,23 @@ class Screenshots:
         for name, image in images.items():
             [shot] = self.directory.glob(f"*-{name}.png")
             shutil.copyfile(shot, DOCS_IMAGES / image)
+
+
+class PageProblems:
+    """Alerts (the page's error reports), uncaught errors and console errors of a page."""
+
+    def __init__(self, page: Page) -> None:
+        self.seen: list[str] = []
+        page.on("dialog", self.on_dialog)
+        page.on("pageerror", lambda error: self.seen.append(f"uncaught: {error}"))
+        page.on(
+            "console",
+            lambda message: self.seen.append(f"console: {message.text}")
+            if message.type == "error"
+            else None,
+        )
+
+    async def on_dialog(self, dialog: Dialog) -> None:
+        """A dialog nobody expected: kept as a problem, dismissed."""
+        self.seen.append(f"{dialog.type}: {dialog.message}")
+        await dialog.dismiss()

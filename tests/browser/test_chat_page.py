@@ -8,114 +8,27 @@ answers Yes. The agent must get the text and the widget.response decrypted. Scre
 of each step go to tests/artifacts/browser/chat_page/<run>/.
 """
 
-import base64
-import hashlib
 import json
 import re
-import secrets
 import uuid
-from dataclasses import dataclass
-from urllib.parse import parse_qs, urlsplit
 
-from playwright.async_api import Browser, Dialog, Page, Route, expect
+from playwright.async_api import Browser, Route, expect
 
-from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, Screenshots
+from tests.browser.chat_page import (
+    AGENT_DESCRIPTION,
+    AGENT_NAME,
+    exchange,
+    next_message,
+    start_request,
+)
+from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, PageProblems, Screenshots
 from tests.emulator.reference_agent import ReferenceAgent
-from tests.emulator.state import Json
-from tests.helpers.emulator import REDIRECT_URI, EmulatorHandle, Installed
+from tests.helpers.emulator import REDIRECT_URI, EmulatorHandle
 
-AGENT_NAME = "Kitchen assistant"
-AGENT_DESCRIPTION = "Home Assistant in the kitchen"
-STATE = "browser-state"
 QUESTION = "Is the oven still on?"
 ANSWER = "It is. Shall I turn it off?"
 WIDGET_TITLE = "Turn the oven off?"
 POLL_MS = 1000  # chat.js refreshes the lists and the conversation this often
-
-
-@dataclass(frozen=True)
-class Started:
-    """An authorization request as Home Assistant starts it, with what it keeps secret."""
-
-    client_id: str
-    verifier: str
-    request_id: str
-
-
-async def _start_request(emulator: EmulatorHandle, connect_key: str) -> Started:
-    """What the integration does with a pasted key: register, then ask for an installation."""
-    client_id = await emulator.register_client()
-    verifier = secrets.token_urlsafe(64)
-    digest = hashlib.sha256(verifier.encode()).digest()
-    started = await emulator.call(
-        "POST",
-        "/agent-connect/requests",
-        headers={"Authorization": f"Bearer {connect_key}"},
-        json={
-            "client_id": client_id,
-            "redirect_uri": REDIRECT_URI,
-            "state": STATE,
-            "code_challenge": base64.urlsafe_b64encode(digest).decode().rstrip("="),
-            "code_challenge_method": "S256",
-            "agent_name": AGENT_NAME,
-            "agent_description": AGENT_DESCRIPTION,
-            "scope": "myagents:agent-connect",
-        },
-    )
-    return Started(client_id, verifier, started["request_id"])
-
-
-async def _exchange(emulator: EmulatorHandle, started: Started, callback_url: str) -> Installed:
-    """Home Assistant's callback: the code from the approval, traded for the installation."""
-    query = parse_qs(urlsplit(callback_url).query)
-    assert query["state"] == [STATE]
-    token = await emulator.call(
-        "POST",
-        "/agent-connect/token",
-        data={
-            "grant_type": "authorization_code",
-            "client_id": started.client_id,
-            "redirect_uri": REDIRECT_URI,
-            "code": query["code"][0],
-            "code_verifier": started.verifier,
-        },
-    )
-    return Installed(
-        started.client_id,
-        token["agent_id"],
-        token["owner_id"],
-        token["conversation_id"],
-        token["installation_token"],
-    )
-
-
-async def _next_message(agent: ReferenceAgent) -> tuple[Json, str]:
-    """The next MSG the agent gets, acknowledged, with its decrypted plaintext."""
-    while True:
-        frame = await agent.frame()
-        if frame.get("type") == "MSG":
-            plaintext = agent.open(frame)
-            await agent.ack(frame)
-            return frame, plaintext
-
-
-class PageProblems:
-    """Alerts (the page's error reports), uncaught errors and console errors of a page."""
-
-    def __init__(self, page: Page) -> None:
-        self.seen: list[str] = []
-        page.on("dialog", self._on_dialog)
-        page.on("pageerror", lambda error: self.seen.append(f"uncaught: {error}"))
-        page.on(
-            "console",
-            lambda message: self.seen.append(f"console: {message.text}")
-            if message.type == "error"
-            else None,
-        )
-
-    async def _on_dialog(self, dialog: Dialog) -> None:
-        self.seen.append(f"{dialog.type}: {dialog.message}")
-        await dialog.dismiss()
 
 
 async def _back_in_home_assistant(route: Route) -> None:
@@ -153,7 +66,7 @@ async def test_chat_page_with_the_reference_agent(
         assert await page.evaluate("navigator.clipboard.readText()") == connect_key
         await shots.take(page, "connection-key")
 
-        started = await _start_request(emulator, connect_key)
+        started = await start_request(emulator, connect_key)
         request = page.locator("#requests li", has_text=AGENT_NAME)
         await expect(request).to_contain_text(AGENT_DESCRIPTION)
         await shots.take(page, "request")
@@ -168,7 +81,7 @@ async def test_chat_page_with_the_reference_agent(
         await expect(callback.get_by_text("Back in Home Assistant")).to_be_visible()
         await callback.close()
         await expect(page.get_by_text("No request waiting.")).to_be_visible()
-        installed = await _exchange(emulator, started, callback.url)
+        installed = await exchange(emulator, started, callback.url)
 
         agent = await emulator.agent(installed)
         await agent.connect()
@@ -182,7 +95,7 @@ async def test_chat_page_with_the_reference_agent(
         await expect(page.locator("#composer")).to_be_visible()
         await page.locator("#text").fill(QUESTION)
         await page.get_by_role("button", name="Send").click()
-        envelope, plaintext = await _next_message(agent)
+        envelope, plaintext = await next_message(agent)
         assert envelope["encrypted"] is True
         assert plaintext == QUESTION
         await expect(page.locator(".bubble.out", has_text=QUESTION)).to_be_visible()
@@ -204,7 +117,7 @@ async def test_chat_page_with_the_reference_agent(
         await shots.take(page, "answer-and-widget")
 
         await box.get_by_role("button", name="Yes").click()
-        envelope, plaintext = await _next_message(agent)
+        envelope, plaintext = await next_message(agent)
         response = json.loads(plaintext)
         assert response["type"] == "widget.response"
         assert response["ref"] == widget_id

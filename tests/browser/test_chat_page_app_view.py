@@ -15,8 +15,8 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from playwright.async_api import Browser, expect
 
 from custom_components.pacerelle.client.signal.identity import verification_code
-from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, Screenshots
-from tests.browser.test_chat_page import PageProblems, _next_message, _start_request
+from tests.browser.chat_page import next_message, start_request
+from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, PageProblems, Screenshots
 from tests.helpers.emulator import EmulatorHandle
 
 UNLOCK_TITLE = "Unlock the front door?"
@@ -55,7 +55,7 @@ async def test_chat_page_shows_codes_labels_pictures_and_spent_keys(
         assert await page.evaluate("navigator.clipboard.readText()") == connect_key
         await expect(copy).to_have_text("Copy")
         # Home Assistant spends the key: the page drops it.
-        await _start_request(emulator, connect_key)
+        await start_request(emulator, connect_key)
         await expect(page.locator("#key-used")).to_be_visible()
         await expect(page.locator("#key-box")).to_be_hidden()
         assert connect_key not in await page.content()
@@ -72,7 +72,7 @@ async def test_chat_page_shows_codes_labels_pictures_and_spent_keys(
 
         await page.locator("#text").fill("unlock")
         await page.get_by_role("button", name="Send").click()
-        envelope, _ = await _next_message(agent)
+        envelope, _ = await next_message(agent)
         devices = await emulator.admin("GET", f"/users/{installed.owner_id}/devices")
         device_code = verification_code(base64.b64decode(devices[0]["identity_key"]))
         await expect(codes).to_contain_text(device_code)
@@ -97,7 +97,7 @@ async def test_chat_page_shows_codes_labels_pictures_and_spent_keys(
         assert red == "rgb(198, 40, 40)"
         await shots.take(page, "danger-confirm")
         await unlock.click()
-        _, plaintext = await _next_message(agent)
+        _, plaintext = await next_message(agent)
         assert json.loads(plaintext)["value"] is True
         await expect(box).to_contain_text("Answered: Unlock")
         await expect(page.locator(".bubble.out", has_text="Answered: Unlock")).to_be_visible()

@@ -7,8 +7,7 @@ page switches to, and each sees only what they sent themselves.
 
 from playwright.async_api import Browser, Dialog, expect
 
-from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, Screenshots
-from tests.browser.test_chat_page import PageProblems
+from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, PageProblems, Screenshots
 from tests.emulator.test_groups import _keys, _open_keys, _open_message, _seal
 from tests.helpers.emulator import EmulatorHandle
 
@@ -74,11 +73,11 @@ async def test_a_person_makes_a_group_and_plays_two_of_its_members(
             assert dialog.type == "prompt"
             await dialog.accept("usr_ben")
 
-        page.remove_listener("dialog", problems._on_dialog)
+        page.remove_listener("dialog", problems.on_dialog)
         page.once("dialog", new_member)
         await listed.get_by_role("button", name="Add member").click()
         await expect(listed).to_contain_text("usr_demo, usr_ana, usr_ben")
-        page.on("dialog", problems._on_dialog)
+        page.on("dialog", problems.on_dialog)
         assert problems.seen == []
     finally:
         await context.close()

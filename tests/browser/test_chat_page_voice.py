@@ -18,8 +18,15 @@ import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from playwright.async_api import Browser, async_playwright, expect
 
-from tests.browser.chromium import ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, STEP_TIMEOUT_MS, Screenshots
-from tests.browser.test_chat_page import PageProblems, _next_message
+from tests.browser.chat_page import next_message
+from tests.browser.chromium import (
+    ARTIFACTS,
+    CHROMIUM,
+    CHROMIUM_FLAGS,
+    STEP_TIMEOUT_MS,
+    PageProblems,
+    Screenshots,
+)
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.voice import audio_duration_ms, make_audio
 
@@ -70,7 +77,7 @@ async def test_voice_notes_leave_with_their_duration_and_answers_play(
 
         # Upload: a voice note with the duration the page read, the same bytes inside.
         await page.locator("#voice").set_input_files(tmp_path / "kitchen.ogg")
-        envelope, plaintext = await _next_message(agent)
+        envelope, plaintext = await next_message(agent)
         [sent] = json.loads(plaintext)["attachments"]
         assert (sent["name"], sent["mime"], sent["size"]) == ("kitchen.ogg", mime, len(note))
         assert abs(sent["duration_ms"] - measured) <= DURATION_SLACK_MS
@@ -92,7 +99,7 @@ async def test_voice_notes_leave_with_their_duration_and_answers_play(
         await page.locator("#files").set_input_files(tmp_path / "caption.wav")
         await page.locator("#text").fill("listen")
         await page.get_by_role("button", name="Send").click()
-        _, plaintext = await _next_message(agent)
+        _, plaintext = await next_message(agent)
         captioned = json.loads(plaintext)
         assert captioned["text"] == "listen"
         assert captioned["attachments"][0]["mime"] == "audio/wav"
@@ -103,7 +110,7 @@ async def test_voice_notes_leave_with_their_duration_and_answers_play(
         await expect(page.locator("#record")).to_have_text("■ Stop")
         await page.wait_for_timeout(RECORDING_MS)
         await page.locator("#record").click()
-        _, plaintext = await _next_message(agent)
+        _, plaintext = await next_message(agent)
         [recorded] = json.loads(plaintext)["attachments"]
         assert recorded["mime"] == "audio/webm"
         assert RECORDING_MS <= recorded["duration_ms"] < RECORDING_MS + 2000

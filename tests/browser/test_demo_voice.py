@@ -27,8 +27,14 @@ from custom_components.pacerelle.options import (
     CONF_VOICE_PIPELINE,
     CONF_VOICE_SPOKEN_ANSWER,
 )
-from tests.browser.chromium import ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, STEP_TIMEOUT_MS, Screenshots
-from tests.browser.test_chat_page import PageProblems
+from tests.browser.chromium import (
+    ARTIFACTS,
+    CHROMIUM,
+    CHROMIUM_FLAGS,
+    STEP_TIMEOUT_MS,
+    PageProblems,
+    Screenshots,
+)
 from tests.helpers.agent import start_agent
 from tests.helpers.demo_speech import KITCHEN_LIGHT, SPOKEN, async_demo_voice
 from tests.helpers.emulator import EmulatorHandle
