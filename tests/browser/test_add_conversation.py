@@ -23,7 +23,7 @@ from playwright.async_api import Browser, Page, expect
 
 from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, Screenshots
 from tests.browser.home_assistant import running_home_assistant
-from tests.browser.test_trust_repair import _add_integration, _frontend_call
+from tests.browser.pages import add_integration, frontend_call, open_integration_page, open_page
 from tests.helpers.emulator import EmulatorHandle, running_emulator
 
 # The whole test, Home Assistant's start included, on 2 loaded cores; within it each step
@@ -89,8 +89,8 @@ async def _name_the_group(
     page: Page, base_url: str, group_id: str, members: list[str], shots: Screenshots
 ) -> None:
     """ "Add conversation" on the integration's page: the group listed, picked, named."""
-    await page.goto(f"{base_url}/config/integrations/integration/pacerelle")
-    await expect(page.locator("#ha-launch-screen")).to_have_count(0)
+    # The agent's own device listed: the page has its entry.
+    await open_integration_page(page, base_url, "Home Assistant")
     await page.get_by_role("button", name="Add conversation").click()
     dialog = page.locator("dialog-data-entry-flow")
     await expect(dialog.get_by_text("Pick a conversation the agent takes part in")).to_be_visible()
@@ -124,8 +124,9 @@ async def _name_the_group(
 
 async def _entity_settings(page: Page, base_url: str, shots: Screenshots) -> None:
     """The new entity among the entities, its settings showing `notify.family`."""
-    await page.goto(f"{base_url}/config/entities")
-    await page.get_by_placeholder(re.compile(r"^Search \d+ entities")).fill(ENTITY_ID)
+    search = page.get_by_placeholder(re.compile(r"^Search \d+ entities"))
+    await open_page(page, f"{base_url}/config/entities", search)
+    await search.fill(ENTITY_ID)
     # The entity's row, not a device group's heading; the agent's own entities filtered out.
     row = page.get_by_role("row").filter(has_text="Family").filter(has_text="Pacerelle").first
     await expect(row).to_be_visible()
@@ -140,7 +141,7 @@ async def _entity_settings(page: Page, base_url: str, shots: Screenshots) -> Non
 
 async def _pacerelle_entities(page: Page) -> set[str]:
     """The integration's entity ids, from the entity registry."""
-    entities = await _frontend_call(page, {"type": "config/entity_registry/list"})
+    entities = await frontend_call(page, {"type": "config/entity_registry/list"})
     return {item["entity_id"] for item in entities if item["platform"] == "pacerelle"}
 
 
@@ -148,8 +149,7 @@ async def _delete_the_name(page: Page, base_url: str, shots: Screenshots) -> Non
     """Deleted on the page: its device and entities go, the agent's own stay."""
     before = await _pacerelle_entities(page)
     assert ENTITY_ID in before
-    await page.goto(f"{base_url}/config/integrations/integration/pacerelle")
-    await expect(page.locator("#ha-launch-screen")).to_have_count(0)
+    await open_integration_page(page, base_url, "Family")
     subentry = page.locator("ha-config-sub-entry-row").filter(has_text="Family")
     # The subentry's own menu, first: its device's row (inside it) has one too.
     await subentry.get_by_role("button", name="Menu").first.click()
@@ -183,7 +183,7 @@ async def test_a_group_is_named_on_the_integration_page(
         expect.set_options(timeout=STEP_TIMEOUT_MS)
         page = await context.new_page()
         try:
-            await _add_integration(page, base_url, emulator, shots)
+            await add_integration(page, base_url, emulator, shots)
             [installation] = await emulator.admin("GET", "/installations")
             await emulator.wait_agent(installation["agent_id"], lambda s: s["connected"])
             group_id, members = await _family_group(emulator, installation)

@@ -34,7 +34,7 @@ from playwright.async_api import Browser, Page, expect
 from custom_components.pacerelle.voice.formats import MP3, sniff_voice_format
 from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, Screenshots
 from tests.browser.home_assistant import free_port
-from tests.browser.test_add_integration import _onboard
+from tests.browser.pages import onboard, open_page
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -188,8 +188,9 @@ async def _add_pacerelle(page: Page, chat: Page, develop: Develop, shots: Screen
     connect_key = await chat.locator("#key").inner_text()
     await shots.take(chat, "chat-connection-key")
 
-    await page.goto(f"{develop.ha_url}/config/integrations/dashboard")
-    await page.get_by_text("Add integration", exact=True).click()
+    add = page.get_by_text("Add integration", exact=True)
+    await open_page(page, f"{develop.ha_url}/config/integrations/dashboard", add)
+    await add.click()
     await page.get_by_placeholder("Search for a brand name").fill("Pacerelle")
     await page.get_by_text("Pacerelle", exact=True).click()
     await page.locator("input[name=connection_key]").fill(connect_key)
@@ -208,8 +209,9 @@ async def _add_pacerelle(page: Page, chat: Page, develop: Develop, shots: Screen
 
 
 async def _restart_from_the_ui(page: Page, develop: Develop, shots: Screenshots) -> None:
-    await page.goto(f"{develop.ha_url}/config/system")
-    await page.get_by_role("button", name="Restart Home Assistant").click()
+    restart = page.get_by_role("button", name="Restart Home Assistant")
+    await open_page(page, f"{develop.ha_url}/config/system", restart)
+    await restart.click()
     await page.get_by_text("Interrupts all running automations and scripts.").click()
     await shots.take(page, "restart-confirm")
     await page.get_by_role("button", name="Restart", exact=True).click()
@@ -241,7 +243,7 @@ async def test_try_it_on_scripts_develop(
         page = await context.new_page()
         chat = await context.new_page()
         try:
-            await _onboard(page, develop.ha_url, shots)
+            await onboard(page, develop.ha_url, shots)
             await chat.goto(develop.chat_url + "/")
             await _add_pacerelle(page, chat, develop, shots)
             token = await page.evaluate("JSON.parse(localStorage.hassTokens).access_token")
@@ -262,9 +264,10 @@ async def test_try_it_on_scripts_develop(
             for automation_id, automation in automations.items():
                 path = f"/api/config/automation/config/{automation_id}"
                 assert await rest.call("POST", path, automation) == {"result": "ok"}
-            await page.goto(f"{develop.ha_url}/config/automation/dashboard")
-            for automation in automations.values():
-                await expect(page.get_by_text(automation["alias"])).to_be_visible()
+            aliases = [page.get_by_text(item["alias"]) for item in automations.values()]
+            await open_page(page, f"{develop.ha_url}/config/automation/dashboard", aliases[0])
+            for alias in aliases:
+                await expect(alias).to_be_visible()
             await shots.take(page, "automations")
 
             await chat.get_by_role("link", name="Home Assistant").click()

@@ -23,11 +23,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, Screenshots
 from tests.browser.home_assistant import running_home_assistant
-from tests.browser.test_add_integration import (
-    _onboard,
-    _open_pacerelle_flow,
-    _paste_key_and_approve,
-)
+from tests.browser.pages import add_integration, frontend_call, open_page
 from tests.helpers.emulator import EmulatorHandle, running_emulator
 
 ISSUES_WITHIN = 20.0
@@ -42,17 +38,8 @@ CODE_NAME = "Code"
 CODE_VIEWPORT_WIDTHS = (1920, 1200, 1024, 800, 412, 375)
 
 
-async def _frontend_call(page: Page, message: dict[str, Any]) -> Any:
-    """A WebSocket command over the frontend's own connection."""
-    return await page.evaluate(
-        "message => document.querySelector('home-assistant').hass.connection"
-        ".sendMessagePromise(message)",
-        message,
-    )
-
-
 async def _pacerelle_issues(page: Page) -> list[str]:
-    issues = (await _frontend_call(page, {"type": "repairs/list_issues"}))["issues"]
+    issues = (await frontend_call(page, {"type": "repairs/list_issues"}))["issues"]
     return [item["issue_id"] for item in issues if item["domain"] == "pacerelle"]
 
 
@@ -65,18 +52,10 @@ async def _wait_issues(page: Page, count: int) -> list[str]:
             await asyncio.sleep(0.25)
 
 
-async def _add_integration(
-    page: Page, base_url: str, emulator: EmulatorHandle, shots: Screenshots
-) -> None:
-    await _onboard(page, base_url, shots)
-    await _open_pacerelle_flow(page, base_url, shots)
-    await _paste_key_and_approve(page, emulator, shots)
-    await page.get_by_role("button", name=re.compile(r"^(Skip and finish|Finish)$")).click()
-
-
 async def _trust_in_repairs(page: Page, base_url: str, code: str, shots: Screenshots) -> None:
-    await page.goto(f"{base_url}/config/repairs")
-    await page.get_by_text(re.compile("wants to talk to")).first.click()
+    repair = page.get_by_text(re.compile("wants to talk to"))
+    await open_page(page, f"{base_url}/config/repairs", repair)
+    await repair.first.click()
     # The code the person compares with the one their Pacerelle app shows.
     await expect(page.get_by_text(code)).to_be_visible()
     await shots.take(page, "repair-dialog")
@@ -88,22 +67,22 @@ async def _trust_in_repairs(page: Page, base_url: str, code: str, shots: Screens
 
 
 async def _agent_device_page(page: Page, base_url: str, shots: Screenshots) -> None:
-    devices = await _frontend_call(page, {"type": "config/device_registry/list"})
+    devices = await frontend_call(page, {"type": "config/device_registry/list"})
     [agent] = [  # the agent's, not its owner's conversation's (model "Conversation")
         device
         for device in devices
         if any(identifier[0] == "pacerelle" for identifier in device["identifiers"])
         and device["model"] == "Agent"
     ]
-    await page.goto(f"{base_url}/config/devices/device/{agent['id']}")
-    await expect(page.get_by_text("Sensors", exact=True)).to_be_visible()
+    sensors = page.get_by_text("Sensors", exact=True)
+    await open_page(page, f"{base_url}/config/devices/device/{agent['id']}", sensors)
     # Tall enough for the Diagnostic card (the connection); the icons loaded.
     await page.set_viewport_size(DEVICE_PAGE_VIEWPORT)
     await page.wait_for_load_state("networkidle")
     await shots.take(page, "device-page")
     await _code_name_is_whole(page, shots)
     # The trust and block actions the device offers to automations and scripts.
-    actions = await _frontend_call(
+    actions = await frontend_call(
         page, {"type": "device_automation/action/list", "device_id": agent["id"]}
     )
     assert {action["type"] for action in actions if action["domain"] == "pacerelle"} >= {
@@ -152,7 +131,7 @@ async def test_trust_repair_in_the_frontend_then_the_device_answers(
         expect.set_options(timeout=STEP_TIMEOUT_MS)
         page = await context.new_page()
         try:
-            await _add_integration(page, base_url, emulator, shots)
+            await add_integration(page, base_url, emulator, shots)
             [installation] = await emulator.admin("GET", "/installations")
             agent_id, owner = installation["agent_id"], installation["owner_id"]
             conversation = installation["conversation_id"]
