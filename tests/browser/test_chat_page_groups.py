@@ -8,7 +8,12 @@ page switches to, and each sees only what they sent themselves.
 from playwright.async_api import Browser, Dialog, expect
 
 from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, PageProblems, Screenshots
-from tests.emulator.test_groups import _keys, _open_keys, _open_message, _seal
+from tests.emulator.reference_groups import (
+    fetch_key_envelopes,
+    open_group_message,
+    open_key_envelopes,
+    seal_group_message,
+)
 from tests.helpers.emulator import EmulatorHandle
 
 
@@ -43,8 +48,8 @@ async def test_a_person_makes_a_group_and_plays_two_of_its_members(
         await page.get_by_role("button", name="Send").click()
         envelope = await agent.frame()
         assert (envelope["from"], envelope["to"]) == ("usr_ana", f"group:{group_id}")
-        keys = _open_keys(agent, await _keys(emulator, agent, group_id))
-        assert _open_message(keys, envelope) == "Who took the car?"
+        keys = open_key_envelopes(agent, await fetch_key_envelopes(emulator, agent, group_id))
+        assert open_group_message(keys, envelope) == "Who took the car?"
         await agent.ack(envelope)
         assert agent.ws is not None
         await agent.ws.send_json(
@@ -53,7 +58,7 @@ async def test_a_person_makes_a_group_and_plays_two_of_its_members(
                 "id": "m-answer",
                 "conversation_id": group_id,
                 "to": f"group:{group_id}",
-                "payload_b64": _seal(keys, group_id, "Ben did, at nine"),
+                "payload_b64": seal_group_message(keys, group_id, "Ben did, at nine"),
                 "encrypted": True,
             }
         )

@@ -6,16 +6,20 @@ the relay's rules for groups (who writes, to whom) and key rotation are checked 
 """
 
 import base64
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from tests.emulator import EmulatorConfig
 from tests.emulator.groups import KEPT_EPOCHS, MAX_MEMBERS
 from tests.emulator.reference_agent import ReferenceAgent
+from tests.emulator.reference_groups import (
+    fetch_key_envelopes,
+    open_group_message,
+    open_key_envelopes,
+    seal_group_message,
+)
 from tests.emulator.sdk_echo import EchoAgent, load_sdk, sdk_installs, stop_echo
 from tests.helpers.emulator import (
     AdminError,
@@ -25,64 +29,6 @@ from tests.helpers.emulator import (
 )
 
 Json = dict[str, Any]
-
-
-def _aad(conversation_id: str, key_id: str, epoch: int) -> bytes:
-    return f"pacerelle:group-message:v1:{conversation_id}:{key_id}:{epoch}".encode()
-
-
-async def _keys(emulator: EmulatorHandle, agent: ReferenceAgent, group_id: str) -> list[Json]:
-    url = f"{emulator.base_url}/agent/group-keys?conversation_id={group_id}"
-    async with emulator.session.get(url, headers={"Authorization": f"Bearer {agent.token}"}) as r:
-        assert r.status == 200
-        envelopes: list[Json] = await r.json()
-    return envelopes
-
-
-def _open_keys(agent: ReferenceAgent, envelopes: list[Json]) -> dict[tuple[str, int], bytes]:
-    """Each envelope opened as the SDK does: with the sender's session in this group."""
-    keys = {}
-    for item in envelopes:
-        sender = {"from": item["sender_id"], "from_device_id": item["sender_device_id"]}
-        name = ReferenceAgent.human_name({**sender, "conversation_id": item["conversation_id"]})
-        plain = json.loads(agent.peer.decrypt(name, base64.b64decode(item["envelope_b64"])))
-        assert plain["type"] == "pacerelle.group.sender_key"
-        assert (plain["conversation_id"], plain["key_id"], plain["epoch"]) == (
-            item["conversation_id"],
-            item["key_id"],
-            item["epoch"],
-        )
-        keys[(plain["key_id"], plain["epoch"])] = base64.b64decode(plain["raw_key_b64"])
-    return keys
-
-
-def _open_message(keys: dict[tuple[str, int], bytes], envelope: Json) -> str:
-    payload = json.loads(base64.b64decode(envelope["payload_b64"]))
-    assert payload["type"] == "pacerelle.group.message"
-    key = keys[(payload["key_id"], payload["epoch"])]
-    plain = AESGCM(key).decrypt(
-        base64.b64decode(payload["iv_b64"]),
-        base64.b64decode(payload["ciphertext_b64"]),
-        _aad(envelope["conversation_id"], payload["key_id"], payload["epoch"]),
-    )
-    return plain.decode()
-
-
-def _seal(keys: dict[tuple[str, int], bytes], group_id: str, text: str) -> str:
-    (key_id, epoch), raw = max(keys.items(), key=lambda item: item[0][1])
-    iv = b"\x01" * 12
-    sealed = AESGCM(raw).encrypt(iv, text.encode(), _aad(group_id, key_id, epoch))
-    payload = {
-        "type": "pacerelle.group.message",
-        "v": 1,
-        "alg": "AES-256-GCM",
-        "conversation_id": group_id,
-        "key_id": key_id,
-        "epoch": epoch,
-        "iv_b64": base64.b64encode(iv).decode(),
-        "ciphertext_b64": base64.b64encode(sealed).decode(),
-    }
-    return base64.b64encode(json.dumps(payload).encode()).decode()
 
 
 async def _online_group(
@@ -114,9 +60,9 @@ async def test_member_message_and_agent_reply_through_the_sdk_flow(
         "1",
     )
     assert envelope["to"] == f"group:{group_id}"
-    keys = _open_keys(agent, await _keys(emulator, agent, group_id))
+    keys = open_key_envelopes(agent, await fetch_key_envelopes(emulator, agent, group_id))
     assert len(keys) == 2  # one sender key per member
-    assert _open_message(keys, envelope) == "Hi all"
+    assert open_group_message(keys, envelope) == "Hi all"
     await agent.ack(envelope)
 
     assert agent.ws is not None
@@ -126,7 +72,7 @@ async def test_member_message_and_agent_reply_through_the_sdk_flow(
             "id": "m-reply",
             "conversation_id": group_id,
             "to": f"group:{group_id}",
-            "payload_b64": _seal(keys, group_id, "Hello family"),
+            "payload_b64": seal_group_message(keys, group_id, "Hello family"),
             "encrypted": True,
             "reply_to_message_id": envelope["id"],
         }
@@ -219,12 +165,12 @@ async def test_member_changes_rotate_keys_and_old_epochs_are_dropped(
         changed = await emulator.admin("POST", f"/groups/{group_id}/members", change)
         epochs.append(changed["epoch"])
     assert epochs == [1, 2, 3, 4]
-    envelopes = await _keys(emulator, agent, group_id)
+    envelopes = await fetch_key_envelopes(emulator, agent, group_id)
     kept = range(4 - KEPT_EPOCHS + 1, 5)
     assert {item["epoch"] for item in envelopes} == set(kept)
     # Every envelope still opens in order (skipped Signal messages are fine), and the
     # newest epoch has a key for each member of now only.
-    keys = _open_keys(agent, envelopes)
+    keys = open_key_envelopes(agent, envelopes)
     newest = [item["sender_id"] for item in envelopes if item["epoch"] == 4]
     assert sorted(newest) == ["usr_ana", "usr_demo"]
     assert len(keys) == len(envelopes)
@@ -255,7 +201,7 @@ async def test_an_agent_taken_out_of_a_group_is_refused_its_keys_until_put_back(
     await emulator.admin("POST", f"/conversations/{group_id}/send", {"text": "x"})
     back = await emulator.admin("POST", path, {"add": [installed.agent_id]})
     assert back == {"agent_ids": [installed.agent_id], "epoch": 3}
-    envelopes = await _keys(emulator, agent, group_id)
+    envelopes = await fetch_key_envelopes(emulator, agent, group_id)
     assert {item["epoch"] for item in envelopes} == {3}
     with pytest.raises(AdminError) as unknown:
         await emulator.admin("POST", path, {"add": ["agt_nobody"]})
@@ -269,7 +215,7 @@ async def test_groups_and_their_sessions_survive_a_restart(
     config = EmulatorConfig(state_file=tmp_path / "pacerelle.json")
     async with running_emulator(config) as first:
         installed, agent, group_id = await _online_group(first, ["usr_demo", "usr_ana"])
-        keys = _open_keys(agent, await _keys(first, agent, group_id))
+        keys = open_key_envelopes(agent, await fetch_key_envelopes(first, agent, group_id))
         await agent.ws.close()  # type: ignore[union-attr]
 
     async with running_emulator(config) as second:
@@ -279,12 +225,16 @@ async def test_groups_and_their_sessions_survive_a_restart(
         # The members' devices go on with their group sessions: the new epoch's envelopes
         # open with the sessions the agent already holds.
         await second.admin("POST", f"/groups/{group_id}/members", {"add": ["usr_ben"]})
-        envelopes = [item for item in await _keys(second, agent, group_id) if item["epoch"] == 2]
-        keys |= _open_keys(agent, envelopes)
+        envelopes = [
+            item
+            for item in await fetch_key_envelopes(second, agent, group_id)
+            if item["epoch"] == 2
+        ]
+        keys |= open_key_envelopes(agent, envelopes)
         await second.admin(
             "POST", f"/conversations/{group_id}/send", {"text": "still here", "user_id": "usr_ana"}
         )
-        assert _open_message(keys, await agent.frame()) == "still here"
+        assert open_group_message(keys, await agent.frame()) == "still here"
         await agent.close()
 
 
