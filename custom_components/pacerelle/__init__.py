@@ -13,6 +13,7 @@ from .const import CONF_AGENT_ID, DOMAIN
 from .coordinator import async_setup_runtime
 from .device import async_follow_subentry_titles, async_register_device
 from .group_membership import async_watch_groups
+from .issues.blocked_groups import async_watch_blocked_in_groups
 from .issues.groups import async_clear_group_notices, async_watch_new_groups
 from .llm.api import async_register_llm_api
 from .migration import async_migrate_entry
@@ -46,6 +47,7 @@ async def async_setup_entry(hass: HomeAssistant, entry: PacerelleConfigEntry) ->
     async_setup_assist_bridge(hass, entry)
     async_watch_new_groups(hass, entry)
     async_watch_groups(hass, entry)
+    async_watch_blocked_in_groups(hass, entry)
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
     return True
 

@@ -149,6 +149,11 @@ class Conversations:
         """The held keys of the members who read what `key` seals (group_epochs.readers_of)."""
         return readers_of(self.group_epoch(key.conversation_id), self.group_keys.values(), key)
 
+    def current_readers(self, conversation_id: str) -> list[GroupKey]:
+        """The held keys of the group's members of now: who reads what is sealed now."""
+        keys = [k for k in self.group_keys.values() if k.conversation_id == conversation_id]
+        return sealing_candidates(self.group_epoch(conversation_id), keys)
+
     def holds_group_key(self, conversation_id: str) -> bool:
         return any(k.conversation_id == conversation_id for k in self.group_keys.values())
 

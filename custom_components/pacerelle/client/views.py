@@ -159,6 +159,19 @@ class AgentReads:
             conversation_id, self._core.config.agent_id
         )
 
+    def blocked_in_groups(self) -> dict[str, tuple[str, str]]:
+        """Group -> (person, device) of a device the user blocked that holds a key of the
+        group's current epoch: the trust door seals nothing for that group meanwhile
+        (trust/door.py `check_group`), so the host can say why."""
+        rule = self._core.trust.seal_rule()
+        conversations = self._core.data.conversations
+        found: dict[str, tuple[str, str]] = {}
+        for group in sorted({k.conversation_id for k in conversations.group_keys.values()}):
+            key = rule.blocked_reader(conversations.current_readers(group))
+            if key is not None and key.sender_id and key.sender_device_id:
+                found[group] = (key.sender_id, key.sender_device_id)
+        return found
+
     def conversations(self) -> list[SeenConversation]:
         """The conversations seen (conversations/seen.py), the most recently active first."""
         return seen_conversations(self._core.data, self._core.config.agent_id)

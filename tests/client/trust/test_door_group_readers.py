@@ -7,14 +7,17 @@ group. Attacked through the emulator: Ben's phone, blocked, is still in the fami
 import pytest
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
+from homeassistant.helpers import issue_registry as ir
 from pytest_homeassistant_custom_component.common import async_capture_events
 
+from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.events import EVENT_MESSAGE_STATUS
+from custom_components.pacerelle.issues.blocked_groups import blocked_issue_id
 from tests.helpers.agent import Agent, start_agent
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.groups import BEN, member_writes, named_family
 from tests.helpers.runtime import wait_until
-from tests.helpers.services import call, refused
+from tests.helpers.services import call, refused, trust
 
 SECRET = "The alarm code is 4711"
 
@@ -55,6 +58,18 @@ async def test_nothing_is_sealed_for_a_group_a_blocked_phone_is_in(
         await refused(hass, "send_message", answer, "blocked_group_member")
     assert [e for e in await emulator.inbox(group_id) if e.get("text") == SECRET] == []
 
+    # A repair says why, naming the group and the phone.
+    issue = ir.async_get(hass).async_get_issue(
+        DOMAIN, blocked_issue_id(agent.entry.entry_id, group_id)
+    )
+    assert issue is not None
+    assert issue.translation_placeholders == {
+        "agent_name": "Home",
+        "group": "Family",
+        "person": "usr\\_ben",
+        "device": "1",
+    }
+
     # Ben is taken out of the group: the members' new keys leave his phone out.
     await emulator.admin("POST", f"/groups/{group_id}/members", {"remove": [BEN]})
     await notify_family(hass, "Dinner")
@@ -62,6 +77,31 @@ async def test_nothing_is_sealed_for_a_group_a_blocked_phone_is_in(
     assert {(e["user_id"], e["text"]) for e in entries} >= {("usr_ana", "Dinner")}
     assert BEN not in {e["user_id"] for e in entries}
     assert SECRET not in {e.get("text") for e in entries}
+    await wait_until(lambda: not blocked_issues(hass))
+
+
+def blocked_issues(hass: HomeAssistant) -> list[str]:
+    return [
+        i for (d, i) in ir.async_get(hass).issues if d == DOMAIN and i.startswith("blocked_in_")
+    ]
+
+
+async def test_the_repair_goes_when_the_phone_is_trusted_again_and_with_the_agent(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    agent, group_id, _ = await family_with_bens_phone_blocked(hass, emulator)
+    assert blocked_issues(hass) == [blocked_issue_id(agent.entry.entry_id, group_id)]
+    await trust(hass, emulator, BEN, "1")
+    assert blocked_issues(hass) == []
+    await notify_family(hass, "Dinner")  # the group may be written to again
+    await call(hass, "block_device", {"person_id": BEN, "sender_device_id": "1"})
+    assert blocked_issues(hass) == [blocked_issue_id(agent.entry.entry_id, group_id)]
+    # Worked out again at each start, and gone with the loaded entry.
+    assert await hass.config_entries.async_reload(agent.entry.entry_id)
+    await hass.async_block_till_done()
+    assert blocked_issues(hass) == [blocked_issue_id(agent.entry.entry_id, group_id)]
+    assert await hass.config_entries.async_unload(agent.entry.entry_id)
+    assert blocked_issues(hass) == []
 
 
 async def test_the_flush_fails_a_group_send_once_a_phone_in_the_group_is_blocked(

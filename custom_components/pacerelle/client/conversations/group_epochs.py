@@ -150,8 +150,7 @@ def readers_of(
     of_epoch = [k for k in same if k.epoch == sealed.epoch]
     if epoch is None or epoch.epoch != sealed.epoch:
         return of_epoch
-    members = members_of(epoch, same)
-    return [k for k in of_epoch if k.sender_id in members]
+    return sealing_candidates(epoch, same)
 
 
 def member_ids(epoch: GroupEpoch | None, keys: Iterable[GroupKey], agent_id: str) -> frozenset[str]:
