@@ -206,13 +206,16 @@ def _messages(decoded: Any) -> list[dict[str, Any]]:
     return decoded if isinstance(decoded, list) else [decoded]
 
 
-async def wait_for(condition: Callable[[], bool], within: float, what: str) -> None:
+async def wait_for(
+    condition: Callable[[], bool], within: float, what: str, *, every: float = 0.05
+) -> None:
+    """Until `condition()` holds, looked at `every` seconds, at most `within` seconds."""
     try:
         async with asyncio.timeout(within):
             while True:
                 if condition():
                     return
-                await asyncio.sleep(0.05)
+                await asyncio.sleep(every)
     except TimeoutError:
         raise AssertionError(f"timed out waiting for {what}") from None
 

@@ -69,7 +69,8 @@ async def test_a_sigkill_during_the_migration_loses_nothing(system: System) -> N
     partial = folder / f"{agent.agent_id}.db.partial"
 
     starting = asyncio.create_task(system.hass_process.start())
-    await wait_for(partial.exists, 120, "the migration to start")
+    # Looked at every KILL_POLL: on a quiet machine the migration's file lives only a moment.
+    await wait_for(partial.exists, 120, "the migration to start", every=KILL_POLL)
     await system.hass_process.kill()
     starting.cancel()
     with contextlib.suppress(asyncio.CancelledError, Exception):
