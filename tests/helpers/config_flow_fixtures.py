@@ -1,8 +1,8 @@
 """Fixtures of the config flow tests: the flow driver and a server that answers garbage.
 
 Registered with `pytest_plugins = ["tests.helpers.config_flow_fixtures"]` in the test modules. Such
-plugins are global, so nothing here overrides a fixture of the harness: the modules that
-write stores override `hass_config_dir` themselves.
+plugins are global, so nothing here overrides a fixture of the harness (each test's own
+configuration directory is tests/conftest.py's `hass_config_dir`).
 """
 
 from collections.abc import AsyncIterator
@@ -33,6 +33,12 @@ async def garbage_url(socket_enabled: None) -> AsyncIterator[str]:
     await server.start_server()
     yield str(server.make_url("")).rstrip("/")
     await server.close()
+
+
+@pytest.fixture
+async def notify_ready(hass: HomeAssistant) -> None:
+    """The notify platform's dependencies, set up before the driver freezes the HTTP router."""
+    assert await async_setup_component(hass, "repairs", {})
 
 
 @pytest.fixture

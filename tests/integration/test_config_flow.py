@@ -25,12 +25,6 @@ from tests.helpers.emulator import EmulatorHandle, running_emulator
 pytest_plugins = ["tests.helpers.config_flow_fixtures"]
 
 
-@pytest.fixture
-def hass_config_dir(hass_tmp_config_dir: str) -> str:
-    """Stores are real files: keep them in the test's own directory."""
-    return hass_tmp_config_dir
-
-
 async def _installations(emulator: EmulatorHandle) -> list[dict[str, object]]:
     result: list[dict[str, object]] = await emulator.admin("GET", "/installations")
     return result

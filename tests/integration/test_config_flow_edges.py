@@ -20,12 +20,6 @@ from tests.helpers.emulator import running_emulator
 pytest_plugins = ["tests.helpers.config_flow_fixtures"]
 
 
-@pytest.fixture
-def hass_config_dir(hass_tmp_config_dir: str) -> str:
-    """Stores are real files: keep them in the test's own directory."""
-    return hass_tmp_config_dir
-
-
 def _store_dir(hass: HomeAssistant) -> Path:
     return Path(hass.config.path(".storage", DOMAIN))
 

@@ -2,7 +2,6 @@
 
 from pathlib import Path
 
-import pytest
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import HomeAssistant
 
@@ -11,12 +10,6 @@ from tests.helpers.config_flow_driver import FlowDriver
 from tests.helpers.options_flow import installed_entry, open_options, submit_options, suggested
 
 pytest_plugins = ["tests.helpers.config_flow_fixtures"]
-
-
-@pytest.fixture
-def hass_config_dir(hass_tmp_config_dir: str) -> str:
-    """Stores are real files: keep them in the test's own directory."""
-    return hass_tmp_config_dir
 
 
 def test_defaults_work_for_an_entry_without_options() -> None:

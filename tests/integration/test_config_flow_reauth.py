@@ -2,7 +2,6 @@
 
 from typing import Any
 
-import pytest
 from homeassistant.config_entries import SOURCE_REAUTH, ConfigEntry, ConfigEntryState
 from homeassistant.core import HomeAssistant
 
@@ -11,12 +10,6 @@ from custom_components.pacerelle.store.agent_store import agent_store
 from tests.helpers.config_flow_driver import FlowDriver
 
 pytest_plugins = ["tests.helpers.config_flow_fixtures"]
-
-
-@pytest.fixture
-def hass_config_dir(hass_tmp_config_dir: str) -> str:
-    """Stores are real files: keep them in the test's own directory."""
-    return hass_tmp_config_dir
 
 
 async def _revoked_entry(hass: HomeAssistant, driver: FlowDriver) -> tuple[ConfigEntry, str]:

@@ -7,7 +7,6 @@ human's device), and an automation with a device trigger made before the reauth.
 
 from typing import Any
 
-import pytest
 from homeassistant.config_entries import SOURCE_REAUTH, ConfigEntry, ConfigEntryState
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import device_registry as dr
@@ -24,18 +23,6 @@ from tests.helpers.runtime import wait_until
 pytest_plugins = ["tests.helpers.config_flow_fixtures"]
 
 FIRED = "pacerelle_test_fired"
-
-
-@pytest.fixture
-def hass_config_dir(hass_tmp_config_dir: str) -> str:
-    """Stores are real files: keep them in the test's own directory."""
-    return hass_tmp_config_dir
-
-
-@pytest.fixture
-async def notify_ready(hass: HomeAssistant) -> None:
-    """The notify platform's dependencies, set up before the driver freezes the HTTP router."""
-    assert await async_setup_component(hass, "repairs", {})
 
 
 def _registered(hass: HomeAssistant, entry: ConfigEntry) -> tuple[set[str], dict[str, str]]:

@@ -9,7 +9,6 @@ removing it takes nothing of the agent with it (notify.home, the sensors, the de
 from types import MappingProxyType
 from typing import Any
 
-import pytest
 from homeassistant.components.notify import DOMAIN as NOTIFY_DOMAIN
 from homeassistant.config_entries import ConfigEntry, ConfigEntryState, ConfigSubentry
 from homeassistant.const import ATTR_ENTITY_ID
@@ -17,7 +16,6 @@ from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType
 from homeassistant.helpers import device_registry as dr
 from homeassistant.helpers import entity_registry as er
-from homeassistant.setup import async_setup_component
 
 from custom_components.pacerelle.client import ConnectionState
 from custom_components.pacerelle.const import DOMAIN, SUBENTRY_CONVERSATION
@@ -32,18 +30,6 @@ from tests.helpers.services import human_writes, received
 pytest_plugins = ["tests.helpers.config_flow_fixtures"]
 
 ANA = "usr_ana"
-
-
-@pytest.fixture
-def hass_config_dir(hass_tmp_config_dir: str) -> str:
-    """Stores are real files: keep them in the test's own directory."""
-    return hass_tmp_config_dir
-
-
-@pytest.fixture
-async def notify_ready(hass: HomeAssistant) -> None:
-    """The notify platform's dependencies, set up before the driver freezes the HTTP router."""
-    assert await async_setup_component(hass, "repairs", {})
 
 
 def owner_of(entry: ConfigEntry) -> ConfigSubentry:

@@ -80,12 +80,6 @@ def _triggers(config: Any) -> Iterator[dict[str, Any]]:
             yield from _triggers(item)
 
 
-@pytest.fixture
-def hass_config_dir(hass_tmp_config_dir: str) -> str:
-    """The demo's configuration is written there: the editor saves automations.yaml."""
-    return hass_tmp_config_dir
-
-
 async def _demo(hass: HomeAssistant) -> None:
     """The demo configuration as scripts/develop writes it, its package's devices set up."""
     config_dir = Path(hass.config.config_dir)

@@ -36,11 +36,6 @@ ANSWER = "Turned on the light"
 
 
 @pytest.fixture
-def hass_config_dir(hass_tmp_config_dir: str) -> str:
-    return hass_tmp_config_dir
-
-
-@pytest.fixture
 async def voice(hass: HomeAssistant) -> VoiceAssistant:
     """Set up before the flow driver: the HTTP router is frozen once a client is served."""
     return await async_voice_assistant(hass)
