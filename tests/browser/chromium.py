@@ -1,17 +1,19 @@
 """What every browser test shares: Debian's Chromium, its flags, per-run screenshots,
 README's images renewed from them (`publish`, with PACERELLE_PUBLISH_IMAGES=1), and the
-problems a page reports (`PageProblems`).
+problems a page reports (`PageProblems`), and a test's page (`browser_page`).
 
 The `browser` fixture that launches it lives in tests/browser/conftest.py.
 """
 
+import contextlib
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
-from playwright.async_api import Dialog, Page
+from playwright.async_api import Browser, Dialog, Page, expect
 
 CHROMIUM = Path("/usr/bin/chromium")
 # Headless and self-contained: no sandbox (root in a chroot), no GPU, no calls home.
@@ -31,6 +33,23 @@ ARTIFACTS = (
 STEP_TIMEOUT_MS = 20_000
 DOCS_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
 KEPT_RUNS = 3
+
+
+@contextlib.asynccontextmanager
+async def browser_page(browser: Browser, shots: Screenshots, **options: Any) -> AsyncIterator[Page]:
+    """A page in a browser context of its own (`options`: the context's), each step bounded
+    by STEP_TIMEOUT_MS; a failure's screenshot is taken before the context closes."""
+    context = await browser.new_context(**options)
+    context.set_default_timeout(STEP_TIMEOUT_MS)
+    expect.set_options(timeout=STEP_TIMEOUT_MS)
+    page = await context.new_page()
+    try:
+        yield page
+    except Exception:
+        await shots.take(page, "failure")
+        raise
+    finally:
+        await context.close()
 
 
 class Screenshots:

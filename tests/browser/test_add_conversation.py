@@ -21,7 +21,7 @@ from typing import Any
 import aiohttp
 from playwright.async_api import Browser, Page, expect
 
-from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, Screenshots
+from tests.browser.chromium import ARTIFACTS, Screenshots, browser_page
 from tests.browser.home_assistant import running_home_assistant
 from tests.browser.pages import add_integration, frontend_call, open_integration_page, open_page
 from tests.helpers.emulator import EmulatorHandle, running_emulator
@@ -177,47 +177,38 @@ async def test_a_group_is_named_on_the_integration_page(
         asyncio.timeout(TEST_TIMEOUT),
         running_emulator() as emulator,
         running_home_assistant(tmp_path / "config") as base_url,
+        browser_page(browser, shots, viewport=VIEWPORT) as page,
     ):
-        context = await browser.new_context(viewport=VIEWPORT)
-        context.set_default_timeout(STEP_TIMEOUT_MS)
-        expect.set_options(timeout=STEP_TIMEOUT_MS)
-        page = await context.new_page()
-        try:
-            await add_integration(page, base_url, emulator, shots)
-            [installation] = await emulator.admin("GET", "/installations")
-            await emulator.wait_agent(installation["agent_id"], lambda s: s["connected"])
-            group_id, members = await _family_group(emulator, installation)
-            token = await page.evaluate("JSON.parse(localStorage.hassTokens).access_token")
-            async with aiohttp.ClientSession() as session:
-                api = Api(session, base_url, token)
-                # The owner's phone first (trusted on first use), then Ana in the group.
-                await emulator.send(installation["conversation_id"], text="hello")
-                written = await emulator.send(group_id, text="Who is home?", user_id=PEOPLE[0])
-                await _wait_seen(api, written)
-                await _name_the_group(page, base_url, group_id, members, shots)
-                await _entity_settings(page, base_url, shots)
+        await add_integration(page, base_url, emulator, shots)
+        [installation] = await emulator.admin("GET", "/installations")
+        await emulator.wait_agent(installation["agent_id"], lambda s: s["connected"])
+        group_id, members = await _family_group(emulator, installation)
+        token = await page.evaluate("JSON.parse(localStorage.hassTokens).access_token")
+        async with aiohttp.ClientSession() as session:
+            api = Api(session, base_url, token)
+            # The owner's phone first (trusted on first use), then Ana in the group.
+            await emulator.send(installation["conversation_id"], text="hello")
+            written = await emulator.send(group_id, text="Who is home?", user_id=PEOPLE[0])
+            await _wait_seen(api, written)
+            await _name_the_group(page, base_url, group_id, members, shots)
+            await _entity_settings(page, base_url, shots)
 
-                # notify.send_message on it, as an automation calls it: every member's phone.
-                await api.notify(ENTITY_ID, "Dinner is ready")
-                entries = await emulator.wait_inbox(
-                    group_id, len(members) * len(DEVICES), within=DELIVERED_WITHIN
-                )
-                assert sorted((e["user_id"], e["device_id"]) for e in entries) == sorted(
-                    (member, device_id) for member in members for device_id in DEVICES
-                )
-                assert {e["text"] for e in entries} == {"Dinner is ready"}
+            # notify.send_message on it, as an automation calls it: every member's phone.
+            await api.notify(ENTITY_ID, "Dinner is ready")
+            entries = await emulator.wait_inbox(
+                group_id, len(members) * len(DEVICES), within=DELIVERED_WITHIN
+            )
+            assert sorted((e["user_id"], e["device_id"]) for e in entries) == sorted(
+                (member, device_id) for member in members for device_id in DEVICES
+            )
+            assert {e["text"] for e in entries} == {"Dinner is ready"}
 
-                await _delete_the_name(page, base_url, shots)
-                # The agent's sessions stay: its own notify entity still reaches the owner.
-                await api.notify(OWNER_ENTITY_ID, "Still here")
-                direct = installation["conversation_id"]
-                [still] = await emulator.wait_inbox(direct, 1, within=DELIVERED_WITHIN)
-                assert still["text"] == "Still here"
-        except Exception:
-            await shots.take(page, "failure")
-            raise
-        finally:
-            await context.close()
+            await _delete_the_name(page, base_url, shots)
+            # The agent's sessions stay: its own notify entity still reaches the owner.
+            await api.notify(OWNER_ENTITY_ID, "Still here")
+            direct = installation["conversation_id"]
+            [still] = await emulator.wait_inbox(direct, 1, within=DELIVERED_WITHIN)
+            assert still["text"] == "Still here"
     shots.publish(
         {
             "conversation-list": "conversations-1-add-conversation.png",

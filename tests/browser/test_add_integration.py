@@ -25,7 +25,7 @@ from playwright.async_api import (
 )
 from playwright.async_api import Error as PlaywrightError
 
-from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, Screenshots
+from tests.browser.chromium import ARTIFACTS, Screenshots, browser_page
 from tests.browser.home_assistant import running_home_assistant
 from tests.browser.pages import (
     onboard,
@@ -92,43 +92,37 @@ async def test_add_pacerelle_in_the_frontend(
 ) -> None:
     shots = Screenshots(ARTIFACTS / "add_integration")
     config_dir = tmp_path / "config"
-    async with running_emulator() as emulator, running_home_assistant(config_dir) as base_url:
-        context = await browser.new_context(viewport={"width": 1200, "height": 900})
-        context.set_default_timeout(STEP_TIMEOUT_MS)
-        expect.set_options(timeout=STEP_TIMEOUT_MS)
-        page = await context.new_page()
+    async with (
+        running_emulator() as emulator,
+        running_home_assistant(config_dir) as base_url,
+        browser_page(browser, shots, viewport={"width": 1200, "height": 900}) as page,
+    ):
         traffic = Traffic(base_url)
         traffic.watch(page)
-        try:
-            await onboard(page, base_url, shots)
-            await open_pacerelle_flow(page, base_url, shots)
-            await paste_key_and_approve(page, emulator, shots)
-            # The success step; with the agent's device it asks for a name and an area.
-            done = re.compile(r"Created configuration for Home Assistant|Name and assign")
-            await expect(page.get_by_text(done).first).to_be_visible()
-            await shots.take(page, "created")
-            await page.get_by_role("button", name=re.compile(r"^(Skip and finish|Finish)$")).click()
+        await onboard(page, base_url, shots)
+        await open_pacerelle_flow(page, base_url, shots)
+        await paste_key_and_approve(page, emulator, shots)
+        # The success step; with the agent's device it asks for a name and an area.
+        done = re.compile(r"Created configuration for Home Assistant|Name and assign")
+        await expect(page.get_by_text(done).first).to_be_visible()
+        await shots.take(page, "created")
+        await page.get_by_role("button", name=re.compile(r"^(Skip and finish|Finish)$")).click()
 
-            [installation] = await emulator.admin("GET", "/installations")
-            agent_id = installation["agent_id"]
-            owner_id = installation["owner_id"]
-            await open_integration_page(page, base_url, "Home Assistant")
-            # The agent came online with the installation the flow stored.
-            await emulator.wait_agent(agent_id, lambda status: status["connected"])
-            await shots.take(page, "entry")
-            token = emulator.emulator.state.installations[agent_id].installation_token
-            await traffic.assert_never_carried(token)
+        [installation] = await emulator.admin("GET", "/installations")
+        agent_id = installation["agent_id"]
+        owner_id = installation["owner_id"]
+        await open_integration_page(page, base_url, "Home Assistant")
+        # The agent came online with the installation the flow stored.
+        await emulator.wait_agent(agent_id, lambda status: status["connected"])
+        await shots.take(page, "entry")
+        token = emulator.emulator.state.installations[agent_id].installation_token
+        await traffic.assert_never_carried(token)
 
-            # The connection lost as the page loads: opened again, the entry shows.
-            lossy = await context.new_page()
-            await lossy.add_init_script(LOSE_THE_FIRST_CONNECTION)
-            assert await open_integration_page(lossy, base_url, "Home Assistant") == 2
-            assert await lossy.evaluate("sessionStorage.getItem('connection-lost')") == "1"
-        except Exception:
-            await shots.take(page, "failure")
-            raise
-        finally:
-            await context.close()
+        # The connection lost as the page loads: opened again, the entry shows.
+        lossy = await page.context.new_page()
+        await lossy.add_init_script(LOSE_THE_FIRST_CONNECTION)
+        assert await open_integration_page(lossy, base_url, "Home Assistant") == 2
+        assert await lossy.evaluate("sessionStorage.getItem('connection-lost')") == "1"
     shots.publish(
         {
             "form-filled": "config-flow-1-connection-key.png",

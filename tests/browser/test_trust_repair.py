@@ -21,7 +21,7 @@ import aiohttp
 from playwright.async_api import Browser, Locator, Page, expect
 from playwright.async_api import Error as PlaywrightError
 
-from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, Screenshots
+from tests.browser.chromium import ARTIFACTS, Screenshots, browser_page
 from tests.browser.home_assistant import running_home_assistant
 from tests.browser.pages import add_integration, frontend_call, open_page
 from tests.helpers.emulator import EmulatorHandle, running_emulator
@@ -125,54 +125,45 @@ async def test_trust_repair_in_the_frontend_then_the_device_answers(
     async with (
         running_emulator() as emulator,
         running_home_assistant(tmp_path / "config") as base_url,
+        browser_page(browser, shots, viewport=VIEWPORT) as page,
     ):
-        context = await browser.new_context(viewport=VIEWPORT)
-        context.set_default_timeout(STEP_TIMEOUT_MS)
-        expect.set_options(timeout=STEP_TIMEOUT_MS)
-        page = await context.new_page()
-        try:
-            await add_integration(page, base_url, emulator, shots)
-            [installation] = await emulator.admin("GET", "/installations")
-            agent_id, owner = installation["agent_id"], installation["owner_id"]
-            conversation = installation["conversation_id"]
-            await emulator.wait_agent(agent_id, lambda status: status["connected"])
+        await add_integration(page, base_url, emulator, shots)
+        [installation] = await emulator.admin("GET", "/installations")
+        agent_id, owner = installation["agent_id"], installation["owner_id"]
+        conversation = installation["conversation_id"]
+        await emulator.wait_agent(agent_id, lambda status: status["connected"])
 
-            # Device 1 first (trusted on first use), then a device with a key of its own.
-            await emulator.send(conversation, text="hello from my phone")
-            await emulator.send(conversation, text="hello from a new device", device_id="2")
-            issues = await _wait_issues(page, 1)
-            await asyncio.sleep(0.5)  # a second issue (device 1, or a duplicate) would show now
-            assert await _pacerelle_issues(page) == issues
-            [issue] = issues
-            assert issue.endswith(f"_{owner}_2")
-            devices = await emulator.admin("GET", f"/users/{owner}/devices")
-            code = next(str(d["verification_code"]) for d in devices if d["device_id"] == "2")
+        # Device 1 first (trusted on first use), then a device with a key of its own.
+        await emulator.send(conversation, text="hello from my phone")
+        await emulator.send(conversation, text="hello from a new device", device_id="2")
+        issues = await _wait_issues(page, 1)
+        await asyncio.sleep(0.5)  # a second issue (device 1, or a duplicate) would show now
+        assert await _pacerelle_issues(page) == issues
+        [issue] = issues
+        assert issue.endswith(f"_{owner}_2")
+        devices = await emulator.admin("GET", f"/users/{owner}/devices")
+        code = next(str(d["verification_code"]) for d in devices if d["device_id"] == "2")
 
-            await _trust_in_repairs(page, base_url, code, shots)
-            assert await _pacerelle_issues(page) == []
+        await _trust_in_repairs(page, base_url, code, shots)
+        assert await _pacerelle_issues(page) == []
 
-            token = await page.evaluate("JSON.parse(localStorage.hassTokens).access_token")
-            async with aiohttp.ClientSession() as session:
-                asked = asyncio.create_task(_ask(session, base_url, token))
-                question = await _question_on_device(emulator, conversation)
-                await emulator.send(
-                    conversation,
-                    device_id="2",
-                    widget_response={"ref": question["id"], "value": True},
-                )
-                answer = await asyncio.wait_for(asked, ANSWER_WITHIN)
-            assert (answer["status"], answer["value"], answer["sender_device_id"]) == (
-                "answered",
-                True,
-                "2",
+        token = await page.evaluate("JSON.parse(localStorage.hassTokens).access_token")
+        async with aiohttp.ClientSession() as session:
+            asked = asyncio.create_task(_ask(session, base_url, token))
+            question = await _question_on_device(emulator, conversation)
+            await emulator.send(
+                conversation,
+                device_id="2",
+                widget_response={"ref": question["id"], "value": True},
             )
+            answer = await asyncio.wait_for(asked, ANSWER_WITHIN)
+        assert (answer["status"], answer["value"], answer["sender_device_id"]) == (
+            "answered",
+            True,
+            "2",
+        )
 
-            await _agent_device_page(page, base_url, shots)
-        except Exception:
-            await shots.take(page, "failure")
-            raise
-        finally:
-            await context.close()
+        await _agent_device_page(page, base_url, shots)
     shots.publish(
         {"repair-dialog": "trust-1-repair-dialog.png", "device-page": "trust-2-device-page.png"}
     )
