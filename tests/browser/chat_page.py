@@ -4,9 +4,12 @@ message, decrypted."""
 
 import base64
 import hashlib
+import re
 import secrets
 from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
+
+from playwright.async_api import Page, expect
 
 from tests.emulator.reference_agent import ReferenceAgent
 from tests.emulator.state import Json
@@ -15,6 +18,16 @@ from tests.helpers.emulator import REDIRECT_URI, EmulatorHandle, Installed
 AGENT_NAME = "Kitchen assistant"
 AGENT_DESCRIPTION = "Home Assistant in the kitchen"
 STATE = "browser-state"
+CONNECT_KEY = re.compile(r"^pck_[\w-]{43}$")
+
+
+async def create_connect_key(page: Page) -> str:
+    """Click "Create connection key" on the chat page; the key, once the page shows it (the
+    click answers before the page has it from the emulator)."""
+    await page.get_by_role("button", name="Create connection key").click()
+    key = page.locator("#key")
+    await expect(key).to_have_text(CONNECT_KEY)
+    return await key.inner_text()
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ of each step go to tests/artifacts/browser/chat_page/<run>/.
 """
 
 import json
-import re
 import uuid
 
 from playwright.async_api import Browser, Route, expect
@@ -17,6 +16,7 @@ from playwright.async_api import Browser, Route, expect
 from tests.browser.chat_page import (
     AGENT_DESCRIPTION,
     AGENT_NAME,
+    create_connect_key,
     exchange,
     next_message,
     start_request,
@@ -57,10 +57,7 @@ async def test_chat_page_with_the_reference_agent(
         await expect(page.locator("#composer")).to_be_hidden()
         await shots.take(page, "empty")
 
-        await page.get_by_role("button", name="Create connection key").click()
-        key_text = page.locator("#key")
-        await expect(key_text).to_have_text(re.compile(r"^pck_[\w-]{43}$"))
-        connect_key = await key_text.inner_text()
+        connect_key = await create_connect_key(page)
         assert connect_key in emulator.emulator.state.connect_keys
         await page.get_by_role("button", name="Copy").click()
         assert await page.evaluate("navigator.clipboard.readText()") == connect_key

@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from playwright.async_api import Browser, expect
 
 from custom_components.pacerelle.client.signal.identity import verification_code
-from tests.browser.chat_page import next_message, start_request
+from tests.browser.chat_page import create_connect_key, next_message, start_request
 from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, PageProblems, Screenshots
 from tests.helpers.emulator import EmulatorHandle
 
@@ -47,8 +47,7 @@ async def test_chat_page_shows_codes_labels_pictures_and_spent_keys(
     await agent.connect()
     try:
         await page.goto(emulator.base_url + "/")
-        await page.get_by_role("button", name="Create connection key").click()
-        connect_key = await page.locator("#key").inner_text()
+        connect_key = await create_connect_key(page)
         copy = page.locator("#copy-key")
         await copy.click()
         await expect(copy).to_have_text("Copied ✓")

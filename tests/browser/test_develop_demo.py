@@ -32,6 +32,7 @@ import yaml
 from playwright.async_api import Browser, Page, expect
 
 from custom_components.pacerelle.voice.formats import MP3, sniff_voice_format
+from tests.browser.chat_page import create_connect_key
 from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, Screenshots
 from tests.browser.home_assistant import free_port
 from tests.browser.pages import onboard, open_page
@@ -181,11 +182,10 @@ async def _demo_voice(
 
 
 async def _add_pacerelle(page: Page, chat: Page, develop: Develop, shots: Screenshots) -> None:
-    await chat.get_by_role("button", name="Create connection key").click()
+    connect_key = await create_connect_key(chat)
     copy = chat.locator("#copy-key")
     await copy.click()
     await expect(copy).to_have_text("Copied ✓")
-    connect_key = await chat.locator("#key").inner_text()
     await shots.take(chat, "chat-connection-key")
 
     add = page.get_by_text("Add integration", exact=True)
