@@ -11,18 +11,16 @@ from homeassistant.config_entries import SOURCE_REAUTH, ConfigEntry, ConfigEntry
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import device_registry as dr
 from homeassistant.helpers import entity_registry as er
-from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import async_capture_events
 
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.store.agent_store import agent_store
 from tests.helpers.config_flow_driver import FlowDriver
+from tests.helpers.device_triggers import FIRED, automate, on_trigger
 from tests.helpers.runtime import wait_until
 
 pytest_plugins = ["tests.helpers.config_flow_fixtures"]
-
-FIRED = "pacerelle_test_fired"
 
 
 def _registered(hass: HomeAssistant, entry: ConfigEntry) -> tuple[set[str], dict[str, str]]:
@@ -30,15 +28,6 @@ def _registered(hass: HomeAssistant, entry: ConfigEntry) -> tuple[set[str], dict
     devices = dr.async_entries_for_config_entry(dr.async_get(hass), entry.entry_id)
     entities = er.async_entries_for_config_entry(er.async_get(hass), entry.entry_id)
     return {device.id for device in devices}, {e.unique_id: e.entity_id for e in entities}
-
-
-async def _automation_on(hass: HomeAssistant, device_id: str) -> None:
-    """An automation made with the editor's device trigger "a message is received"."""
-    trigger = {"trigger": "device", "domain": DOMAIN, "device_id": device_id}
-    action = {"event": FIRED, "event_data": {"text": "{{ trigger.event.data.text }}"}}
-    automation = {"triggers": [{**trigger, "type": "message_received"}], "actions": [action]}
-    assert await async_setup_component(hass, "automation", {"automation": [automation]})
-    await hass.async_block_till_done()
 
 
 async def _revoke(hass: HomeAssistant, driver: FlowDriver, entry: ConfigEntry) -> str:
@@ -80,7 +69,9 @@ async def test_reauth_keeps_device_entities_and_device_triggers(
         "sensor.home_unconfirmed_sends",
         "sensor.home_verification_code",
     } <= set(entities.values())
-    await _automation_on(hass, device_id)
+    # An automation made with the editor's device trigger "a message is received".
+    text = {"text": "{{ trigger.event.data.text }}"}
+    await automate(hass, [on_trigger(device_id, "message_received", text)])
     fired = async_capture_events(hass, FIRED)
 
     flow_id = await _revoke(hass, driver, entry)

@@ -16,7 +16,6 @@ from homeassistant.const import STATE_UNAVAILABLE, STATE_UNKNOWN
 from homeassistant.core import Event, HomeAssistant
 from homeassistant.helpers import device_registry as dr
 from homeassistant.helpers import entity_registry as er
-from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 from pytest_homeassistant_custom_component.common import (
     async_capture_events,
@@ -27,6 +26,7 @@ from custom_components.pacerelle.client import ConnectionState, TrustState
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.group_membership import GROUP_CHECK_INTERVAL
 from tests.helpers.conversations import name_flow, the_subentry
+from tests.helpers.device_triggers import FIRED, automate, on_trigger
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.groups import member_writes
 from tests.helpers.readme import README
@@ -134,40 +134,22 @@ async def test_device_triggers_fire_for_their_conversation_only(
     found = await async_get_device_automations(hass, DeviceAutomationType.TRIGGER, [family_device])
     ours = sorted(t["type"] for t in found[family_device] if t["domain"] == DOMAIN)
     assert ours == ["message_received", "widget_answered"]
-    fired = async_capture_events(hass, "pacerelle_test_fired")
-    assert await async_setup_component(
+    fired = async_capture_events(hass, FIRED)
+    await automate(
         hass,
-        "automation",
-        {
-            "automation": [
-                {
-                    "triggers": [
-                        {
-                            "trigger": "device",
-                            "domain": DOMAIN,
-                            "device_id": device_id,
-                            "type": "message_received",
-                        }
-                    ],
-                    "actions": [
-                        {
-                            "event": "pacerelle_test_fired",
-                            "event_data": {
-                                "device": label,
-                                "message_id": "{{ trigger.event.data.message_id }}",
-                            },
-                        }
-                    ],
-                }
-                for label, device_id in (
-                    ("family", family_device),
-                    ("owner", owner_device),
-                    ("home", agent.device_id(hass)),
-                )
-            ]
-        },
+        (
+            on_trigger(
+                device_id,
+                "message_received",
+                {"device": label, "message_id": "{{ trigger.event.data.message_id }}"},
+            )
+            for label, device_id in (
+                ("family", family_device),
+                ("owner", owner_device),
+                ("home", agent.device_id(hass)),
+            )
+        ),
     )
-    await hass.async_block_till_done()
     direct = await human_writes(emulator, agent, text="just me")
     kitchen = await member_writes(emulator, agent, agent.groups["Kitchen"], text="k", user_id=ANA)
     family = await member_writes(emulator, agent, agent.groups["Family"], text="f", user_id=ANA)

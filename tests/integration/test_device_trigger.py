@@ -6,12 +6,12 @@ from homeassistant.components.device_automation import (
 )
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import device_registry as dr
-from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
 
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.device_trigger import async_get_trigger_capabilities
 from tests.helpers.agent import start_agent
+from tests.helpers.device_triggers import FIRED, automate, on_trigger
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.runtime import wait_until
 from tests.helpers.services import human_writes
@@ -38,40 +38,25 @@ async def test_the_editor_offers_both_triggers(
 async def test_triggers_run_automations(hass: HomeAssistant, emulator: EmulatorHandle) -> None:
     agent = await start_agent(hass, emulator, spoken=True)
     device_id = agent.device_id(hass)
-    fired = async_capture_events(hass, "pacerelle_test_fired")
-    assert await async_setup_component(
+    fired = async_capture_events(hass, FIRED)
+    await automate(
         hass,
-        "automation",
-        {
-            "automation": [
+        (
+            on_trigger(
+                device_id,
+                trigger_type,
                 {
-                    "triggers": [
-                        {
-                            "trigger": "device",
-                            "domain": DOMAIN,
-                            "device_id": device_id,
-                            "type": trigger_type,
-                        }
-                    ],
-                    "actions": [
-                        {
-                            "event": "pacerelle_test_fired",
-                            "event_data": {
-                                "type": trigger_type,
-                                "message_id": "{{ trigger.event.data.message_id }}",
-                                "detail": detail,
-                            },
-                        }
-                    ],
-                }
-                for trigger_type, detail in (
-                    ("message_received", "{{ trigger.event.data.text }}"),
-                    ("widget_answered", "{{ trigger.event.data.widget_id }}"),
-                )
-            ]
-        },
+                    "type": trigger_type,
+                    "message_id": "{{ trigger.event.data.message_id }}",
+                    "detail": detail,
+                },
+            )
+            for trigger_type, detail in (
+                ("message_received", "{{ trigger.event.data.text }}"),
+                ("widget_answered", "{{ trigger.event.data.widget_id }}"),
+            )
+        ),
     )
-    await hass.async_block_till_done()
     message = await human_writes(emulator, agent, text="Lights off please")
     await wait_until(lambda: len(fired) == 1)
     assert fired[0].data == {
@@ -99,30 +84,9 @@ async def test_from_a_trusted_device_only(hass: HomeAssistant, emulator: Emulato
     # An automation made in the editor gets the filter on unless the user turns it off.
     assert capabilities["extra_fields"]({}) == {"trusted_only": True}
 
-    fired = async_capture_events(hass, "pacerelle_test_fired")
-    assert await async_setup_component(
-        hass,
-        "automation",
-        {
-            "automation": {
-                "triggers": [
-                    {
-                        **config,
-                        "trigger": "device",
-                        "type": "message_received",
-                        "trusted_only": True,
-                    }
-                ],
-                "actions": [
-                    {
-                        "event": "pacerelle_test_fired",
-                        "event_data": {"text": "{{ trigger.event.data.text }}"},
-                    }
-                ],
-            }
-        },
-    )
-    await hass.async_block_till_done()
+    fired = async_capture_events(hass, FIRED)
+    text = {"text": "{{ trigger.event.data.text }}"}
+    await automate(hass, [on_trigger(device_id, "message_received", text, trusted_only=True)])
     # A device the relay announces for the owner, unverified: it does not trigger.
     await human_writes(emulator, agent, text="open the garage", device_id="2")
     await human_writes(emulator, agent, text="close the garage")

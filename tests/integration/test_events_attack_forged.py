@@ -21,6 +21,7 @@ from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from tests.helpers.agent import Agent, start_agent
 from tests.helpers.ask import ask_script, run_script, widget_on_device
 from tests.helpers.assist import KITCHEN
+from tests.helpers.device_triggers import FIRED, automate, on_trigger
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.entities import wait_state
 from tests.helpers.runtime import wait_until
@@ -175,34 +176,19 @@ async def test_a_forged_message_fires_no_device_trigger(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
     agent = await start_agent(hass, emulator, spoken=True)
-    fired = async_capture_events(hass, "pacerelle_test_fired")
-    assert await async_setup_component(
+    fired = async_capture_events(hass, FIRED)
+    await automate(
         hass,
-        "automation",
-        {
-            "automation": [
-                {
-                    "triggers": [
-                        {
-                            "trigger": "device",
-                            "domain": "pacerelle",
-                            "device_id": agent.device_id(hass),
-                            "type": trigger_type,
-                            "trusted_only": True,
-                        }
-                    ],
-                    "actions": [
-                        {
-                            "event": "pacerelle_test_fired",
-                            "event_data": {"id": "{{ trigger.event.data.message_id }}"},
-                        }
-                    ],
-                }
-                for trigger_type in ("message_received", "widget_answered")
-            ]
-        },
+        (
+            on_trigger(
+                agent.device_id(hass),
+                trigger_type,
+                {"id": "{{ trigger.event.data.message_id }}"},
+                trusted_only=True,
+            )
+            for trigger_type in ("message_received", "widget_answered")
+        ),
     )
-    await hass.async_block_till_done()
     real = await human_writes(emulator, agent, text="Unlock the front door")
     await wait_until(lambda: len(fired) == 1)
     assert fired[0].data == {"id": real["message_id"]}
