@@ -1,10 +1,13 @@
 """The event entity of an agent: one event per accepted message.
 
-It mirrors the `pacerelle_message` bus event of its own entry (same data, without the
-entry and agent ids), typed `widget_response` for widget answers and `message` for the
-rest. It learns of requests from the agent (signals.py), never from the bus, where
-anyone may fire a `pacerelle_message`. What people wrote stays out of the recorder: the
-attributes that carry it are shown on the entity but not written to the history database.
+It mirrors the `pacerelle_message` bus event of its own entry (its data without the entry
+and agent ids and without what people wrote), typed `widget_response` for widget answers
+and `message` for the rest. It learns of requests from the agent (signals.py), never from
+the bus, where anyone may fire a `pacerelle_message`. What people wrote (text, files,
+widgets and their answers, transcripts) is never an attribute: Home Assistant shows an
+entity's attributes to every user who may read it, and keeps them on disk across restarts
+(`.storage/core.restore_state`, every backup). Automations read it from the bus event or a
+device trigger, which only administrators and automations see.
 
 Each named conversation has one too, on its device (entity.py): the same events, for that
 conversation's messages only (`event.<name>_messages`).
@@ -36,14 +39,12 @@ _ATTRIBUTES: Final = (
     "sender_device_id",
     "group",
     "kind",
-    "text",
     "reply_to_message_id",
-    "attachments",
-    "widget",
-    "widget_response",
-    "transcript",
     "received_at",
+    "trusted",
+    "trust_state",
 )
+"""The event data an attribute shows: who, where, when and what kind, never content."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -81,9 +82,6 @@ async def async_setup_entry(
 
 class PacerelleMessageEvent(PacerelleEntity, EventEntity):
     entity_description: PacerelleEventDescription
-    _unrecorded_attributes = frozenset(
-        {"text", "attachments", "widget", "widget_response", "transcript"}
-    )
 
     @property
     @override

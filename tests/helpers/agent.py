@@ -218,6 +218,12 @@ async def start_agent(
     return agent
 
 
+async def go_offline(emulator: EmulatorHandle, agent: Agent) -> None:
+    """The gateway drops the agent and refuses it until `emulator.faults(reset=True)`."""
+    await emulator.faults(gateway_status=503, drop_connections="abort")
+    await wait_until(lambda: agent.runtime.status.state is not ConnectionState.CONNECTED)
+
+
 def agent_device(hass: HomeAssistant, entry_id: str) -> dr.DeviceEntry:
     """The agent's own device (each named conversation, the owner's too, has one more)."""
     [device] = dr.async_get(hass).async_get_devices(identifiers=device_identifiers(entry_id))

@@ -35,7 +35,7 @@ def test_yaml_strings_schemas_and_icons_agree() -> None:
     services = yaml.safe_load((COMPONENT / "services.yaml").read_text())
     strings = json.loads((COMPONENT / "strings.json").read_text())["services"]
     icons = json.loads((COMPONENT / "icons.json").read_text())["services"]
-    registered = {name: schema for name, _, schema, _ in _SERVICES}
+    registered = {name: schema for name, _, schema, _, _ in _SERVICES}
     assert set(services) == set(registered) == set(strings) == set(icons)
     for name, service in services.items():
         fields = yaml_fields(service)
@@ -55,7 +55,7 @@ async def test_home_assistant_describes_every_action(
     assert await async_setup_component(hass, DOMAIN, {})
     descriptions = (await async_get_all_descriptions(hass))[DOMAIN]
     assert "services.yaml" not in caplog.text
-    assert set(descriptions) == {name for name, _, _, _ in _SERVICES}
+    assert set(descriptions) == {name for name, _, _, _, _ in _SERVICES}
     assert descriptions["ask"]["fields"]["kind"]["required"] is True
     assert hass.services.supports_response(DOMAIN, "ask").value == "optional"
     assert hass.services.supports_response(DOMAIN, "get_status").value == "only"

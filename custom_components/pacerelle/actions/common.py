@@ -22,14 +22,16 @@ from homeassistant.helpers.service import async_get_config_entry
 from ..const import DOMAIN
 from ..device import agent_name
 from ..errors import action_errors
+from ..owner_conversation import owner_conversation_id
 from ..runtime import PacerelleConfigEntry
-from .conversation import ConversationTarget, named_conversation
+from .conversation import ConversationTarget, conversation_entity, named_conversation
 
 ATTR_MESSAGE_ID: Final = "message_id"
 ATTR_SOURCE_MESSAGE_ID: Final = "source_message_id"
 ATTR_CONVERSATION_ID: Final = "conversation_id"
 ATTR_TO: Final = "to"
 ATTR_TO_DEVICE_ID: Final = "to_device_id"
+ATTR_WIDGET_ID: Final = "widget_id"
 
 # Fields that pick the agent; every action schema starts from these.
 AGENT_FIELDS: Final = {
@@ -81,6 +83,24 @@ def resolve_entry(hass: HomeAssistant, call: ServiceCall) -> PacerelleConfigEntr
         entry_id = named.entry_id
     entry: PacerelleConfigEntry = async_get_config_entry(hass, DOMAIN, entry_id)
     return entry
+
+
+def reached_conversations(call: ServiceCall) -> list[str]:
+    """The conversation entities a send reaches: those it names, else its widget's (an
+    update), else the owner's; empty when its conversation has no entity."""
+    named: list[str] = call.data.get(ATTR_ENTITY_ID) or []
+    if named:
+        return list(named)
+    entry = resolve_entry(call.hass, call)
+    conversation_id = owner_conversation_id(entry)
+    widget_id = call.data.get(ATTR_WIDGET_ID)
+    if widget_id is not None:
+        sent = entry.runtime_data.agent.widget(widget_id)
+        if sent is None:
+            return []
+        conversation_id = sent.last.conversation_id
+    found = conversation_entity(call.hass, entry, conversation_id)
+    return [found] if found else []
 
 
 def _given(call: ServiceCall, names: tuple[str, ...]) -> list[str]:

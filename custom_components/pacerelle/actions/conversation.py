@@ -13,6 +13,7 @@ that is no conversation, several at once) is a translated ServiceValidationError
 from dataclasses import dataclass
 from typing import Final
 
+from homeassistant.config_entries import ConfigEntry
 from homeassistant.const import ATTR_ENTITY_ID, Platform
 from homeassistant.core import HomeAssistant, ServiceCall
 from homeassistant.exceptions import ServiceValidationError
@@ -23,7 +24,7 @@ from ..const import (
     DOMAIN,
     SUBENTRY_CONVERSATION,
 )
-from ..entity import NamedConversation, entity_unique_id
+from ..entity import NamedConversation, entity_unique_id, named_conversations
 from ..owner_conversation import owner_conversation_id
 
 # The key of the agent's own notify entity (notify.py's OWNER description).
@@ -81,3 +82,20 @@ def _conversation_of(hass: HomeAssistant, entity_id: str) -> ConversationTarget 
             entry.entry_id, owner_conversation_id(entry), str(entry.data[CONF_OWNER_ID])
         )
     return None
+
+
+def conversation_entity(
+    hass: HomeAssistant, entry: ConfigEntry, conversation_id: str
+) -> str | None:
+    """The notify entity that names the conversation (the owner's, or a named one's), if any:
+    the inverse of `named_conversation`."""
+    if conversation_id == owner_conversation_id(entry):
+        key = OWNER_NOTIFY_KEY
+    else:
+        named = [c for c in named_conversations(entry) if c.conversation_id == conversation_id]
+        if not named:
+            return None
+        key = named[0].key()
+    return er.async_get(hass).async_get_entity_id(
+        Platform.NOTIFY, DOMAIN, entity_unique_id(entry.entry_id, key)
+    )

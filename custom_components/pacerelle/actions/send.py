@@ -33,6 +33,7 @@ from ..files.attachments import (
 )
 from .common import (
     AGENT_FIELDS,
+    ATTR_WIDGET_ID,
     TARGET_FIELDS,
     client_errors,
     resolve_entry,
@@ -44,7 +45,6 @@ ATTR_REPLY_TO: Final = "reply_to_message_id"
 ATTR_ATTACHMENTS: Final = "attachments"
 ATTR_SNAPSHOTS: Final = "camera_snapshots"
 ATTR_WIDGET: Final = "widget"
-ATTR_WIDGET_ID: Final = "widget_id"
 ATTR_SPEC: Final = "spec"
 ATTR_EXPIRES_AT: Final = "expires_at"
 ATTR_EXPIRE_AFTER: Final = "expire_after"

@@ -12,6 +12,7 @@ from typing import Final, override
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers import llm
 
+from ..callers import async_limited_user
 from ..const import DOMAIN
 from .read_tools import (
     GetCheckpointsTool,
@@ -40,12 +41,22 @@ API_PROMPT: Final = (
     "get_pending_widget read the latest conversation and widget answer."
 )
 
+NOT_ADMIN_PROMPT: Final = (
+    "The Pacerelle tools are for Home Assistant administrators, and this conversation's user "
+    "is not one: no Pacerelle tool is available. Say so if asked about Pacerelle messages."
+)
+
 
 class PacerelleLlmApi(llm.API):
     """Every Pacerelle tool, on whichever agents are loaded when an instance is made."""
 
     @override
     async def async_get_api_instance(self, llm_context: llm.LLMContext) -> llm.APIInstance:
+        if await async_limited_user(self.hass, llm_context.context) is not None:
+            # The tools read what people wrote: none for a user who is not an administrator.
+            return llm.APIInstance(
+                api=self, api_prompt=NOT_ADMIN_PROMPT, llm_context=llm_context, tools=[]
+            )
         return llm.APIInstance(
             api=self,
             api_prompt=_prompt(self.hass),

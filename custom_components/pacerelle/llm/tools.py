@@ -10,6 +10,9 @@ case-insensitive; two agents with one name need the id). Without it the only loa
 is used; with several loaded, the model must name one (the error and the API prompt list
 them).
 
+Callers: the tools read what people wrote, so they are for administrators and calls of no
+user (callers.py), as the actions that read are.
+
 Scope: a model's arguments may be prompt-injected by any message it reads, so every tool is
 held to the conversations the user chose in the options (`LlmScope`; none chosen: the
 owner's direct conversation only). Reads leave out what lies outside; a call that names
@@ -28,6 +31,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import llm
 
+from ..callers import async_require_admin
 from ..client import (
     Request,
     SendError,
@@ -196,6 +200,9 @@ class PacerelleTool(llm.Tool):
     async def async_call(
         self, hass: HomeAssistant, tool_input: llm.ToolInput, llm_context: llm.LLMContext
     ) -> llm.ToolResult:
+        # The API offers no tool to a user who is not an administrator (api.py); this holds
+        # for a tool called on its own too.
+        await async_require_admin(hass, llm_context.context, f"{DOMAIN} {self.name}")
         # Some models send every optional argument, as null, when they mean to omit it.
         given = {key: value for key, value in tool_input.tool_args.items() if value is not None}
         args: dict[str, Any] = self.parameters(given)

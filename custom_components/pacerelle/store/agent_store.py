@@ -64,6 +64,5 @@ async def async_pause_all(hass: HomeAssistant) -> None:
     await agent_stores(hass).pause_writes()
 
 
-@callback
-def async_resume_all(hass: HomeAssistant) -> None:
-    agent_stores(hass).resume_writes()
+async def async_resume_all(hass: HomeAssistant) -> None:
+    await agent_stores(hass).resume_writes()

@@ -20,7 +20,7 @@ from custom_components.pacerelle.client.limits import (
 )
 from custom_components.pacerelle.events import EVENT_MESSAGE_STATUS
 from custom_components.pacerelle.llm.send_tools import LLM_EXPIRE_AFTER
-from tests.helpers.agent import Agent, start_agent
+from tests.helpers.agent import go_offline, start_agent
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.llm import call as llm_call
 from tests.helpers.llm import human_says
@@ -29,11 +29,6 @@ from tests.helpers.runtime import wait_until
 from tests.helpers.services import call, received, refused
 
 RECONNECT_WITHIN = 30.0  # the agent's backoff after a refused upgrade is at most this
-
-
-async def go_offline(emulator: EmulatorHandle, agent: Agent) -> None:
-    await emulator.faults(gateway_status=503, drop_connections="abort")
-    await wait_until(lambda: agent.runtime.status.state is not ConnectionState.CONNECTED)
 
 
 def statuses(events: list[Any]) -> list[tuple[str, str]]:

@@ -82,6 +82,7 @@ async def test_the_options_widen_the_scope(hass: HomeAssistant, emulator: Emulat
     assert await hass.config_entries.async_reload(entry.entry_id)
     runtime = entry.runtime_data
     await wait_until(lambda: runtime.status.state.value == "connected")
+    await held(runtime, secret)  # loaded from the store (or redelivered) after the reload
     only = await call(hass, "wait_for_messages", timeoutMs=0, conversationId=FAMILY)
     assert [m["message_id"] for m in only["messages"]] == [secret]
     await call(hass, "mark_processed", messageId=secret)

@@ -62,7 +62,7 @@ async def test_a_pause_waits_for_the_commit_in_flight_and_holds_the_next(
     later = asyncio.create_task(store.save_keys({"generation": 7}))
     done, _ = await asyncio.wait({later}, timeout=HELD)
     assert not done  # held by the pause
-    stores.resume_writes()
+    await stores.resume_writes()
     await later
     assert (await store.load())["generation"] == 7
     for path in (

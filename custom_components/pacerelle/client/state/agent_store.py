@@ -12,7 +12,8 @@ at a time under the store's lock, except `mark`: a store into the mapping, on th
 no system call (inbox/pipeline.py). `AgentStores` keeps one AgentStore, so one RecordStore
 and one lock, per agent and location: whoever asks (the host's setup, the agent, a removal)
 gets the same one. `pause_writes` returns once the commits in flight are done and holds the
-next ones until `resume_writes` (a backup copies a complete database file meanwhile).
+next ones until `resume_writes` (a backup copies a complete database file meanwhile), for
+WRITE_HOLD_SECONDS at most: a backup that never ends never stops the home.
 """
 
 import asyncio
@@ -22,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from ..agent_core import BlockingRunner, Bound
 from ..agent_data import SECTIONS, AgentData, AgentDataError
@@ -33,6 +34,13 @@ from .record_store import RecordStore
 from .versions import migrate, versioned
 
 _LOGGER = logging.getLogger(__name__)
+
+WRITE_HOLD_SECONDS: Final = 300
+"""How long a backup holds the store's commits at most. Home Assistant copies `.storage` in
+seconds; a backup not ended after 5 minutes has failed (a crashed Supervisor never sends
+`backup/end`), and until then no message is acted on or sent. Past it, commits go on with
+the checkpoints held (record_file.py), so the database file a slow backup still copies
+stays consistent; the end of the backup, or a restart, lets them run again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +62,9 @@ class AgentStore:
         self._run = run_blocking
         self._lock = asyncio.Lock()
         self._paused = False
+        self._checkpoints_held = False
+        self._expiry: asyncio.TimerHandle | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
 
     async def _locked[T](self, function: Callable[[], T]) -> T:
         async with self._lock:
@@ -152,7 +163,7 @@ class AgentStore:
 
     async def pause_writes(self) -> None:
         """Return once the commit in flight is done, its WAL checkpointed; hold the next
-        ones until `resume_writes`."""
+        ones until `resume_writes`, for WRITE_HOLD_SECONDS at most (`_hold_expired`)."""
         if self._paused:
             return
         await self._lock.acquire()
@@ -161,11 +172,47 @@ class AgentStore:
             await self._run(self.records.checkpoint)
         except (OSError, StoreError, sqlite3.Error):
             _LOGGER.warning("Could not checkpoint the store of agent %s", self.agent_id)
+        loop = asyncio.get_running_loop()
+        self._expiry = loop.call_later(WRITE_HOLD_SECONDS, self._hold_expired)
 
-    def resume_writes(self) -> None:
+    def _hold_expired(self) -> None:
+        """The backup never ended: commits go on, into the WAL only, until it does (the
+        database file it may still be copying stays as the checkpoint left it)."""
+        _LOGGER.warning(
+            "A backup has held the store of agent %s for %d s without ending; its writes go"
+            " on, the database file unchanged until the backup ends",
+            self.agent_id,
+            WRITE_HOLD_SECONDS,
+        )
+        self._expiry = None
+        task = asyncio.get_running_loop().create_task(self._release_holding_checkpoints())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _release_holding_checkpoints(self) -> None:
+        try:
+            await self._run(partial(self.records.hold_checkpoints, True))
+            self._checkpoints_held = True
+        except (OSError, StoreError, sqlite3.Error):
+            _LOGGER.warning("Could not hold the checkpoints of agent %s", self.agent_id)
+        finally:
+            self._paused = False
+            self._lock.release()
+
+    async def resume_writes(self) -> None:
+        """The backup ended: the held commits go on (or, past the hold, checkpoints again)."""
+        if self._expiry is not None:
+            self._expiry.cancel()
+            self._expiry = None
         if self._paused:
             self._paused = False
             self._lock.release()
+        if self._checkpoints_held:
+            self._checkpoints_held = False
+            try:
+                await self._locked(partial(self.records.hold_checkpoints, False))
+            except (OSError, StoreError, sqlite3.Error):
+                _LOGGER.warning("Could not resume the checkpoints of agent %s", self.agent_id)
 
 
 class AgentStores:
@@ -187,9 +234,9 @@ class AgentStores:
         for store in list(self._stores.values()):
             await store.pause_writes()
 
-    def resume_writes(self) -> None:
+    async def resume_writes(self) -> None:
         for store in list(self._stores.values()):
-            store.resume_writes()
+            await store.resume_writes()
 
     def close_now(self) -> None:
         """Every store closed (the host is closing, no executor job runs any more)."""

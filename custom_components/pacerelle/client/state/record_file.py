@@ -69,6 +69,7 @@ _PRAGMAS = (
     # The WAL file cut back to 4 MiB after a checkpoint, not left at its largest.
     f"PRAGMA journal_size_limit={4 * 1024 * 1024}",
 )
+AUTOCHECKPOINT_PAGES = 1000  # SQLite's default: the WAL folded in every 1,000 pages
 _CHECK = "check"  # a meta row: tells a wrong key (or another agent's store) at once
 
 type Write = tuple[str, str, int, bytes]  # table, logical key, seq, serialized value
@@ -233,6 +234,16 @@ class RecordFile:
         with self._mutex:
             self._still_open(connection)
             connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def hold_checkpoints(self, held: bool) -> None:
+        """Held, commits go to the WAL only and the database file stays as the last
+        checkpoint left it (a backup still copying it copies one consistent file; the WAL
+        beside it is a valid prefix); released, SQLite checkpoints every 1,000 pages again."""
+        pages = 0 if held else AUTOCHECKPOINT_PAGES
+        connection = self._open_connection()
+        with self._mutex:
+            self._still_open(connection)
+            connection.execute(f"PRAGMA wal_autocheckpoint={pages}")
 
     def sync_directory(self) -> None:
         fd = os.open(self.directory, os.O_RDONLY)

@@ -107,6 +107,10 @@ class RecordStore:
         if self.file.is_open:
             self.file.checkpoint()
 
+    def hold_checkpoints(self, held: bool) -> None:
+        if self.file.is_open:
+            self.file.hold_checkpoints(held)
+
     def close(self) -> None:
         self.file.close()
         self.loaded = False
