@@ -158,7 +158,9 @@ class NameGroupFlow(RepairsFlow):
             if set(errors) - {CONF_NAME}:  # about the group, not the name: nothing to ask
                 return self.async_abort(
                     reason="unknown_conversation",
-                    description_placeholders={CONF_CONVERSATION_ID: self._conversation_id},
+                    description_placeholders={
+                        CONF_CONVERSATION_ID: markdown_text(self._conversation_id)
+                    },
                 )
         seen = next(
             (
