@@ -5,7 +5,8 @@ subentry, subentry_flow.py): "<agent> was added to a group", one per group and a
 issue id). Its fix flow asks for a name and names the group through the "Add conversation"
 subentry flow itself, driven as the frontend drives it (the same checks, the same
 subentry, the same translated refusals). The notice is gone once the group is named (by the
-fix flow or by "Add conversation": the entry's change clears it) or the entry removed.
+fix flow or by "Add conversation": the entry's change clears it) or the entry removed
+(issues/entry.py).
 Ignored, it stays in Home Assistant's issue registry as dismissed (it is persistent), and a
 dismissed issue stays dismissed when raised again: it is never shown again. A group named
 and later unnamed is a group without a name again: its next message raises a new notice.
@@ -102,13 +103,6 @@ def async_clear_named(hass: HomeAssistant, entry: ConfigEntry[Any]) -> None:
     for notice in _notices(hass, entry.entry_id):
         if (notice.data or {}).get(CONF_CONVERSATION_ID) in named:
             ir.async_delete_issue(hass, DOMAIN, notice.issue_id)
-
-
-@callback
-def async_clear_group_notices(hass: HomeAssistant, entry_id: str) -> None:
-    """Delete every group notice of a removed entry."""
-    for notice in _notices(hass, entry_id):
-        ir.async_delete_issue(hass, DOMAIN, notice.issue_id)
 
 
 @callback
