@@ -14,7 +14,8 @@ from .coordinator import async_setup_runtime
 from .device import async_follow_subentry_titles, async_register_device
 from .group_membership import async_watch_groups
 from .issues.blocked_groups import async_watch_blocked_in_groups
-from .issues.groups import async_clear_group_notices, async_watch_new_groups
+from .issues.entry import async_clear_entry_issues
+from .issues.groups import async_watch_new_groups
 from .llm.api import async_register_llm_api
 from .migration import async_migrate_entry
 from .runtime import PacerelleConfigEntry
@@ -59,10 +60,10 @@ async def async_unload_entry(hass: HomeAssistant, entry: PacerelleConfigEntry) -
 
 async def async_remove_entry(hass: HomeAssistant, entry: PacerelleConfigEntry) -> None:
     """Delete the agent's encrypted store: its identity, keys and token go with the entry,
-    and so do the trust decisions about the people it talked to."""
+    and so do the trust decisions about the people it talked to, and its repairs."""
     await agent_store(hass, entry.data[CONF_AGENT_ID]).remove()
     await async_remove_trust(hass, entry.entry_id)
-    async_clear_group_notices(hass, entry.entry_id)
+    async_clear_entry_issues(hass, entry.entry_id)
 
 
 async def _async_require_native_crypto(hass: HomeAssistant) -> None:

@@ -51,9 +51,9 @@ from .device import agent_name
 from .errors import async_start_reauth, setup_error
 from .events import EVENT_MESSAGE_STATUS, MessageEvents, message_status_data
 from .issues.decrypt import DecryptionWatch
+from .issues.devices import async_watch_devices
 from .issues.runtime import clear_store_issue, raise_store_issue
 from .options import AgentOptions
-from .repairs import async_watch_trust
 from .runtime import PacerelleConfigEntry, PacerelleRuntime
 from .signals import message_status_signal, status_signal
 from .store.agent_store import agent_store
@@ -124,7 +124,7 @@ class AgentCoordinator:
         tokens = await self._async_tokens(str(document["installation"]["token"]))
         # The client's trust door, with the saved book: it judges and seals (trust.py).
         door = await trust.async_load(data)
-        async_watch_trust(hass, entry.entry_id, self.agent_name, trust)
+        entry.async_on_unload(async_watch_devices(hass, entry.entry_id, self.agent_name, trust))
         agent = self._agent = Agent(
             self._session, self._config(), hooks, tokens, data, extra, door, store=self.store
         )

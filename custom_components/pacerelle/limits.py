@@ -118,6 +118,12 @@ shows."""
 MAX_LISTED_MEMBERS: Final = 5
 """Members listed to tell a conversation in the naming form's choices (then an ellipsis)."""
 
+MAX_DEVICE_REPAIRS: Final = 10
+"""Trust repairs ("a device of <person> wants to talk", issues/devices.py) shown at once per
+agent: a person brings a phone or two at a time, a family group a handful. A relay inventing
+devices must not flood the repairs list: past it one repair counts the devices that wait,
+and each gets its own, the one seen last first, as room frees."""
+
 MAX_GROUP_NOTICES: Final = 5
 """Notices "added to a group" (issues/groups.py) shown at once per agent: a person joins a
 few groups at a time; a relay inventing groups must not flood the repairs list (the rest

@@ -1,7 +1,8 @@
 """The trust repair: "a new device of <person> wants to talk to your home", with its code.
 (The other fixable issue, "added to a group", is issues/groups.py's; its flow is made here.)
 
-One fixable issue per device that is new (unverified) or whose identity key changed. The
+One fixable issue per device that is new (unverified) or whose identity key changed, at
+most MAX_DEVICE_REPAIRS of an agent at once (issues/devices.py raises and removes them). The
 fix flow shows the verification code the person's app shows for that device and asks for
 a decision: trust it, keep it unverified (the issue goes away; its messages still fire,
 with `trusted: false`), or block it (nothing is sent to it, its messages are dropped).
@@ -15,65 +16,21 @@ from typing import Any, Final
 
 import probatio
 from homeassistant.components.repairs import RepairsFlow, RepairsFlowResult
-from homeassistant.core import HomeAssistant, callback
-from homeassistant.helpers import issue_registry as ir
+from homeassistant.core import HomeAssistant
 from homeassistant.helpers.selector import SelectSelector, SelectSelectorConfig
 
 from .client import DeviceTrust, KeyChangedError, TrustState
-from .const import CONF_CONVERSATION_ID, DOMAIN
+from .const import CONF_CONVERSATION_ID
+from .issues.devices import issue_id, placeholders
 from .issues.groups import NameGroupFlow, is_group_notice
 from .trust import TrustManager
 
-UNTRUSTED_DEVICE: Final = "untrusted_device"
+__all__ = ["async_create_fix_flow", "issue_id"]  # issue_id: the tests name a repair by it
+
 DECISION: Final = "decision"
 KEEP: Final = "keep"
 KEY_CHANGED: Final = "key_changed"
 DECISIONS: Final = {"trust": TrustState.TRUSTED, KEEP: None, "block": TrustState.BLOCKED}
-
-
-def issue_id(entry_id: str, person_id: str, device_id: str) -> str:
-    return f"{UNTRUSTED_DEVICE}_{entry_id}_{person_id}_{device_id}"
-
-
-@callback
-def async_watch_trust(
-    hass: HomeAssistant, entry_id: str, agent_name: str, trust: TrustManager
-) -> None:
-    """Raise the issue when a device needs a decision; clear it once one is made."""
-
-    @callback
-    def changed(device: DeviceTrust, before: DeviceTrust | None) -> None:
-        issue = issue_id(entry_id, device.person_id, device.device_id)
-        if device.state in (TrustState.UNVERIFIED, TrustState.CHANGED):
-            ir.async_create_issue(
-                hass,
-                DOMAIN,
-                issue,
-                is_fixable=True,
-                is_persistent=True,
-                severity=ir.IssueSeverity.WARNING,
-                translation_key=UNTRUSTED_DEVICE,
-                translation_placeholders=placeholders(agent_name, device),
-                data={
-                    "entry_id": entry_id,
-                    "person_id": device.person_id,
-                    "device_id": device.device_id,
-                },
-            )
-        else:
-            ir.async_delete_issue(hass, DOMAIN, issue)
-
-    trust.add_listener(changed)
-
-
-def placeholders(agent_name: str, device: DeviceTrust) -> dict[str, str]:
-    return {
-        "agent_name": agent_name,
-        "person": device.person_id,
-        "device": device.device_id,
-        "code": device.code or "-",
-        "state": device.state.value,
-    }
 
 
 class TrustDeviceFlow(RepairsFlow):
@@ -95,7 +52,7 @@ class TrustDeviceFlow(RepairsFlow):
         if user_input is not None and DECISION in user_input and self._shown is not None:
             decision = DECISIONS[user_input[DECISION]]
             if decision is None:
-                return self.async_create_entry(data={})
+                return self.async_create_entry(data={})  # the issue goes; the device waits
             try:
                 await trust.async_decide(
                     self._person_id, self._device_id, decision, key=self._shown.identity_key

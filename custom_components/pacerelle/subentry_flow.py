@@ -15,7 +15,9 @@ conversation again, seen or not, to be named anew.
 Aborts (translated): agent_not_loaded (no running agent to ask), no_conversations (every
 seen one is named), unknown_conversation (an id the agent has not seen, e.g. typed or gone
 since the form was shown), already_named. A pasted text that is no relay id at all (the
-client's `is_relay_id`) gets the form again with invalid_conversation_id.
+client's `is_relay_id`) gets the form again with invalid_conversation_id. The chosen id is
+compared exactly as received (the relay's ids may have outer spaces); an abort shows it as
+escaped markdown (issues/markdown.py).
 """
 
 from datetime import UTC, datetime
@@ -39,6 +41,7 @@ from homeassistant.helpers.selector import (
 from .client import SeenConversation, is_relay_id
 from .const import CONF_CONVERSATION_ID, CONF_RECIPIENT, SUBENTRY_CONVERSATION
 from .entity import named_conversations
+from .issues.markdown import markdown_text
 from .limits import MAX_CONVERSATION_NAME_CHARS, MAX_LISTED_MEMBERS
 from .owner_conversation import owner_conversation_id, owner_seen
 from .runtime import PacerelleConfigEntry
@@ -86,7 +89,7 @@ class ConversationSubentryFlow(ConfigSubentryFlow):
         offered = unnamed(entry)
         errors: dict[str, str] = {}
         if user_input is not None:
-            chosen = str(user_input[CONF_CONVERSATION_ID]).strip()
+            chosen = str(user_input[CONF_CONVERSATION_ID])
             name = str(user_input[CONF_NAME]).strip()
             found = next((c for c in offered if c.conversation_id == chosen), None)
             if not is_relay_id(chosen):
@@ -97,7 +100,7 @@ class ConversationSubentryFlow(ConfigSubentryFlow):
             elif found is None:
                 return self.async_abort(
                     reason="unknown_conversation",
-                    description_placeholders={"conversation_id": chosen},
+                    description_placeholders={"conversation_id": markdown_text(chosen)},
                 )
             elif name and len(name) <= MAX_CONVERSATION_NAME_CHARS:
                 return self.async_create_entry(

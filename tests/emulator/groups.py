@@ -147,7 +147,13 @@ async def create_group(request: web.Request) -> web.Response:
         installation = emulator.state.installations.get(agent_id)
         if installation is None or installation.revoked:
             raise ApiError(404, f"unknown agent {agent_id}")
-    group = GroupRecord(new_id("conv"), name, members[0], members, agent_ids)
+    # The relay names its conversations: a hostile one may choose any printable id.
+    chosen = body.get("conversation_id")
+    if chosen is not None and not (isinstance(chosen, str) and chosen.isprintable() and chosen):
+        raise ApiError(400, "`conversation_id` must be a printable string")
+    if chosen in emulator.state.groups:
+        raise ApiError(409, f"group {chosen} exists")
+    group = GroupRecord(chosen or new_id("conv"), name, members[0], members, agent_ids)
     rotate(emulator, group)
     emulator.state.groups[group.conversation_id] = group
     emulator.commit()

@@ -169,14 +169,22 @@ async def add_devices(
 
 
 async def add_group(
-    emulator: EmulatorHandle, agent: Agent, name: str, members: Sequence[str]
+    emulator: EmulatorHandle,
+    agent: Agent,
+    name: str,
+    members: Sequence[str],
+    *,
+    conversation_id: str | None = None,
 ) -> str:
-    """A group of `members` (user ids, or OWNER) with the agent in it; its conversation id."""
-    body = {
+    """A group of `members` (user ids, or OWNER) with the agent in it; its conversation id
+    (`conversation_id`: one a hostile relay chose, any printable string)."""
+    body: dict[str, Any] = {
         "name": name,
         "members": [_user(agent, member) for member in members],
         "agent_ids": [agent.installed.agent_id],
     }
+    if conversation_id is not None:
+        body["conversation_id"] = conversation_id
     created = await emulator.admin("POST", "/groups", body)
     agent.groups[name] = str(created["conversation_id"])
     return agent.groups[name]

@@ -6,6 +6,7 @@ groups a relay invents raise at most MAX_GROUP_NOTICES at once."""
 
 import re
 from typing import Any
+from urllib.parse import quote
 
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType
@@ -22,7 +23,13 @@ from custom_components.pacerelle.issues.groups import (
 from custom_components.pacerelle.issues.markdown import markdown_text
 from custom_components.pacerelle.limits import MAX_GROUP_NOTICES
 from tests.helpers.agent import Agent, add_group, start_agent
-from tests.helpers.conversations import name_conversation, notify_of, strings, subentry_of
+from tests.helpers.conversations import (
+    name_conversation,
+    name_flow,
+    notify_of,
+    strings,
+    subentry_of,
+)
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.groups import family_group, member_writes
 from tests.helpers.readme import README
@@ -198,7 +205,8 @@ async def test_a_notice_of_a_group_the_agent_does_not_know_names_nothing(
         form, done = await fix(hass, agent, unknown, "Ghosts")
         assert form["type"] is FlowResultType.FORM
         assert (done["type"], done["reason"]) == (FlowResultType.ABORT, "unknown_conversation")
-        assert done["description_placeholders"]["conversation_id"].startswith(unknown[:5])
+        shown = done["description_placeholders"]["conversation_id"]
+        assert shown.startswith(markdown_text(unknown[:5])), shown
     abort = strings()["issues"][NEW_GROUP]["fix_flow"]["abort"]["unknown_conversation"]
     assert "{conversation_id}" in abort
     # Only the owner's direct conversation (named with the entry) is named.
@@ -221,3 +229,47 @@ async def test_what_the_relay_names_is_shown_as_text_not_markdown(
     # No markdown or HTML mark is left unescaped.
     assert re.search(r"(?<!\\)[\[\]()<>]", shown) is None, shown
     assert markdown_text("a_b [c](d) <e>") == "a\\_b \\[c\\]\\(d\\) \\<e\\>"
+
+
+# Group ids a hostile relay chooses: markdown (an image and a link of its own) and outer spaces.
+MARKDOWN_ID = "![x](http://relay/img.png) [click](http://relay)"
+SPACED_ID = "  conv_spaced  "
+UNESCAPED = re.compile(r"(?<!\\)[!\[\]()<>:/]")
+
+
+async def test_relay_made_group_ids_are_text_and_named_exactly_as_received(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    agent = await start(hass, emulator)
+    for group_id in (MARKDOWN_ID, SPACED_ID):
+        await add_group(emulator, agent, group_id.strip(), [ANA, BEN], conversation_id=group_id)
+        await member_writes(emulator, agent, quote(group_id, safe=""), text="hi", user_id=BEN)
+        await noticed(hass, agent, group_id)
+
+    # The "added to a group" dialog shows the id as text: no image, no link of the relay's.
+    (form,) = await fix(hass, agent, MARKDOWN_ID)
+    shown = form["description_placeholders"]["conversation"]
+    assert markdown_text(MARKDOWN_ID) in shown
+    assert UNESCAPED.search(shown) is None, shown
+    hass.data["repairs"]["flow_manager"].async_abort(form["flow_id"])
+
+    # "Add conversation" given the id without its spaces names nothing: no such group.
+    aborted = await name_flow(hass, agent, SPACED_ID.strip(), "Trimmed")
+    assert (aborted["type"], aborted["reason"]) == (FlowResultType.ABORT, "unknown_conversation")
+
+    # A refusal that names an id shows it as text too (the abort is markdown).
+    ghost = "[gone](http://relay) <img src=x>"
+    async_notice_group(hass, agent.entry, ghost)
+    _, done = await fix(hass, agent, ghost, "Ghost")
+    assert (done["type"], done["reason"]) == (FlowResultType.ABORT, "unknown_conversation")
+    assert done["description_placeholders"]["conversation_id"] == markdown_text(ghost)
+    assert UNESCAPED.search(done["description_placeholders"]["conversation_id"]) is None
+
+    # Both are named, each under the very id the relay gave (outer spaces kept).
+    for group_id, name in ((MARKDOWN_ID, "Relay"), (SPACED_ID, "Spaced")):
+        done = (await fix(hass, agent, group_id, name))[-1]
+        assert done["type"] is FlowResultType.CREATE_ENTRY, done
+        subentry = subentry_of(agent, group_id)
+        assert subentry is not None
+        assert (subentry.title, subentry.data["recipient"]) == (name, f"group:{group_id}")
+    assert list(notices(hass, agent)) == [ghost]  # its refusal named nothing

@@ -4,16 +4,19 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 from homeassistant.components.automation.config import AUTOMATION_BLUEPRINT_SCHEMA
 from homeassistant.components.blueprint.models import Blueprint
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 from homeassistant.util.yaml import load_yaml_dict
 from pytest_homeassistant_custom_component.common import async_mock_service
+from pytest_homeassistant_custom_component.typing import WebSocketGenerator
 
 from tests.helpers.agent import start_agent
 from tests.helpers.emulator import EmulatorHandle
-from tests.helpers.entities import wait_state
+from tests.helpers.runtime import wait_until
+from tests.helpers.services import event_of
 
 BLUEPRINTS = Path(__file__).parents[2] / "blueprints" / "automation" / "pacerelle"
 
@@ -27,40 +30,54 @@ def test_blueprint_is_valid(path: Path) -> None:
     assert blueprint.inputs
 
 
-async def test_answer_keyword_blueprint_answers_and_marks_processed(
-    hass: HomeAssistant, emulator: EmulatorHandle
+async def test_answer_keyword_blueprint_answers_the_owner_not_the_relays_device(
+    hass: HomeAssistant, emulator: EmulatorHandle, hass_ws_client: WebSocketGenerator
 ) -> None:
-    setup = await start_agent(hass, emulator)
-    installed = setup.installed
-    target = Path(hass.config.path("blueprints", "automation", "pacerelle"))
-    target.mkdir(parents=True)
-    shutil.copy(BLUEPRINTS / "answer_keyword.yaml", target)
-    hass.states.async_set("sensor.living_room_temperature", "21.5")
-    assert await async_setup_component(
-        hass,
-        "automation",
+    """Imported as the blueprint editor does (`blueprint/save`), then used by an automation
+    of configuration.yaml, reloaded: the owner's phone gets the home's state; a device the
+    relay announces for the owner (unverified) writes the keyword and gets nothing."""
+    setup = await start_agent(hass, emulator, spoken=True)  # phone 1 wrote: trusted
+    conversation = setup.installed.conversation_id
+    assert await async_setup_component(hass, "automation", {"automation": []})
+    client = await hass_ws_client(hass)
+    await client.send_json_auto_id(
         {
-            "automation": {
-                "alias": "Status",
-                "use_blueprint": {
-                    "path": "pacerelle/answer_keyword.yaml",
-                    "input": {
-                        "agent": setup.entry.entry_id,
-                        "answer": "Living room: {{ states('sensor.living_room_temperature') }} °C",
-                    },
-                },
-            }
-        },
+            "type": "blueprint/save",
+            "domain": "automation",
+            "path": "pacerelle/answer_keyword",
+            "yaml": (BLUEPRINTS / "answer_keyword.yaml").read_text(encoding="utf-8"),
+        }
     )
-    pending = setup.entity_id(hass, "sensor", "pending_requests")
-    await emulator.send(installed.conversation_id, text="Hello")  # not the keyword
-    await wait_state(hass, pending, "1")
-    await emulator.send(installed.conversation_id, text="  Status ", device_id="2")
-    (answer,) = await emulator.wait_inbox(installed.conversation_id, 1)
-    assert answer["text"] == "Living room: 21.5 °C"
-    assert answer["device_id"] == "2"
-    await wait_state(hass, pending, "1")  # the keyword was processed, "Hello" still waits
-    assert [r.text for r in setup.runtime.agent.pending_requests()] == ["Hello"]
+    assert (await client.receive_json())["success"]
+    automation = {
+        "alias": "Status",
+        "use_blueprint": {
+            "path": "pacerelle/answer_keyword.yaml",
+            "input": {
+                "agent": setup.entry.entry_id,
+                "answer": "Front door: {{ states('lock.front_door') }}.",
+            },
+        },
+    }
+    Path(hass.config.path("configuration.yaml")).write_text(
+        yaml.safe_dump({"automation": [automation]}), encoding="utf-8"
+    )
+    await hass.services.async_call("automation", "reload", blocking=True)
+    hass.states.async_set("lock.front_door", "unlocked")
+
+    # The relay's device writes first; the owner's phone after it.
+    relays = await emulator.send(conversation, text="status", device_id="2")
+    assert (await event_of(setup, relays))["trusted"] is False
+    owners = await emulator.send(conversation, text="  Status ")
+    (answer,) = await emulator.wait_inbox(conversation, 1)
+    assert (answer["text"], answer["device_id"]) == ("Front door: unlocked.", "1")
+    assert answer["reply_to_message_id"] == owners
+    # Runs are queued in order: an answer to the relay's device would have come first.
+    await hass.async_block_till_done()
+    assert len(await emulator.inbox(conversation)) == 1
+    pending = [r.message_id for r in setup.runtime.agent.pending_requests()]
+    assert relays in pending
+    assert owners not in pending  # the owner's was marked processed
     assert await hass.config_entries.async_unload(setup.entry.entry_id)
 
 
@@ -70,7 +87,7 @@ async def test_answer_keyword_blueprint_answers_and_marks_processed(
 async def test_confirm_command_blueprint_asks_first(
     hass: HomeAssistant, emulator: EmulatorHandle, answer: bool, reply: str
 ) -> None:
-    setup = await start_agent(hass, emulator)
+    setup = await start_agent(hass, emulator, spoken=True)  # phone 1 wrote: trusted
     conversation = setup.installed.conversation_id
     target = Path(hass.config.path("blueprints", "automation", "pacerelle"))
     target.mkdir(parents=True)
@@ -97,8 +114,12 @@ async def test_confirm_command_blueprint_asks_first(
             }
         },
     )
-    await emulator.send(conversation, text="Open garage")
+    # A device the relay announces for the owner (unverified) is not asked: nothing opens.
+    relays = await emulator.send(conversation, text="open garage", device_id="2")
+    assert (await event_of(setup, relays))["trusted"] is False
+    command = await emulator.send(conversation, text="Open garage")
     (question,) = await emulator.wait_inbox(conversation, 1)
+    assert question["device_id"] == "1"
     assert question["payload"]["kind"] == "confirm"
     assert question["payload"]["spec"]["title"] == "Open the garage?"
     assert opened == []
@@ -107,5 +128,8 @@ async def test_confirm_command_blueprint_asks_first(
     )
     assert (await emulator.wait_inbox(conversation, 2))[1]["text"] == reply
     assert len(opened) == (1 if answer else 0)
-    await wait_state(hass, setup.entity_id(hass, "sensor", "pending_requests"), "0")
+    # The command was marked processed; the relay's device's message still waits.
+    agent = setup.runtime.agent
+    await wait_until(lambda: command not in [r.message_id for r in agent.pending_requests()])
+    assert relays in [r.message_id for r in agent.pending_requests()]
     assert await hass.config_entries.async_unload(setup.entry.entry_id)

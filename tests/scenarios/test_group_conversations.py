@@ -168,9 +168,18 @@ async def test_readme_family_group_example(hass: HomeAssistant, emulator: Emulat
         hass, "automation", {"automation": [example("Family group")]}
     )
     await hass.async_block_till_done()
-    await emulator.admin(
-        "POST", f"/conversations/{group_id}/send", {"text": "Who is home?", "user_id": "usr_ben"}
+    # Ben's phone, not trusted yet (as a device the relay made up would be), gets nothing.
+    unverified = await member_writes(
+        emulator, agent, group_id, text="Who is home?", user_id="usr_ben"
     )
+    assert unverified["trusted"] is False
+    # Trusted, it is answered; an answer to the first ask would have come before.
+    await trust(hass, emulator, "usr_ben", "1")
+    asked = await member_writes(emulator, agent, group_id, text="Who is home?", user_id="usr_ben")
     entries = await emulator.wait_inbox(group_id, len(members) * len(DEVICES))
     assert {e["text"] for e in entries} == {"At home: Ana."}
-    await wait_until(lambda: agent.runtime.status.pending == 0)
+    assert {e["reply_to_message_id"] for e in entries} == {asked["message_id"]}
+    await wait_until(
+        lambda: [r.message_id for r in agent.runtime.agent.pending_requests()]
+        == [unverified["message_id"]]
+    )

@@ -57,7 +57,8 @@ def async_watch_blocked_in_groups(hass: HomeAssistant, entry: PacerelleConfigEnt
                 translation_key=BLOCKED_IN_GROUP,
                 translation_placeholders={
                     "agent_name": agent_name(entry),
-                    "group": markdown_text(name),
+                    "group_title": name,  # the title: plain text
+                    "group": markdown_text(name),  # the description: markdown
                     "person": markdown_text(person),
                     "device": markdown_text(device),
                 },

@@ -5,7 +5,8 @@ subentry, subentry_flow.py): "<agent> was added to a group", one per group and a
 issue id). Its fix flow asks for a name and names the group through the "Add conversation"
 subentry flow itself, driven as the frontend drives it (the same checks, the same
 subentry, the same translated refusals). The notice is gone once the group is named (by the
-fix flow or by "Add conversation": the entry's change clears it) or the entry removed.
+fix flow or by "Add conversation": the entry's change clears it) or the entry removed
+(issues/entry.py).
 Ignored, it stays in Home Assistant's issue registry as dismissed (it is persistent), and a
 dismissed issue stays dismissed when raised again: it is never shown again. A group named
 and later unnamed is a group without a name again: its next message raises a new notice.
@@ -105,13 +106,6 @@ def async_clear_named(hass: HomeAssistant, entry: ConfigEntry[Any]) -> None:
 
 
 @callback
-def async_clear_group_notices(hass: HomeAssistant, entry_id: str) -> None:
-    """Delete every group notice of a removed entry."""
-    for notice in _notices(hass, entry_id):
-        ir.async_delete_issue(hass, DOMAIN, notice.issue_id)
-
-
-@callback
 def async_watch_new_groups(hass: HomeAssistant, entry: PacerelleConfigEntry) -> None:
     """Notice groups at their messages while the entry is loaded; clear named ones."""
 
@@ -158,7 +152,9 @@ class NameGroupFlow(RepairsFlow):
             if set(errors) - {CONF_NAME}:  # about the group, not the name: nothing to ask
                 return self.async_abort(
                     reason="unknown_conversation",
-                    description_placeholders={CONF_CONVERSATION_ID: self._conversation_id},
+                    description_placeholders={
+                        CONF_CONVERSATION_ID: markdown_text(self._conversation_id)
+                    },
                 )
         seen = next(
             (

@@ -15,10 +15,11 @@ from .markdown import markdown_text
 
 DECRYPTION_STALLED = "decryption_stalled"
 STORE_RESTORED = "store_restored"
+STORE = "store"
 
 
 def store_issue_id(entry_id: str) -> str:
-    return f"store_{entry_id}"
+    return f"{STORE}_{entry_id}"
 
 
 def raise_store_issue(

@@ -65,6 +65,7 @@ async def test_nothing_is_sealed_for_a_group_a_blocked_phone_is_in(
     assert issue is not None
     assert issue.translation_placeholders == {
         "agent_name": "Home",
+        "group_title": "Family",
         "group": "Family",
         "person": "usr\\_ben",
         "device": "1",
