@@ -24,7 +24,6 @@ from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
 from homeassistant.helpers import device_registry as dr
 from homeassistant.helpers.device_registry import DeviceInfo
 from homeassistant.helpers.dispatcher import async_dispatcher_connect
-from homeassistant.loader import async_get_integration
 
 from .const import CONF_AGENT_NAME, DOMAIN
 from .limits import MAX_CONVERSATION_NAME_CHARS
@@ -116,8 +115,12 @@ def async_follow_subentry_titles(hass: HomeAssistant, entry: ConfigEntry) -> CAL
 
 
 async def async_register_device(hass: HomeAssistant, entry: ConfigEntry) -> dr.DeviceEntry:
-    """Create or update the agent's device; its software version is the integration's."""
-    integration = await async_get_integration(hass, DOMAIN)
+    """Create or update the agent's device.
+
+    No software version: the agent runs no firmware of its own (the integration's version
+    is the integration's, shown on its page), and before 0.2.0 it was written here, so it is
+    cleared. No configuration URL: the server URL is an API, and Pacerelle publishes no page
+    of an agent's settings (it is managed in the Pacerelle app)."""
     registry = dr.async_get(hass)
     device = registry.async_get_or_create(
         config_entry_id=entry.entry_id,
@@ -126,7 +129,7 @@ async def async_register_device(hass: HomeAssistant, entry: ConfigEntry) -> dr.D
         manufacturer=MANUFACTURER,
         model="Agent",
         name=agent_name(entry),
-        sw_version=str(integration.version) if integration.version else None,
+        sw_version=None,
     )
     async_remove_stale_devices(hass, entry, device.id)
     return device

@@ -48,9 +48,6 @@ class PacerelleSensorDescription(SensorEntityDescription):
     # For a figure the runtime keeps beside the agent (it replaces value_fn).
     runtime_value_fn: Callable[[PacerelleRuntime], StateType] | None = None
     always_available: bool = False
-    # What a new entity id is made of, when the (shorter) name is not it: an id stays what
-    # it was before the name changed (Home Assistant prefixes the device's name).
-    object_id: str | None = None
 
 
 def _timestamp(seconds: float | None) -> datetime | None:
@@ -97,15 +94,17 @@ DESCRIPTIONS: tuple[PacerelleSensorDescription, ...] = (
         key="verification_code",
         translation_key="verification_code",
         # Named "Code": beside the code's lines the device page leaves a name 60 to 88
-        # px (Chromium, 375 to 1920 px wide; tests/browser/test_trust_repair.py).
-        object_id="Verification code",
+        # px (Chromium, 375 to 1920 px wide; tests/browser/test_trust_repair.py). Its entity
+        # id follows the name in the user's language (`sensor.home_code` in English); an
+        # entity made before 0.2.0 keeps its `sensor.<agent>_verification_code`.
         entity_category=EntityCategory.DIAGNOSTIC,
         value_fn=lambda status: status.verification_code,
     ),
     PacerelleSensorDescription(
         key="decryption_failures",
         translation_key="decryption_failures",
-        state_class=SensorStateClass.TOTAL,
+        # Counted since the agent started: back to 0 at every start, a new cycle.
+        state_class=SensorStateClass.TOTAL_INCREASING,
         entity_category=EntityCategory.DIAGNOSTIC,
         runtime_value_fn=lambda runtime: runtime.decryption_failures.total,
     ),
@@ -145,11 +144,6 @@ class PacerelleSensor(PacerelleEntity, SensorEntity):
         if self.entity_description.always_available:
             return True
         return self.status.state in REACHABLE_STATES
-
-    @property
-    @override
-    def suggested_object_id(self) -> str | None:
-        return self.entity_description.object_id or super().suggested_object_id
 
     @property
     @override

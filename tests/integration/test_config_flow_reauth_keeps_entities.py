@@ -67,7 +67,7 @@ async def test_reauth_keeps_device_entities_and_device_triggers(
         "sensor.home_last_message",
         "sensor.home_pending_requests",
         "sensor.home_unconfirmed_sends",
-        "sensor.home_verification_code",
+        "sensor.home_code",
     } <= set(entities.values())
     # An automation made with the editor's device trigger "a message is received".
     text = {"text": "{{ trigger.event.data.text }}"}

@@ -130,7 +130,7 @@ async def test_one_service_device_per_agent(hass: HomeAssistant, emulator: Emula
         "Home",
         "Pacerelle",
         "Agent",
-        "0.1.0",
+        None,
     )
     assert device.entry_type is dr.DeviceEntryType.SERVICE
     entities = er.async_entries_for_device(
@@ -144,7 +144,7 @@ async def test_one_service_device_per_agent(hass: HomeAssistant, emulator: Emula
         "sensor.home_pending_requests",
         "sensor.home_unconfirmed_sends",
         "sensor.home_queued_sends",
-        "sensor.home_verification_code",
+        "sensor.home_code",
         "sensor.home_undecryptable_messages",
     }
     assert await hass.config_entries.async_unload(setup.entry.entry_id)

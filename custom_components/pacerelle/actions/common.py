@@ -33,10 +33,11 @@ ATTR_TO: Final = "to"
 ATTR_TO_DEVICE_ID: Final = "to_device_id"
 ATTR_WIDGET_ID: Final = "widget_id"
 
+_ONE_AGENT: Final = "config_entry_id and device_id both name the agent: give one of them"
 # Fields that pick the agent; every action schema starts from these.
 AGENT_FIELDS: Final = {
-    probatio.Exclusive(ATTR_CONFIG_ENTRY_ID, "agent"): cv.string,
-    probatio.Exclusive(ATTR_DEVICE_ID, "agent"): cv.string,
+    probatio.Exclusive(ATTR_CONFIG_ENTRY_ID, "agent", msg=_ONE_AGENT): cv.string,
+    probatio.Exclusive(ATTR_DEVICE_ID, "agent", msg=_ONE_AGENT): cv.string,
 }
 # A conversation, by its entity (a named one) or (advanced) by its id.
 CONVERSATION_FIELDS: Final = {

@@ -4,9 +4,13 @@ import base64
 import json
 from pathlib import Path
 
+import pytest
 from homeassistant.core import HomeAssistant
+from homeassistant.helpers import device_registry as dr
+from probatio import Invalid
 
 from custom_components.pacerelle.client.limits import MAX_NOTE_CHARS
+from custom_components.pacerelle.const import DOMAIN
 from tests.helpers.agent import start_agent
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.runtime import wait_until
@@ -151,3 +155,17 @@ async def test_download_failures_are_explained(
     error = await refused(hass, "download_attachment", request, "download_failed")
     assert "404" in str(error)
     assert list((tmp_path / "media").iterdir()) == []
+
+
+async def test_an_agent_named_twice_names_both_fields(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    agent = await start_agent(hass, emulator)
+    device = dr.async_get(hass).async_get_device_by_identifier(
+        (DOMAIN, agent.entry.entry_id), agent.entry.entry_id
+    )
+    assert device is not None
+    both = {"config_entry_id": agent.entry.entry_id, "device_id": device.id}
+    with pytest.raises(Invalid) as refused:
+        await call(hass, "get_status", both)
+    assert "config_entry_id and device_id" in str(refused.value)
