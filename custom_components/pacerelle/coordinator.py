@@ -101,7 +101,10 @@ class AgentCoordinator:
         )
         if restored:
             _LOGGER.warning("The store of agent %s is an older copy (restored)", self.agent_name)
-        trust = TrustManager(hass, entry.entry_id, self.owner_id)
+        trust = TrustManager(hass, entry.entry_id, self.owner_id, self.agent_name)
+        # The trust book to start with: the store's, never more trusting after a restore
+        # or a loss, and moved in from the file of earlier versions (trust.py).
+        book = await trust.async_starting_book(stored, restored=restored)
         voice = self._voice_notes()
         # Events (files saved, voice notes transcribed first) in arrival order: see events.py.
         events = MessageEvents(
@@ -117,14 +120,22 @@ class AgentCoordinator:
         # The client decides: a new identity, the stored one, or it re-keyed (identity.py),
         # committed before the witness moves past a restore and before anything can fail.
         data = await starting_data(
-            stored, restored=restored, hooks=hooks, store=self.store, extra=_extra(document)
+            stored,
+            restored=restored,
+            hooks=hooks,
+            store=self.store,
+            extra=_extra(document),
+            book=book.book,
         )
         document = await async_advance(hass, self.store, document, self.agent_id)
         extra = _extra(document)
         tokens = await self._async_tokens(str(document["installation"]["token"]))
-        # The client's trust door, with the saved book: it judges and seals (trust.py).
-        door = await trust.async_load(data)
+        # The client's trust door, on the book now committed: it judges and seals (trust.py);
+        # the device repairs follow the book from then on (issues/devices.py), starting with
+        # the devices the start made unverified.
+        door = await trust.async_open(book)
         entry.async_on_unload(async_watch_devices(hass, entry.entry_id, self.agent_name, trust))
+        trust.announce_reset()
         agent = self._agent = Agent(
             self._session, self._config(), hooks, tokens, data, extra, door, store=self.store
         )

@@ -1,9 +1,15 @@
-"""Trust on the Home Assistant side: where the client's trust book is kept, and shown.
+"""Trust on the Home Assistant side: the client's trust book shown, decided, and told.
 
 The decisions themselves are the client's (client/trust/door.py, one door: every request
-judged once when opened, every seal checked against the key it is for). This adapter
-loads the book for the door, saves it whenever the door changes it, and tells its
-listeners (repairs.py) of every change of state, before the message that revealed it acts.
+judged once when opened, every seal checked against the key it is for), and so is where
+the book is kept: in the agent's encrypted store, committed with its data, so the store's
+restore detection covers it (client/trust/kept.py). This adapter hands the client, once,
+the book that earlier versions kept in a file of their own, `.storage/pacerelle.trust.<entry
+id>`, and deletes that file once the store holds the book; a store with its book never reads
+it, so a copy of the file put back later changes nothing. It tells its listeners
+(repairs.py) of every change of state, before the message that revealed it acts, and raises
+the `trust_restored` / `trust_lost` repair when the book the agent starts with may be older
+than the decisions made since (every device it made unverified gets its own repair too).
 
 Group messages: a member seals them with their group sender key, which reached the agent
 over a Signal session with one device of that member. That session is all the agent can
@@ -20,58 +26,99 @@ The agent seals its own group messages only with a key a message would be truste
 or, for a reply, the asker's own: a key the relay delivers over a session it made up is
 never used to seal, and a group where nobody is trusted gets replies only
 (`no_trusted_device` otherwise, as for a person's unverified devices).
-
-Where it is kept: `.storage/pacerelle.trust.<entry id>`, a Home Assistant store of its own
-beside the encrypted agent store (it holds public identity keys and decisions, no secret),
-so adding it needed no migration of the agent store. When it is absent (a store written
-before trust existed) it is seeded from the agent's sessions: the owner's devices trusted,
-everyone else's unverified. Its format is TrustBook.to_json, unchanged by the door.
 """
 
-import time
+import logging
 from collections.abc import Callable
-from typing import Final
+from typing import Any, Final
 
 from homeassistant.core import HomeAssistant, callback
+from homeassistant.helpers import issue_registry as ir
 from homeassistant.helpers.storage import Store
 
 from .client import (
     AgentData,
     DeviceTrust,
+    StartingBook,
     TrustBook,
     TrustDoor,
     TrustListener,
     TrustState,
-    session_identities,
+    kept_outside,
+    starting_book,
 )
 from .const import DOMAIN
 
-STORE_VERSION: Final = 1
+_LOGGER = logging.getLogger(__name__)
+
+# The file of earlier versions (TrustBook.to_json), read once to move the book into the store.
+FILE_VERSION: Final = 1
+
+
+TRUST_REVERIFY: Final = "trust_reverify"
+
+
+def trust_issue_id(entry_id: str) -> str:
+    return f"{TRUST_REVERIFY}_{entry_id}"
 
 
 class TrustManager:
-    """One agent's trust book in its Home Assistant store, and the client's door on it."""
+    """One agent's trust door as Home Assistant shows and decides it."""
 
-    def __init__(self, hass: HomeAssistant, entry_id: str, owner_id: str) -> None:
+    def __init__(self, hass: HomeAssistant, entry_id: str, owner_id: str, agent_name: str = ""):
         self._hass = hass
+        self._entry_id = entry_id
         self._owner_id = owner_id
-        self._store: Store[dict[str, object]] = Store(
-            hass, STORE_VERSION, f"{DOMAIN}.trust.{entry_id}", private=True
+        self._agent_name = agent_name
+        self._file: Store[dict[str, Any]] = Store(
+            hass, FILE_VERSION, f"{DOMAIN}.trust.{entry_id}", private=True
         )
         self.door = TrustDoor(owner_id)
         self._listeners: list[TrustListener] = []
+        self._reset: set[tuple[str, str]] = set()  # devices the start made unverified
+        self._start: StartingBook | None = None
 
-    async def async_load(self, data: AgentData) -> TrustDoor:
-        """The door with the saved book (or one seeded from the sessions of an agent that
-        predates trust), for the agent to be built with."""
-        saved = await self._store.async_load()
-        if saved is not None:
-            book = TrustBook.from_json(saved)
-        else:
-            book = TrustBook.seeded(session_identities(data.signal), self._owner_id, time.time())
-            await self._store.async_save(book.to_json())
-        self.door = TrustDoor(self._owner_id, book, save=self._save, changed=self._changed)
+    async def async_starting_book(
+        self, stored: AgentData | None, *, restored: bool
+    ) -> StartingBook:
+        """The book the agent starts with (client/trust/kept.py), the file of earlier
+        versions read only for a store that does not hold its book yet."""
+        legacy = await self._file.async_load() if kept_outside(stored) else None
+        return starting_book(stored, restored=restored, owner_id=self._owner_id, legacy=legacy)
+
+    async def async_open(self, start: StartingBook) -> TrustDoor:
+        """The door on the book the store now holds (committed with the starting data): the
+        file of earlier versions deleted, and what the start reset told as repairs."""
+        await self._file.async_remove()
+        self.door = TrustDoor(self._owner_id, start.book, changed=self._changed)
+        self._reset = {(d.person_id, d.device_id) for d in start.reset}
+        self._start = start
+        if start.loss is None:
+            return self.door
+        _LOGGER.warning(
+            "The trust decisions of agent %s may be older than those made since (%s): %d "
+            "trusted devices are unverified until verified again",
+            self._agent_name,
+            start.loss.value,
+            len(start.reset),
+        )
+        ir.async_create_issue(
+            self._hass,
+            DOMAIN,
+            trust_issue_id(self._entry_id),
+            is_fixable=False,
+            is_persistent=False,
+            severity=ir.IssueSeverity.WARNING,
+            translation_key=f"trust_{start.loss.value}",
+            translation_placeholders={"agent_name": self._agent_name},
+        )
         return self.door
+
+    @callback
+    def announce_reset(self) -> None:
+        """Tell the listeners (once they listen) of each device the start made unverified."""
+        for device in self._start.reset if self._start is not None else ():
+            self._changed(device, None)
 
     @property
     def book(self) -> TrustBook:
@@ -84,28 +131,29 @@ class TrustManager:
         return lambda: self._listeners.remove(listener)
 
     @callback
-    def _save(self, book: TrustBook) -> None:
-        # Saved now, not later: a reload must not find an older book than this one.
-        self._hass.async_create_task(self._store.async_save(book.to_json()), "pacerelle trust save")
-
-    @callback
     def _changed(self, device: DeviceTrust, before: DeviceTrust | None) -> None:
         for listener in list(self._listeners):
             listener(device, before)
+        if device.state is not TrustState.UNVERIFIED and self._reset:
+            self._reset.discard((device.person_id, device.device_id))
+            if not self._reset:  # every device the start reset was decided again
+                ir.async_delete_issue(self._hass, DOMAIN, trust_issue_id(self._entry_id))
 
     async def async_decide(
         self, person_id: str, device_id: str, state: TrustState, *, key: bytes | None
     ) -> DeviceTrust:
         """The user's decision for the device, for the key they were shown (KeyChangedError: it
-        presents another one now, nothing decided; KeyError: unknown device)."""
+        presents another one now, nothing decided; KeyError: unknown device); committed to
+        the agent's store when it returns."""
         decided = self.door.decide(person_id, device_id, state, key=key)
-        await self._store.async_save(self.door.book.to_json())
+        await self.door.keep()
         return decided
 
     async def async_remove(self) -> None:
-        await self._store.async_remove()
+        """Delete the file of earlier versions, if one is left (the book goes with the store)."""
+        await self._file.async_remove()
 
 
 async def async_remove_trust(hass: HomeAssistant, entry_id: str) -> None:
-    """Forget an entry's trust decisions (the entry is being deleted)."""
+    """Forget an entry's trust decisions kept outside its store (the entry is being deleted)."""
     await TrustManager(hass, entry_id, "").async_remove()

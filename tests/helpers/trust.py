@@ -5,8 +5,11 @@ import json
 from typing import Any
 
 from homeassistant.core import HomeAssistant
+from homeassistant.helpers.storage import Store
 
-from custom_components.pacerelle.client.trust.book import DeviceTrust, TrustState
+from custom_components.pacerelle.client.trust.book import DeviceTrust, TrustBook, TrustState
+from custom_components.pacerelle.const import DOMAIN
+from custom_components.pacerelle.store.agent_store import agent_store
 from tests.helpers.agent import Agent, start_agent
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.llm import held
@@ -61,3 +64,43 @@ async def forged_text(
     }
     await emulator.faults(inject_frames=[json.dumps(frame)])
     return f"{sender}-1"
+
+
+def trust_file(agent: Agent) -> str:
+    """The Home Assistant store (`.storage/<key>`; the test harness keeps it in
+    `hass_storage`) where earlier versions kept the agent's trust book, beside its store."""
+    return f"{DOMAIN}.trust.{agent.entry.entry_id}"
+
+
+async def put_trust_file(hass: HomeAssistant, agent: Agent, book: TrustBook) -> None:
+    """The trust file as earlier versions wrote it (Home Assistant's Store, TrustBook.to_json)."""
+    devices = book.to_json()["devices"]  # their format had no "first_use"
+    await Store(hass, 1, trust_file(agent), private=True).async_save({"devices": devices})
+
+
+async def stopped_as_before_the_move(
+    hass: HomeAssistant, agent: Agent, *, judged: bool = True
+) -> None:
+    """Unload the entry and leave its store as a version that kept the book outside left it:
+    no book inside. `judged=False`: as a version before trust existed (no request judged)."""
+    assert await hass.config_entries.async_unload(agent.entry.entry_id)
+    store = agent_store(hass, agent.installed.agent_id)
+    document = await store.load()
+    document.pop("trust")
+    if not judged:
+        inbox, history = document["inbox"], document["history"]
+        requests = [
+            *(item["request"] for item in inbox["received"]),
+            *inbox["pending"],
+            *(item["request"] for item in history["requests"]),
+        ]
+        for request in requests:
+            request.pop("trust_device_id", None)
+            request.pop("trust_state", None)
+    await store.save(document)
+    await store.close()
+
+
+def book_states(agent: Agent) -> set[tuple[str, str, TrustState]]:
+    book = agent.runtime.trust.book
+    return {(d.person_id, d.device_id, d.state) for d in book.devices.values()}

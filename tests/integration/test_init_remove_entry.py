@@ -41,10 +41,15 @@ async def test_deleting_the_entry_deletes_the_store(
 async def test_deleting_the_entry_forgets_its_trust_decisions(
     hass: HomeAssistant, emulator: EmulatorHandle, hass_storage: dict[str, object]
 ) -> None:
-    setup = await start_agent(hass, emulator)
+    setup = await start_agent(hass, emulator, spoken=True)
+    store = agent_store(hass, setup.installed.agent_id)
+    # The decisions are in the agent's store (client/trust/kept.py), which goes with it...
+    assert [d["device_id"] for d in (await store.load())["trust"]["devices"]] == ["1"]
     key = f"{DOMAIN}.trust.{setup.entry.entry_id}"
-    await hass.async_block_till_done()
-    assert key in hass_storage
+    assert key not in hass_storage
+    # ...and so does a file where an earlier version kept them, if one is left.
+    hass_storage[key] = {"version": 1, "minor_version": 1, "key": key, "data": {"devices": []}}
     assert await hass.config_entries.async_remove(setup.entry.entry_id)
     await hass.async_block_till_done()
+    assert not await store.exists()
     assert key not in hass_storage

@@ -28,7 +28,14 @@ from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.llm import held
 from tests.helpers.runtime import wait_until
 from tests.helpers.services import event_of
-from tests.helpers.trust import a_new_phone, decide, forged_text, shown
+from tests.helpers.trust import (
+    a_new_phone,
+    book_states,
+    decide,
+    forged_text,
+    shown,
+    stopped_as_before_the_move,
+)
 
 UNTRUSTED = "it came from a device it does not trust yet"
 ASSIST = {CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT}
@@ -212,11 +219,10 @@ async def test_a_store_from_before_trust_trusts_the_owners_devices_only(
     await emulator.send(conversation, text="laptop", device_id="2")
     guest = await forged_text(emulator, agent.installed, "usr_guest", "hi")
     await held(agent.runtime, guest)
-    # As the current release left it: sessions, and no trust kept anywhere.
-    await agent.runtime.trust.async_remove()
-    assert await hass.config_entries.async_reload(agent.entry.entry_id)
-    book = agent.runtime.trust.book
-    assert {(d.person_id, d.device_id, d.state) for d in book.devices.values()} == {
+    # As a release before trust left it: sessions, no book anywhere, no request judged.
+    await stopped_as_before_the_move(hass, agent, judged=False)
+    assert await hass.config_entries.async_setup(agent.entry.entry_id)
+    assert book_states(agent) == {
         (owner, "1", TrustState.TRUSTED),
         (owner, "2", TrustState.TRUSTED),
         ("usr_guest", "1", TrustState.UNVERIFIED),

@@ -94,9 +94,9 @@ from .trust.book import (
     TrustBook,
     TrustState,
     same_code,
-    session_identities,
 )
 from .trust.door import TrustDoor, TrustListener
+from .trust.kept import StartingBook, TrustLoss, kept_outside, starting_book
 from .views import AgentStatus, AgentSummary, SessionSummary
 
 __all__ = [
@@ -177,12 +177,14 @@ __all__ = [
     "SendRefusal",
     "SentWidget",
     "SessionSummary",
+    "StartingBook",
     "StoreError",
     "StoreLocation",
     "StoreProblem",
     "TrustBook",
     "TrustDoor",
     "TrustListener",
+    "TrustLoss",
     "TrustState",
     "UncertainSend",
     "UntrustedGroupKeysError",
@@ -198,6 +200,7 @@ __all__ = [
     "group_recipient",
     "is_group_recipient",
     "is_relay_id",
+    "kept_outside",
     "migrate",
     "native_crypto_unavailable",
     "normalize_server_url",
@@ -206,7 +209,7 @@ __all__ = [
     "register_client",
     "request_runtime_token",
     "same_code",
-    "session_identities",
+    "starting_book",
     "starting_data",
     "versioned",
 ]

@@ -42,6 +42,7 @@ from .relay.prekeys import PrekeyPublisher
 from .relay.refusals import GatewayRefusals
 from .relay.tokens import RuntimeTokens
 from .signal.errors import SignalErrorKind
+from .trust.book import TrustBook
 from .trust.door import TrustDoor
 from .views import AgentReads
 
@@ -63,7 +64,7 @@ class Agent(AgentReads):
         *,
         store: Storage,
     ) -> None:
-        """`trust`: the door with the host's loaded trust book (none: a new, empty one);
+        """`trust`: the door with the stored trust book (none: one on `data`'s book);
         `store`: the agent's own store, loaded (state/agent_store.py), which it commits to."""
         self._tokens = tokens
         self._rekeyed = False  # prekeys re-keyed once per run at most (agent_restore.py)
@@ -75,7 +76,8 @@ class Agent(AgentReads):
             decryption=self._watching_prekeys(host.decryption),
             deliver=self._hearing_groups(host.deliver, host.status_changed),
         )
-        door = trust if trust is not None else TrustDoor(config.owner_id)
+        book = data.trust if isinstance(data.trust, TrustBook) else None
+        door = trust if trust is not None else TrustDoor(config.owner_id, book)
         self._core = AgentCore(config, hooks, data, extra, door, store=store)
         self._api = AgentApi(session, config.server_url, tokens)
         self._inbox = InboxPipeline(self._core, self._api)

@@ -10,7 +10,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import partial
 from typing import Any, Protocol
@@ -151,8 +151,9 @@ class AgentCore:
         self._sizes = StoredSizes()  # used under `lock` only
         self.last_commit = CommitTiming(0.0, 0.0)
         # The one door for trust (trust/door.py): the group keys it would seal with are
-        # the last evicted (group_key_bounds.py).
+        # the last evicted (group_key_bounds.py). Its book is committed with the data.
         self.trust = trust if trust is not None else TrustDoor(config.owner_id)
+        self.trust.kept_by(self._commit_book)
 
     @property
     def data(self) -> AgentData:
@@ -163,10 +164,20 @@ class AgentCore:
 
         What is saved is `data` within the store's bounds (store_bounds.py): the oldest
         requests and sessions beyond them are evicted first, in the store's executor job,
-        so a save never fails for its size alone.
+        so a save never fails for its size alone. The trust door's book goes with it.
         """
+        data = self._with_book(data)
         if data is not self._data:
             await self._save(data)
+
+    async def _commit_book(self) -> None:
+        """Commit the door's book as it is now (a decision: trust/door.py `keep`)."""
+        async with self.lock:
+            await self.commit(self._data)
+
+    def _with_book(self, data: AgentData) -> AgentData:
+        book = self.trust.book
+        return data if data.trust is book else replace(data, trust=book)
 
     async def commit_handed_over(self, data: AgentData, hand_over: Callable[[], None]) -> None:
         """Make `data` (requests accepted) current, `hand_over` them (marks and events,
@@ -175,7 +186,7 @@ class AgentCore:
         `hand_over` returns, so the agent holds them as accepted even if the save fails: a
         redelivery is then only acknowledged, the next commit writes them, and after a
         restart their marks say the same (inbox/pipeline.py)."""
-        self._data = data
+        self._data = data = self._with_book(data)
         hand_over()
         await self._save(data)
 

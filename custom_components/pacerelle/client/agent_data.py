@@ -3,8 +3,9 @@
 The document's top-level keys written here: "signal" (identity, prekeys, sessions),
 "inbox", "history", "checkpoints", "conversations" (history-v1 keys, group keys, last
 device per peer), "uncertain_sends", "queued_sends" (outbox/queue.py), "published_prekeys",
-"evictions" (what store_bounds.py evicted, counted) and "handed_over" (the marks of the
-last hand-overs, which the host keeps outside what a restore puts back: handed_over.py).
+"evictions" (what store_bounds.py evicted, counted), "trust" (the trust book: trust/kept.py)
+and "handed_over" (the marks of the last hand-overs, which the host keeps outside what a
+restore puts back: handed_over.py).
 Other keys ("installation", "version") belong to the integration and pass through
 untouched. Immutable: the agent builds a new AgentData, saves it, and only then uses it,
 so a failed save changes nothing.
@@ -35,6 +36,8 @@ from .limits import MAX_UNCERTAIN_SENDS
 from .outbox.queue import SendQueue
 from .signal.errors import SignalError
 from .signal.state import AgentSignalState
+from .trust.book import TrustBook
+from .trust.kept import Unkept, stored_book
 
 SECTIONS = (
     "signal",
@@ -46,6 +49,7 @@ SECTIONS = (
     "queued_sends",
     "published_prekeys",
     "evictions",
+    "trust",
     "handed_over",
 )
 
@@ -217,6 +221,9 @@ class AgentData:
     queued: SendQueue = field(default_factory=SendQueue)
     # Marks of what was handed over, kept by the host outside the restorable store.
     handed_over: HandedOver = field(default_factory=HandedOver)
+    # Who the agent trusts (trust/book.py), or why a stored agent has no book of its own
+    # (trust/kept.py decides the one it starts with). The agent's core commits its door's.
+    trust: TrustBook | Unkept = field(default_factory=TrustBook)
 
     def counted(self, **counts: int) -> AgentData:
         """This data with eviction counters increased (see store_bounds.py)."""
@@ -240,6 +247,9 @@ class AgentData:
             "published_prekeys": sorted(self.published_prekeys),
             "evictions": self.evictions.to_json(),
             "queued_sends": self.queued.to_json(),
+            "trust": (
+                self.trust.to_json() if isinstance(self.trust, TrustBook) else self.trust.value
+            ),
             "handed_over": self.handed_over.to_json(),
         }
 
@@ -268,6 +278,8 @@ class AgentData:
                 queued=SendQueue.from_json(document.get("queued_sends") or []),
                 # Absent before hand-overs were marked, or without the host's file.
                 handed_over=HandedOver.from_json(document.get("handed_over")),
+                # Absent before the book moved into the store; unreadable: lost (kept.py).
+                trust=stored_book(document.get("trust")),
             )
         except (
             SignalError,

@@ -8,10 +8,13 @@ before the agent starts: a failed commit leaves the store as it was (no identity
 old prekeys) and the next start decides again, so an identity is published only once it is
 the one the store holds. A store put back from an older copy (the host's witness says so)
 gets fresh one-time prekeys for the ids the lost, newer state published (agent_restore.py);
-a new identity has published nothing, so it has nothing to re-key.
+a new identity has published nothing, so it has nothing to re-key. The trust book the host
+decided to start with (trust/kept.py `starting_book`) is committed with it, before anything
+else is written.
 """
 
 from collections.abc import Mapping
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -19,6 +22,7 @@ from .agent_core import AgentHooks, Storage, commit_before_start
 from .agent_data import AgentData
 from .agent_restore import rekeyed_after_restore
 from .signal.state import AgentSignalState
+from .trust.book import TrustBook
 
 
 async def starting_data(
@@ -28,15 +32,20 @@ async def starting_data(
     hooks: AgentHooks,
     store: Storage,
     extra: Mapping[str, Any],
+    book: TrustBook | None = None,
 ) -> AgentData:
     """The data the agent starts with, committed: `stored`, a new identity for a store that
-    never had one, or `stored` re-keyed when it is an older copy (`restored`)."""
+    never had one, or `stored` re-keyed when it is an older copy (`restored`); with `book`
+    (trust/kept.py) when given, committed if it is not the stored one."""
     if stored is None:
         # Key generation is CPU work: in the host's executor.
         data = AgentData(await hooks.run_blocking(AgentSignalState.new))
         return await commit_before_start(store, extra, data)
+    data = stored if book is None or stored.trust is book else replace(stored, trust=book)
     if restored:
         return await commit_before_start(
-            store, extra, await hooks.run_blocking(partial(rekeyed_after_restore, stored))
+            store, extra, await hooks.run_blocking(partial(rekeyed_after_restore, data))
         )
+    if data is not stored:
+        return await commit_before_start(store, extra, data)
     return stored

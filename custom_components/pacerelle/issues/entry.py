@@ -13,6 +13,7 @@ from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers import issue_registry as ir
 
 from ..const import DOMAIN
+from ..trust import TRUST_REVERIFY
 from .blocked_groups import BLOCKED_IN_GROUP
 from .devices import MORE_DEVICES, UNTRUSTED_DEVICE
 from .groups import NEW_GROUP
@@ -26,6 +27,7 @@ KINDS: Final = (
     DECRYPTION_STALLED,
     STORE_RESTORED,
     STORE,
+    TRUST_REVERIFY,
 )
 
 

@@ -18,6 +18,7 @@ from custom_components.pacerelle.client.signal.session import SessionRecord
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.state.assembly import document_of
 from custom_components.pacerelle.client.state.record_store import RecordStore
+from custom_components.pacerelle.client.trust.book import TrustBook
 from custom_components.pacerelle.store.agent_store import migrate
 from tests.helpers.reference_peer import reference_peer_available
 from tests.helpers.store_states import Shape, grown, model_session, request
@@ -292,7 +293,9 @@ def test_every_field_of_the_data_has_its_records() -> None:
             "published_prekeys",
             "evictions",
             "queued",
+            "trust",
         },
+        TrustBook: {"devices", "first_use"},
         AgentSignalState: {"prekeys", "sessions", "base_keys_seen", "last_used"},
         Inbox: {"received", "accepted", "pending", "rejected", "group_seals", "legacy_seals"},
         History: {"requests", "replies"},
@@ -302,4 +305,9 @@ def test_every_field_of_the_data_has_its_records() -> None:
     }
     for kind, names in covered.items():
         assert {f.name for f in fields(kind)} == names, kind.__name__
-    assert set(document_of({"prekeys": {"": (0, {}, None)}})) == set(SECTIONS) - {"handed_over"}
+    book = {"": (0, {"first_use": True}, None)}
+    assert set(document_of({"prekeys": {"": (0, {}, None)}, "trust_book": book})) == set(
+        SECTIONS
+    ) - {"handed_over"}
+    # Without the book's row: a store from before the book moved in (trust/kept.py).
+    assert "trust" not in document_of({"prekeys": {"": (0, {}, None)}})

@@ -25,6 +25,7 @@ from homeassistant.helpers import issue_registry as ir
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.client.limits import MAX_HANDED_OVER
 from custom_components.pacerelle.client.state.handed_over_file import file_bytes, parsed_marks
+from custom_components.pacerelle.client.trust.book import TrustState
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from tests.helpers.agent import Agent, start_agent
@@ -34,6 +35,7 @@ from tests.helpers.groups import ASSIST_IN_GROUPS, DEVICES, family_group, member
 from tests.helpers.relay_forgeries import relayed_frames
 from tests.helpers.runtime import wait_until
 from tests.helpers.services import human_writes
+from tests.helpers.trust import decide
 
 OPTIONS = {CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT}
 
@@ -146,6 +148,14 @@ async def test_a_restored_agent_does_not_run_a_group_command_again(
 
     assert await hass.config_entries.async_setup(agent.entry.entry_id)
     await wait_until(lambda: agent.runtime.status.state is ConnectionState.CONNECTED)
+    # A restored store trusts no device until the user verifies it again (client/trust/
+    # kept.py); the owner does, through the repairs it raised.
+    book = agent.runtime.trust.book
+    reset = [d for d in book.devices.values() if d.person_id == owner]
+    assert reset
+    assert all(d.state is TrustState.UNVERIFIED for d in reset)
+    for device in reset:
+        await decide(agent, owner, device.device_id, TrustState.TRUSTED)
     original = next(frame for frame in frames if frame["id"] == command["message_id"])
     replays = [original, {**original, "id": str(uuid.uuid4()), "from_device_id": "2"}]
     await emulator.faults(inject_frames=[json.dumps(frame) for frame in replays])

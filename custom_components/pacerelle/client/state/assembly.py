@@ -154,6 +154,11 @@ def document_of(loaded: Loaded) -> dict[str, Any]:
             "queued_sends": values("queued"),
         }
     )
+    book = single("trust_book", None)  # none: a store from before the book moved in
+    if isinstance(book, dict):
+        document["trust"] = {**book, "devices": values("trust")}
+    elif book is not None:
+        document["trust"] = book
     return document
 
 

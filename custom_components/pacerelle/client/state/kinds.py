@@ -12,6 +12,7 @@ from typing import Any
 
 from ..agent_data import AgentData
 from ..inbox.requests import Request
+from ..trust.book import TrustBook
 
 type Row = tuple[str, str, int, Any]  # table, logical key, sequence number, JSON value
 type Entry = tuple[object, int, str | None]  # the object, its sequence, its request key
@@ -65,6 +66,21 @@ def _base_keys(seen: Mapping[str, frozenset[bytes]]) -> Iterable[tuple[str, obje
         for key in keys:
             encoded = base64.b64encode(key).decode()
             yield f"{slot}|{encoded}", (slot, encoded)
+
+
+_NO_DEVICES: Mapping[str, object] = {}
+
+
+def _trust_devices(data: AgentData) -> Mapping[str, object]:
+    return data.trust.devices if isinstance(data.trust, TrustBook) else _NO_DEVICES
+
+
+def _trust_book(trust: object) -> Iterable[tuple[str, object]]:
+    """The book's own row: always there once a book is (trust/kept.py tells a store without
+    one from one that lost it)."""
+    if isinstance(trust, TrustBook):
+        return (("", {"first_use": trust.first_use}),)
+    return (("", str(trust)),)
 
 
 KINDS: tuple[Kind, ...] = (
@@ -152,6 +168,9 @@ KINDS: tuple[Kind, ...] = (
         False,
     ),
     Kind("evictions", lambda d, e: d.evictions, _one, lambda v: v.to_json(), False, _equal),
+    # The trust book: a row per (person, device), and the book's own (trust/kept.py).
+    Kind("trust", lambda d, e: _trust_devices(d), mapping_items, lambda t: t.to_json(), False),
+    Kind("trust_book", lambda d, e: d.trust, _trust_book, lambda v: v, False, _equal),
     Kind(
         "queued",
         lambda d, e: d.queued.sends,

@@ -7,7 +7,8 @@ has just approved the agent). The rules, in one place (`TrustBook.observe`):
 - a device whose identity key is the one recorded for it keeps its state;
 - a device presenting a key already trusted for the same person is trusted (devices that
   share an account identity);
-- the owner's first device ever seen is trusted on first use;
+- the owner's first device ever seen is trusted on first use, unless the book says first use
+  is spent (`first_use`: a book that lost decisions, kept.py, never trusts on first use);
 - any other new device or key is unverified, and so is every other person at first
   (group members included: the user trusts them in Home Assistant, as anyone else; a
   group message is judged as the device that delivered its sender key, see ../trust.py);
@@ -119,6 +120,10 @@ def device_name(person_id: str, device_id: str) -> str:
 @dataclass(frozen=True, slots=True)
 class TrustBook:
     devices: Mapping[str, DeviceTrust] = field(default_factory=dict)
+    # Whether the owner's first device may still be trusted on first use: False once a
+    # book may have lost decisions (restored, rebuilt: kept.py), as the relay could then be
+    # first.
+    first_use: bool = True
 
     def get(self, person_id: str, device_id: str) -> DeviceTrust | None:
         return self.devices.get(device_name(person_id, device_id))
@@ -174,7 +179,9 @@ class TrustBook:
             state = TrustState.TRUSTED
         elif known is not None and known.state in (TrustState.TRUSTED, TrustState.CHANGED):
             state = TrustState.CHANGED
-        elif known is None and person_id == owner_id and not self.knows(owner_id):
+        elif (
+            known is None and person_id == owner_id and self.first_use and not self.knows(owner_id)
+        ):
             state = TrustState.TRUSTED  # the owner's first device: trust on first use
         else:
             state = TrustState.UNVERIFIED
@@ -207,6 +214,17 @@ class TrustBook:
                     book = book._with(replace(other, state=state))
         return book
 
+    def reverified(self) -> tuple[TrustBook, list[DeviceTrust]]:
+        """This book as one that may be older than the decisions made since (kept.py): every
+        trusted device unverified, blocked and changed ones as they are, no first use; and
+        the devices it made unverified."""
+        trusted = [d for d in self.devices.values() if d.trusted]
+        reset = [replace(d, state=TrustState.UNVERIFIED) for d in trusted]
+        devices = dict(self.devices)
+        for device in reset:
+            devices[device_name(device.person_id, device.device_id)] = device
+        return TrustBook(devices, first_use=False), reset
+
     def trusted_devices(self, person_id: str) -> list[DeviceTrust]:
         """The person's trusted devices, the most recently seen first."""
         found = [d for d in self.devices.values() if d.person_id == person_id and d.trusted]
@@ -219,26 +237,41 @@ class TrustBook:
             oldest = sorted(devices, key=lambda name: _eviction_order(devices[name]))
             for name in oldest[: len(devices) - MAX_TRUST_RECORDS]:
                 del devices[name]
-        return TrustBook(devices)
+        return TrustBook(devices, self.first_use)
 
     def to_json(self) -> dict[str, Any]:
-        return {"devices": [device.to_json() for device in self.devices.values()]}
+        return {
+            "devices": [device.to_json() for device in self.devices.values()],
+            "first_use": self.first_use,
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TrustBook:
         devices = [DeviceTrust.from_json(item) for item in data.get("devices") or ()]
-        return cls({device_name(d.person_id, d.device_id): d for d in devices})
+        first_use = data.get("first_use", True)  # absent from the host's file of before
+        if not isinstance(first_use, bool):
+            raise TypeError("first_use is not a boolean")
+        return cls({device_name(d.person_id, d.device_id): d for d in devices}, first_use)
 
     @classmethod
     def seeded(
         cls, sessions: Iterable[tuple[str, str, bytes]], owner_id: str, now: float
     ) -> TrustBook:
-        """The book of an agent that had sessions before trust existed (the migration):
+        """The book of an agent that had sessions before trust existed (kept.py says when):
         the owner's devices trusted, everyone else's unverified."""
         book = cls()
         for person_id, device_id, key in sessions:
             state = TrustState.TRUSTED if person_id == owner_id else TrustState.UNVERIFIED
             book = book._with(DeviceTrust(person_id, device_id, key, state, now))
+        return book
+
+    @classmethod
+    def unverified(cls, sessions: Iterable[tuple[str, str, bytes]], now: float) -> TrustBook:
+        """The book that replaces one that is lost (kept.py): every session's device
+        unverified, no first use, so nothing is trusted until the user decides again."""
+        book = cls(first_use=False)
+        for person_id, device_id, key in sessions:
+            book = book._with(DeviceTrust(person_id, device_id, key, TrustState.UNVERIFIED, now))
         return book
 
 

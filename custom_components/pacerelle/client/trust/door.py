@@ -1,8 +1,10 @@
 """The trust door: at run time, the one place that answers the two questions of trust.
 
-The agent owns it (agent_core.py); the host only loads and saves the book (`save`) and
-shows what changed (`changed`: the integration's repairs). The rules are TrustBook's
-(trust.py); here is where they are applied, each once:
+The agent owns it (agent_core.py): its book is committed with the agent's data, in the same
+transaction as the request it judged, and a decision is kept (`keep`) before it is
+returned; the host starts it with the stored book (kept.py) and shows what changed
+(`changed`: the integration's repairs). The rules are TrustBook's (book.py); here is where
+they are applied, each once:
 
 - **May this request act?** `judge_request`, when the inbox pipeline opens it: the state
   of the (person, device, identity key) that wrote it is recorded in the book and carried
@@ -28,7 +30,7 @@ nothing) and an answer to it goes only to a key the user trusts.
 """
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, replace
 
 from ..agent_data import Conversations
@@ -39,12 +41,16 @@ from ..outbox.queue import QueuedSend
 from ..relay.frames import GROUP_PREFIX
 from .book import DeviceTrust, TrustBook, TrustState
 
-type TrustSave = Callable[[TrustBook], None]
+type TrustKeep = Callable[[], Awaitable[None]]
 type TrustListener = Callable[[DeviceTrust, DeviceTrust | None], None]
 type SessionKey = Callable[[str], bytes | None]
 
 
 def _nothing(*_args: object) -> None:
+    return None
+
+
+async def _kept_nowhere() -> None:
     return None
 
 
@@ -118,12 +124,11 @@ class TrustDoor:
         owner_id: str,
         book: TrustBook | None = None,
         *,
-        save: TrustSave | None = None,
         changed: TrustListener | None = None,
     ) -> None:
         self.owner_id = owner_id
         self._book = book if book is not None else TrustBook()
-        self._save: TrustSave = save or _nothing
+        self._keep: TrustKeep = _kept_nowhere
         self._changed: TrustListener = changed or _nothing
 
     @property
@@ -134,14 +139,22 @@ class TrustDoor:
         """Who is told (judged device, what was known before) of every change of state."""
         self._changed = changed
 
+    def kept_by(self, keep: TrustKeep) -> None:
+        """How a decision is made durable: the agent's commit of its data (agent_core.py)."""
+        self._keep = keep
+
+    async def keep(self) -> None:
+        """Return once the book as it is now is committed (after `decide`)."""
+        await self._keep()
+
     def judge_request(self, request: Request, now: float) -> Request:
-        """The request with the judgement of the key that wrote it, recorded in the book."""
+        """The request with the judgement of the key that wrote it, recorded in the book (and
+        committed with the request: the inbox's commit carries the door's book)."""
         device = request.trust_device_id or request.sender_device_id
         key = request.sender_identity
         before = self._book.get(request.sender_id, device)
         self._book, judged = self._book.observe(request.sender_id, device, key, self.owner_id, now)
         if before is None or before.state is not judged.state or before.identity_key != key:
-            self._save(self._book)
             self._changed(judged, before)
         return replace(request, trust_device_id=device, trust_state=judged.state)
 
@@ -159,18 +172,13 @@ class TrustDoor:
         self, person_id: str, device_id: str, state: TrustState, *, key: bytes | None
     ) -> DeviceTrust:
         """The user's decision for the device, for the key they were shown (TrustBook.decided:
-        KeyChangedError if it presents another one now; KeyError: unknown device)."""
+        KeyChangedError if it presents another one now; KeyError: unknown device); durable
+        once `keep` returns."""
         before = self._book.get(person_id, device_id)
         self._book = self._book.decided(person_id, device_id, state, key=key)
         decided = self._book.devices[f"{person_id}|{device_id}"]
-        self._save(self._book)
         self._changed(decided, before)
         return decided
-
-    def replace_book(self, book: TrustBook) -> None:
-        """Adopt a book decided elsewhere (the host's decision API); saved, nobody told."""
-        self._book = book
-        self._save(book)
 
     def seal_rule(self, answering: Request | None = None) -> SealRule:
         return SealRule(self._book, answering)
