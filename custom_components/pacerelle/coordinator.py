@@ -18,7 +18,7 @@ from typing import Any
 
 from homeassistant.const import EVENT_HOMEASSISTANT_STOP
 from homeassistant.core import Event, HomeAssistant, callback
-from homeassistant.exceptions import ConfigEntryError
+from homeassistant.exceptions import ConfigEntryError, ConfigEntryNotReady
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from homeassistant.helpers.dispatcher import async_dispatcher_send
 from homeassistant.helpers.start import async_at_started
@@ -172,6 +172,12 @@ class AgentCoordinator:
             problem = err.problem if isinstance(err, StoreError) else StoreProblem.CORRUPT
             # No log line here: Home Assistant logs the ConfigEntryError with its message.
             raise_store_issue(hass, entry.entry_id, self.agent_name, problem, path)
+            if problem is StoreProblem.LOCKED:  # held by another process: retried
+                raise ConfigEntryNotReady(
+                    translation_domain=DOMAIN,
+                    translation_key="store_locked",
+                    translation_placeholders={"agent_name": self.agent_name},
+                ) from err
             raise ConfigEntryError(
                 translation_domain=DOMAIN,
                 translation_key="store_unreadable",

@@ -1,9 +1,12 @@
 """The runtime inside Home Assistant, against the running emulator: events, store, repairs."""
 
 import base64
+import fcntl
 import json
 import logging
+import os
 import sqlite3
+from pathlib import Path
 
 import orjson
 import pytest
@@ -21,7 +24,7 @@ from custom_components.pacerelle.events import EVENT_MESSAGE
 from custom_components.pacerelle.repairs import issue_id as trust_issue_id
 from custom_components.pacerelle.signals import status_signal
 from custom_components.pacerelle.store.agent_store import agent_store
-from tests.helpers.agent import add_entry, connected_entry
+from tests.helpers.agent import add_entry, connected_entry, start_agent
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.runtime import wait_until
 
@@ -270,3 +273,30 @@ async def test_a_stop_during_an_unload_stops_once(
     assert (await store.load_data())[0]["generation"] == before + 1
     await store.close()
     assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
+
+
+async def test_a_store_held_by_another_process_is_retried_not_called_damaged(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    """A second Home Assistant on the same folder holds the store's lock (flock, as the
+    other process would): set-up is retried with a repair saying so; once it lets go, the
+    agent starts and the repair goes."""
+    agent = await start_agent(hass, emulator)
+    installed, entry = agent.installed, agent.entry
+    assert await hass.config_entries.async_unload(entry.entry_id)
+    await agent_store(hass, installed.agent_id).close()  # ours lets go; the other takes it
+    lock = Path(hass.config.path(".storage", DOMAIN, f"{installed.agent_id}.lock"))
+    fd = await hass.async_add_executor_job(os.open, lock, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        await hass.async_add_executor_job(fcntl.flock, fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert not await hass.config_entries.async_setup(entry.entry_id)
+        assert entry.state is ConfigEntryState.SETUP_RETRY
+        issue = ir.async_get(hass).async_get_issue(DOMAIN, f"store_{entry.entry_id}")
+        assert issue is not None
+        assert issue.translation_key == "store_locked"
+    finally:
+        await hass.async_add_executor_job(os.close, fd)
+    assert await hass.config_entries.async_reload(entry.entry_id)
+    assert entry.state is ConfigEntryState.LOADED
+    assert ir.async_get(hass).async_get_issue(DOMAIN, f"store_{entry.entry_id}") is None
+    assert await hass.config_entries.async_unload(entry.entry_id)

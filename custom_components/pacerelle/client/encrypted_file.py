@@ -60,6 +60,7 @@ class StoreProblem(StrEnum):
     KEY_MISSING = "store_key_missing"
     CORRUPT = "store_corrupt"
     UNDECRYPTABLE = "store_undecryptable"
+    LOCKED = "store_locked"  # open in another process: nothing wrong with the store itself
 
 
 class StoreError(PacerelleError):

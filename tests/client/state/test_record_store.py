@@ -261,8 +261,9 @@ def test_one_store_is_opened_by_one_holder(tmp_path: Path) -> None:
     first = _store(tmp_path)
     first.create(EXTRA)
     first.load(migrate)
-    with pytest.raises(StoreError, match="open in another process"):
+    with pytest.raises(StoreError, match="open in another process") as caught:
         _store(tmp_path).load(migrate)
+    assert caught.value.problem is StoreProblem.LOCKED  # not damaged: held
     first.close()
     assert _store(tmp_path).load(migrate)[0] == EXTRA  # released (and by a crash: flock)
 

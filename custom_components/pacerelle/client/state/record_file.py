@@ -118,7 +118,7 @@ class RecordFile:
         except BlockingIOError:
             os.close(fd)
             raise StoreError(
-                StoreProblem.CORRUPT, f"{self.db_path.name} is open in another process"
+                StoreProblem.LOCKED, f"{self.db_path.name} is open in another process"
             ) from None
         self._lock_fd = fd
 
