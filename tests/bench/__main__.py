@@ -9,11 +9,14 @@ python -m tests.bench --system --state busy
                                     busy state (tests/helpers/store_states.py; seeded.py)
 python -m tests.bench --profile     hass under cProfile during the latency loop (hass_profile.py)
 python -m tests.bench --store       the .enc store beside the per-record store (store.py)
+python -m tests.bench --emulator [--messages N]
+                                    the demo emulator's own CPU and writes per message, fresh
+                                    and after N messages (emulator.py)
 """
 
 import argparse
 
-from tests.bench import crypto, hass_profile, store, system
+from tests.bench import crypto, emulator, hass_profile, store, system
 from tests.helpers.store_states import SHAPES
 
 
@@ -25,6 +28,8 @@ def main() -> None:
     only.add_argument("--latency", action="store_true", help="only the event latency")
     only.add_argument("--profile", action="store_true", help="cProfile of hass, per message")
     only.add_argument("--store", action="store_true", help="old and new store, per commit")
+    only.add_argument("--emulator", action="store_true", help="the emulator's own cost")
+    parser.add_argument("--messages", type=int, default=5000, help="with --emulator")
     parser.add_argument("--conversations", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=100)
     parser.add_argument(
@@ -40,13 +45,8 @@ def main() -> None:
         for line in run(state=args.state):
             print(line, flush=True)
         return
-    if args.profile or args.latency or args.store:
-        if args.store:
-            lines = store.run()
-        elif args.profile:
-            lines = hass_profile.run()
-        else:
-            lines = system.run(latency_only=True)
+    lines = _only(args)
+    if lines is not None:
         for line in lines:
             print(line, flush=True)
         return
@@ -56,6 +56,19 @@ def main() -> None:
     if not args.system:
         for line in crypto.run(args.conversations, args.rounds):
             print(line, flush=True)
+
+
+def _only(args: argparse.Namespace) -> list[str] | None:
+    """The figures of a single-benchmark option, or None without one."""
+    if args.emulator:
+        return emulator.run(args.messages)
+    if args.store:
+        return store.run()
+    if args.profile:
+        return hass_profile.run()
+    if args.latency:
+        return system.run(latency_only=True)
+    return None
 
 
 if __name__ == "__main__":

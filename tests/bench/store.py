@@ -16,6 +16,10 @@ machine that slows down or speeds up during the run weighs on both alike.
 Start-up: reading and parsing the store into AgentData; RSS after it. Last, the hand-over
 marks file beside the store (store/handed_over.py), both windows full: what one more
 hand-over costs on the loop (a mark stored into the mapping) and at the sync (its msync).
+The wall time of the commit a message waits for on each path (incoming: the relay's frame
+to the event; send: send_message to the relay), empty against the cap, with the fsyncs
+and fdatasyncs behind it (counted by an LD_PRELOAD shim, fsyncs.py): the store's share of
+the two latencies, so a slow disk can be judged from a fast one's fsync count and time.
 """
 
 import gc
@@ -41,6 +45,7 @@ from custom_components.pacerelle.client.state.record_store import RecordStore
 from custom_components.pacerelle.client.store_bounds import within_bounds
 from custom_components.pacerelle.client.stored_sizes import StoredSizes
 from custom_components.pacerelle.store.agent_store import migrate
+from tests.bench import fsyncs
 from tests.helpers.store_states import SHAPES, grown, model_session, request
 
 ROUNDS = 3
@@ -163,11 +168,14 @@ def _measure(kind: type[_Old] | type[_New], data: AgentData) -> dict[str, Any]:
         assert started is not None
         data = store.commit(started)
         for name, operation in OPERATIONS.items():
-            cpu, written = [], []
+            cpu, written, wall = [], [], []
+            syncs_before = fsyncs.counters()
             for number in range(rounds):
                 data_next = operation(data, number)
                 started_cpu, before = time.process_time(), _written()
+                started_wall = time.perf_counter()
                 data = store.commit(data_next)
+                wall.append(time.perf_counter() - started_wall)
                 cpu.append(time.process_time() - started_cpu)
                 written.append(_written() - before)
             figures[name] = (
@@ -175,6 +183,21 @@ def _measure(kind: type[_Old] | type[_New], data: AgentData) -> dict[str, Any]:
                 statistics.median(written) / KIB,
                 statistics.mean(cpu) * 1000,
                 statistics.mean(written) / KIB,
+            )
+            syncs_after = fsyncs.counters()
+            syncs = (
+                (
+                    (syncs_after[0] - syncs_before[0]) / rounds,
+                    (syncs_after[1] - syncs_before[1]) * 1000 / rounds,
+                )
+                if syncs_before is not None and syncs_after is not None
+                else None
+            )
+            figures[f"{name} wall"] = (
+                statistics.median(wall) * 1000,
+                statistics.quantiles(wall, n=20)[-1] * 1000,
+                statistics.mean(wall) * 1000,
+                syncs,
             )
         files = sum(p.stat().st_size for p in Path(directory).iterdir())
         del data
@@ -193,6 +216,7 @@ def _measure(kind: type[_Old] | type[_New], data: AgentData) -> dict[str, Any]:
 
 
 def run() -> list[str]:
+    fsyncs.preload()
     # The evictions at the caps log a line each, as in use; formatted, and written to
     # /dev/null rather than between the figures.
     handler = logging.StreamHandler(open(os.devnull, "w"))  # noqa: SIM115
@@ -233,12 +257,40 @@ def run() -> list[str]:
         for op in OPERATIONS
     ]
     lines.append("new rows, CPU per commit at the cap against empty: " + ", ".join(ratios))
+    lines.extend(_latency_lines(new))
     empty, cap = grown(base, model, SHAPES["empty"]), grown(base, model, SHAPES["cap"])
     lines.append(
         f"the same, the two stores' commits alternating ({INTERLEAVED} of each, medians): "
         + _interleaved(empty, cap)
     )
     return [*lines, _marks_line()]
+
+
+def _latency_lines(new: dict[str, dict[str, Any]]) -> list[str]:
+    """The wall time of the commit each path waits for (a frame to its event: incoming; a
+    send to the relay: send), fresh against the cap, and the fsyncs behind it."""
+    lines = [
+        f"new rows, the commit on each path, wall ms (median, p95, mean of {NEW_ROUNDS}); "
+        "fsyncs per commit and their ms (mean):",
+        "| path | state | median | p95 | mean | fsyncs | fsync ms |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    paths = {"incoming": "frame to event", "send": "send_message to relay"}
+    for op, path in paths.items():
+        for state in ("empty", "cap"):
+            median, p95, mean, syncs = new[state][f"{op} wall"]
+            count, spent = (f"{syncs[0]:.2f}", f"{syncs[1]:.2f}") if syncs else ("n/a", "n/a")
+            lines.append(
+                f"| {path} ({op}) | {state} | {median:.2f} | {p95:.2f} | {mean:.2f} | "
+                f"{count} | {spent} |"
+            )
+    ratios = [
+        f"{paths[op]} {new['cap'][f'{op} wall'][0] / new['empty'][f'{op} wall'][0]:.2f}x "
+        f"(means {new['cap'][f'{op} wall'][2] / new['empty'][f'{op} wall'][2]:.2f}x)"
+        for op in paths
+    ]
+    lines.append("new rows, commit wall time at the cap against empty: " + ", ".join(ratios))
+    return lines
 
 
 def _interleaved(empty: AgentData, cap: AgentData) -> str:

@@ -15,7 +15,11 @@ def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="scripts/emulator", description=__doc__)
     parser.add_argument("--host", default=DEFAULT_HOST)
     parser.add_argument("--port", type=int, default=DEFAULT_PORT)
-    parser.add_argument("--state", type=Path, help="JSON file that keeps the state across restarts")
+    parser.add_argument(
+        "--state",
+        type=Path,
+        help="SQLite file that keeps the state across restarts (a JSON one is converted)",
+    )
     parser.add_argument(
         "--runtime-token-ttl",
         type=float,

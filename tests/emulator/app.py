@@ -52,5 +52,9 @@ def create_app(config: EmulatorConfig | None = None) -> web.Application:
     async def close_connections(_app: web.Application) -> None:
         await emulator.hub.shutdown()
 
+    async def close_storage(_app: web.Application) -> None:
+        emulator.close()
+
     app.on_shutdown.append(close_connections)
+    app.on_cleanup.append(close_storage)
     return app

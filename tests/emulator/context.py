@@ -43,6 +43,9 @@ class Emulator:
         self.state.clock_offset = self.clock.offset
         self.storage.save(self.state)
 
+    def close(self) -> None:
+        self.storage.close()
+
     def record(self, kind: str, **fields: Any) -> None:
         event = {"kind": kind, "at": self.now(), "wall": time.time(), **fields}
         self.events.append(event)

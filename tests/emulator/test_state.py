@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 from tests.emulator import EmulatorConfig
+from tests.emulator.persistence import read_state
 from tests.helpers.emulator import running_emulator
 
 
@@ -21,7 +22,8 @@ async def test_queued_messages_installations_and_sessions_survive_a_restart(
             attachments=[{"name": "a.txt", "data_b64": "aGVsbG8="}],
         )
 
-    saved = json.loads(config.state_file.read_text())  # type: ignore[union-attr]
+    assert config.state_file is not None
+    saved = read_state(config.state_file)
     assert installed.agent_id in saved["installations"]
     assert sorted(path.name for path in tmp_path.iterdir()) == [
         "pacerelle.json",

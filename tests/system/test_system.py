@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tests.emulator.persistence import read_state
 from tests.system.harness import EVENT_TIMEOUT, Agent, System, running_system
 
 RECONNECT_LIMIT = 30.0
@@ -287,7 +288,7 @@ async def _queued_envelope(system: System, agent: Agent) -> tuple[dict[str, Any]
     await system.emulator.faults(gateway_status=503, drop_connections=True)
     await system.wait_offline(agent)
     message_id = await system.emulator.send(agent.conversation_id, text="second")
-    state = json.loads(system.emulator_process.state_file.read_text())
+    state = read_state(system.emulator_process.state_file)
     [envelope] = [item for item in state["queues"][agent.agent_id] if item["id"] == message_id]
     await system.emulator.faults(reset=True)
     await system.wait_online(agent)
