@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from custom_components.pacerelle.client.conversations import groups
 from custom_components.pacerelle.client.crypto_jobs import open_batch, seal
 from custom_components.pacerelle.client.limits import (
     MAX_GROUP_KEY_BYTES,
@@ -29,6 +28,7 @@ from custom_components.pacerelle.client.relay.frames import InboundMessage, grou
 from custom_components.pacerelle.client.store_bounds import within_bounds
 from custom_components.pacerelle.client.stored_sizes import StoredSizes
 from custom_components.pacerelle.client.trust.door import SealRule
+from custom_components.pacerelle.client.values import groups
 from custom_components.pacerelle.client.values.agent_data import AgentData
 from custom_components.pacerelle.client.values.requests import stored_size
 from custom_components.pacerelle.client.values.trust_book import (

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle.client.conversations import groups
 from custom_components.pacerelle.client.limits import MAX_HANDED_OVER, MAX_HANDED_OVER_FILE_BYTES
 from custom_components.pacerelle.client.relay.frames import InboundMessage
 from custom_components.pacerelle.client.signal.state import AgentSignalState
+from custom_components.pacerelle.client.values import groups
 from custom_components.pacerelle.client.values.agent_data import AgentData
 from custom_components.pacerelle.client.values.handed_over import (
     MARK_LENGTH,

@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 
-from custom_components.pacerelle.client.conversations import groups, history_v1
 from custom_components.pacerelle.client.crypto_jobs import seal
 from custom_components.pacerelle.client.limits import (
     MAX_FRAME_CHARS,
@@ -30,6 +29,7 @@ from custom_components.pacerelle.client.signal.errors import SignalError, Signal
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.store_bounds import within_bounds
 from custom_components.pacerelle.client.trust.door import SealRule
+from custom_components.pacerelle.client.values import groups, history_v1
 from custom_components.pacerelle.client.values.agent_data import AgentData, Conversations
 from custom_components.pacerelle.client.values.payloads import Content, parse_content
 from custom_components.pacerelle.client.values.requests import Inbox, Receipt, Request
