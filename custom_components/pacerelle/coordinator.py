@@ -3,7 +3,7 @@
 `async_setup_runtime` loads the encrypted store (an unreadable one is a repair issue and a
 ConfigEntryError, never a new identity), checks it against the witness of its generation
 (store/generation.py), lets the client decide the identity it starts with (new, kept or
-re-keyed: client/identity.py), advances the generation, requests the first runtime token
+re-keyed: client/agent/identity.py), advances the generation, requests the first runtime token
 (refused: the installation was revoked -> ConfigEntryAuthFailed; unreachable ->
 ConfigEntryNotReady; both from errors.py), and starts the HA-free Agent once Home
 Assistant has started. The Agent reaches Home Assistant only through the

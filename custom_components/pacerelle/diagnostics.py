@@ -132,7 +132,7 @@ async def async_get_config_entry_diagnostics(
             }
             for s in data.uncertain_sends
         ],
-        # Sends kept while offline (client/outbox/queue.py): counts and times, never a frame.
+        # Sends kept while offline (client/values/send_queue.py): counts and times, never a frame.
         "send_queue": {
             "count": data.queued_sends,
             "bytes": data.queued_bytes,

@@ -8,7 +8,7 @@ become unavailable once it is revoked or stopped, when no agent is behind them a
 in pacerelle.get_status and the diagnostics. "Undecryptable messages" counts the direct
 messages the agent could not decrypt since it started (per device in the diagnostics; see
 issues/decrypt.py). "Queued sends" counts the messages kept while offline, waiting for the
-connection (client/outbox/queue.py): above 0 only during an outage.
+connection (client/values/send_queue.py): above 0 only during an outage.
 
 Each named conversation has a "Members" sensor on its device (entity.py): how many people
 are in it besides the agent (client: `Agent.members`, a group's members of now), with their

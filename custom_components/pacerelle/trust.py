@@ -14,7 +14,7 @@ than the decisions made since (every device it made unverified gets its own repa
 Group messages: a member seals them with their group sender key, which reached the agent
 over a Signal session with one device of that member. That session is all the agent can
 check, so a group message is judged as that device presenting that session's identity key
-(recorded with the key at delivery, client/conversations/groups.py), whichever device the relay says
+(recorded with the key at delivery, client/values/groups.py), whichever device the relay says
 wrote it: a member's second device is trusted once the key of the device that delivered
 the member's sender key is, and blocking that device drops all the member's group
 messages. Its sender is the key's owner: a message whose frame names another member is

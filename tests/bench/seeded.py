@@ -15,9 +15,9 @@ beside the folder. The invented peers are at addresses no one writes from (`usr_
 from dataclasses import dataclass
 from pathlib import Path
 
-from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.state.record_store import RecordStore
 from custom_components.pacerelle.client.store_bounds import within_bounds
+from custom_components.pacerelle.client.values.agent_data import AgentData
 from custom_components.pacerelle.store.agent_store import STORE_DIRECTORY, migrate
 from tests.helpers.store_states import SHAPES, grown, model_session
 

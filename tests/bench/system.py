@@ -11,7 +11,7 @@
   is kept offline (gateway fault), from the first of their events to the last: the
   integration's own pace (the backoff before its reconnection is shown apart).
 - outbox: 100 sends made through `pacerelle.send_message` while the agent is kept offline
-  (queued, client/outbox/queue.py), then the gateway let in: from the agent's reconnection
+  (queued, client/values/send_queue.py), then the gateway let in: from the agent's reconnection
   (the emulator sees it connected, polled every 20 ms) to the 100th in the person's inbox.
 - reconnect: the relay drops the connection (a clean close, then a dead TCP link without
   a close frame), then the emulator is killed and restarted; until the agent is online

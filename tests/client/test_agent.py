@@ -3,9 +3,9 @@
 import pytest
 
 from custom_components.pacerelle.client.agent_core import ConnectionState
-from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.errors import PacerelleConnectionError
 from custom_components.pacerelle.client.outbox.sender import SendError
+from custom_components.pacerelle.client.values.agent_data import AgentData
 from tests.helpers.client_agent import Recorder, connected_agent, make_agent, wait_for
 from tests.helpers.emulator import EmulatorHandle
 

@@ -5,15 +5,15 @@ import base64
 import os
 import time
 
-from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.attachments import OutgoingFile
-from custom_components.pacerelle.client.conversations import groups
 from custom_components.pacerelle.client.signal.prekeys import (
     ONE_TIME_PREKEY_LOW_WATER,
     ONE_TIME_PREKEY_TARGET,
     ROTATION_INTERVAL,
 )
 from custom_components.pacerelle.client.signal.state import AgentSignalState
+from custom_components.pacerelle.client.values import groups
+from custom_components.pacerelle.client.values.agent_data import AgentData
 from tests.helpers.client_agent import Recorder, connected_agent, wait_for
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.owner_group import owner_group_key, owner_group_message

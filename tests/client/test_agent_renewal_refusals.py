@@ -47,7 +47,7 @@ async def test_an_over_long_note_is_refused_and_the_request_stays_pending(
 async def test_a_failed_renewal_keeps_serving_until_expiry_then_reconnects(
     socket_enabled: None, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="custom_components.pacerelle.client.relay.connection")
+    caplog.set_level(logging.INFO, logger="custom_components.pacerelle.client.agent.connection")
     async with running_emulator(EmulatorConfig(runtime_token_ttl=1.0)) as emulator:
         installed = await emulator.install()
         recorder = Recorder()

@@ -2,10 +2,10 @@
 
 import asyncio
 
+from custom_components.pacerelle.client.agent.connection import backoff_delay
 from custom_components.pacerelle.client.agent_core import ConnectionState
-from custom_components.pacerelle.client.agent_data import AgentData
-from custom_components.pacerelle.client.inbox.requests import Request
-from custom_components.pacerelle.client.relay.connection import backoff_delay
+from custom_components.pacerelle.client.values.agent_data import AgentData
+from custom_components.pacerelle.client.values.requests import Request
 from tests.emulator import EmulatorConfig
 from tests.helpers.client_agent import ONE_FILE, Recorder, connected_agent, make_agent, wait_for
 from tests.helpers.emulator import EmulatorHandle, running_emulator

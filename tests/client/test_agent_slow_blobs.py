@@ -18,8 +18,8 @@ from pathlib import Path
 from homeassistant.core import HomeAssistant
 from pytest_homeassistant_custom_component.common import async_capture_events
 
-from custom_components.pacerelle.client.agent import Agent
-from custom_components.pacerelle.client.inbox.requests import Request
+from custom_components.pacerelle.client.agent.agent import Agent
+from custom_components.pacerelle.client.values.requests import Request
 from custom_components.pacerelle.events import EVENT_MESSAGE, MessageEvents
 from tests.helpers.client_agent import Recorder, connected_agent, wait_for
 from tests.helpers.emulator import EmulatorHandle

@@ -9,9 +9,6 @@ from typing import Any
 import pytest
 
 from custom_components.pacerelle.client import crypto_jobs
-from custom_components.pacerelle.client.agent_data import AgentData, Conversations
-from custom_components.pacerelle.client.conversations import groups
-from custom_components.pacerelle.client.conversations.history_v1 import HistoryKey
 from custom_components.pacerelle.client.crypto_jobs import (
     MissingGroupKeyError,
     open_batch,
@@ -19,8 +16,11 @@ from custom_components.pacerelle.client.crypto_jobs import (
 )
 from custom_components.pacerelle.client.relay.frames import InboundMessage, group_recipient
 from custom_components.pacerelle.client.signal.state import AgentSignalState
-from custom_components.pacerelle.client.trust.book import TrustBook
 from custom_components.pacerelle.client.trust.door import SealRule
+from custom_components.pacerelle.client.values import groups
+from custom_components.pacerelle.client.values.agent_data import AgentData, Conversations
+from custom_components.pacerelle.client.values.history_v1 import HistoryKey
+from custom_components.pacerelle.client.values.trust_book import TrustBook
 from tests.client.signal.interop import AGENT_NAME, Agent
 from tests.helpers.reference_peer import ReferencePeer, reference_peer_available
 

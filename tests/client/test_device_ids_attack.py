@@ -11,12 +11,12 @@ import json
 import pytest
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle.client.agent_data import Conversations, device_key
 from custom_components.pacerelle.client.crypto_jobs import peer_of
 from custom_components.pacerelle.client.errors import PacerelleResponseError
 from custom_components.pacerelle.client.outbox.sender import SendError
 from custom_components.pacerelle.client.relay.answers import device_id
 from custom_components.pacerelle.client.relay.frames import RefusedMessage, parse_frame
+from custom_components.pacerelle.client.values.agent_data import Conversations, device_key
 from tests.helpers.agent import OWNER, add_devices, add_group, start_agent
 from tests.helpers.client_agent import Recorder, connected_agent, wait_for
 from tests.helpers.emulator import EmulatorHandle

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from custom_components.pacerelle.client.encrypted_file import NONCE_SIZE, TAG_SIZE, EncryptedFile
-from custom_components.pacerelle.client.inbox.requests import stored_size
+from custom_components.pacerelle.client.values.requests import stored_size
 
 HEADER = 5  # MAGIC and FORMAT
 

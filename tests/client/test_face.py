@@ -60,19 +60,19 @@ def test_the_check_sees_an_inner_import() -> None:
     """The walk itself: an inner import of each form is found (the test could fail)."""
     source = (
         "from .client.sender import Sender\n"
-        "from custom_components.pacerelle.client.trust.book import TrustBook\n"
-        "import custom_components.pacerelle.client.inbox.requests\n"
+        "from custom_components.pacerelle.client.values.trust_book import TrustBook\n"
+        "import custom_components.pacerelle.client.values.requests\n"
         "from .client import Agent\n"
         "from ..client.inbox import Request\n"
     )
     assert _inner_imports(source) == [
         ".client.sender",
-        "custom_components.pacerelle.client.trust.book",
-        "custom_components.pacerelle.client.inbox.requests",
+        "custom_components.pacerelle.client.values.trust_book",
+        "custom_components.pacerelle.client.values.requests",
     ]
     assert _inner_imports(source, depth=1) == [
-        "custom_components.pacerelle.client.trust.book",
-        "custom_components.pacerelle.client.inbox.requests",
+        "custom_components.pacerelle.client.values.trust_book",
+        "custom_components.pacerelle.client.values.requests",
         "..client.inbox",
     ]
 
@@ -105,7 +105,7 @@ def _agent_state_reads(source: str) -> list[int]:
 
 
 def test_no_module_outside_the_client_reads_the_agents_state() -> None:
-    """The HA side asks the agent's read views (client/views.py: requests for the host,
+    """The HA side asks the agent's read views (client/agent/views.py: requests for the host,
     counts and ids for diagnostics), never its `AgentData`: what the client keeps and how
     it lays it out stays behind the face."""
     assert _offenders(lambda source, _path: _agent_state_reads(source)) == {}

@@ -1,5 +1,5 @@
 """The agent's identity is made once: only for a store that never had one, and published only
-once the store holds it (client/identity.py).
+once the store holds it (client/agent/identity.py).
 
 Through Home Assistant, the real store and the running emulator: the save of a new identity
 fails (a disk fault), so set-up fails, the store still has no identity and the relay was told
@@ -17,8 +17,8 @@ from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import HomeAssistant
 
 from custom_components.pacerelle.client import AgentData, AgentHooks, starting_data
+from custom_components.pacerelle.client.agent.restore import RESTORE_REKEYED_PREKEYS
 from custom_components.pacerelle.client.agent_core import ConnectionState
-from custom_components.pacerelle.client.agent_restore import RESTORE_REKEYED_PREKEYS
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.state.record_store import RecordStore
 from custom_components.pacerelle.store.agent_store import agent_store

@@ -6,14 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from custom_components.pacerelle.client.agent_data import AgentData
-from custom_components.pacerelle.client.conversations.history import Reply
-from custom_components.pacerelle.client.conversations.payloads import Content
-from custom_components.pacerelle.client.inbox.requests import (
-    Request,
-    RequestTooLargeError,
-    stored_size,
-)
 from custom_components.pacerelle.client.limits import (
     MAX_BATCH,
     MAX_DEVICES_PER_PEER,
@@ -32,6 +24,14 @@ from custom_components.pacerelle.client.signal.session import PeerAddress, Sessi
 from custom_components.pacerelle.client.signal.state import AgentSignalState, is_established
 from custom_components.pacerelle.client.store_bounds import within_bounds
 from custom_components.pacerelle.client.stored_sizes import StoredSizes
+from custom_components.pacerelle.client.values.agent_data import AgentData
+from custom_components.pacerelle.client.values.history import Reply
+from custom_components.pacerelle.client.values.payloads import Content
+from custom_components.pacerelle.client.values.requests import (
+    Request,
+    RequestTooLargeError,
+    stored_size,
+)
 from custom_components.pacerelle.store.agent_store import migrate
 
 FIXTURE = Path(__file__).parents[1] / "data" / "store_v1.json"

@@ -6,16 +6,16 @@ import logging
 
 import pytest
 
-from custom_components.pacerelle.client.agent_data import AgentData
-from custom_components.pacerelle.client.conversations.history import History, Reply
-from custom_components.pacerelle.client.conversations.payloads import Content
-from custom_components.pacerelle.client.inbox.requests import Inbox, Request
 from custom_components.pacerelle.client.limits import MAX_DEVICES_PER_PEER
 from custom_components.pacerelle.client.relay.frames import InboundMessage
 from custom_components.pacerelle.client.signal.engine import decrypt
 from custom_components.pacerelle.client.signal.session import PeerAddress
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.store_bounds import SHRINK_MARGIN, shrink, within_bounds
+from custom_components.pacerelle.client.values.agent_data import AgentData
+from custom_components.pacerelle.client.values.history import History, Reply
+from custom_components.pacerelle.client.values.payloads import Content
+from custom_components.pacerelle.client.values.requests import Inbox, Request
 from tests.client.signal.interop import AGENT_NAME, Agent
 from tests.helpers.reference_peer import ReferencePeer, reference_peer_available
 

@@ -10,14 +10,14 @@ from dataclasses import replace
 import pytest
 
 from custom_components.pacerelle.client import store_bounds, stored_sizes
-from custom_components.pacerelle.client.agent_data import AgentData
-from custom_components.pacerelle.client.conversations.history import History
-from custom_components.pacerelle.client.conversations.payloads import Content
-from custom_components.pacerelle.client.inbox.requests import Inbox, Request
 from custom_components.pacerelle.client.relay.frames import InboundMessage
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.store_bounds import within_bounds
 from custom_components.pacerelle.client.stored_sizes import StoredSizes
+from custom_components.pacerelle.client.values.agent_data import AgentData
+from custom_components.pacerelle.client.values.history import History
+from custom_components.pacerelle.client.values.payloads import Content
+from custom_components.pacerelle.client.values.requests import Inbox, Request
 
 BUDGET = 20_000
 COUNT = 10

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from custom_components.pacerelle.client.agent_core import AgentConfig, AgentCore, AgentHooks
-from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.encrypted_file import (
     NONCE_SIZE,
     TAG_SIZE,
@@ -31,6 +30,7 @@ from custom_components.pacerelle.client.signal.double_ratchet import SkippedKey
 from custom_components.pacerelle.client.signal.engine import decrypt
 from custom_components.pacerelle.client.signal.session import PeerAddress, SessionRecord
 from custom_components.pacerelle.client.state.document_store import DocumentStore
+from custom_components.pacerelle.client.values.agent_data import AgentData
 from tests.client.signal.interop import AGENT_NAME, Agent
 from tests.helpers.reference_peer import ReferencePeer, reference_peer_available
 

@@ -8,9 +8,9 @@ import base64
 import json
 import sys
 
-from custom_components.pacerelle.client.agent_data import AgentData, Conversations
 from custom_components.pacerelle.client.signal.engine import decrypt
 from custom_components.pacerelle.client.signal.session import PeerAddress
+from custom_components.pacerelle.client.values.agent_data import AgentData, Conversations
 from tests.client.signal.interop import AGENT_NAME, Agent
 from tests.helpers.reference_peer import ReferencePeer
 

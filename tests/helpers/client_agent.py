@@ -14,20 +14,20 @@ from typing import Any
 
 import aiohttp
 
-from custom_components.pacerelle.client.agent import Agent
+from custom_components.pacerelle.client.agent.agent import Agent
 from custom_components.pacerelle.client.agent_core import (
     AgentConfig,
     AgentHooks,
     ConnectionState,
 )
-from custom_components.pacerelle.client.agent_data import AgentData
-from custom_components.pacerelle.client.inbox.requests import Request
 from custom_components.pacerelle.client.relay.agent_connect import request_runtime_token
 from custom_components.pacerelle.client.relay.tokens import IssuedToken, RuntimeTokens
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.state.document_store import DocumentStore
-from custom_components.pacerelle.client.trust.book import TrustBook, session_identities
 from custom_components.pacerelle.client.trust.door import TrustDoor
+from custom_components.pacerelle.client.values.agent_data import AgentData
+from custom_components.pacerelle.client.values.requests import Request
+from custom_components.pacerelle.client.values.trust_book import TrustBook, session_identities
 from tests.helpers.emulator import EmulatorHandle, Installed
 
 ONE_FILE = [{"data_b64": "aGk=", "name": "a.txt", "mime": "text/plain"}]

@@ -6,7 +6,7 @@ import json
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from custom_components.pacerelle.client.conversations import groups
+from custom_components.pacerelle.client.values import groups
 from tests.emulator.human_side import HumanDevice
 from tests.helpers.emulator import EmulatorHandle, Installed
 

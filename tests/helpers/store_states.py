@@ -9,19 +9,19 @@ the runtime's own dataclasses, so the store sees what it sees in use.
 import secrets
 from dataclasses import dataclass, replace
 
-from custom_components.pacerelle.client.agent_data import AgentData
-from custom_components.pacerelle.client.conversations.checkpoints import (
+from custom_components.pacerelle.client.signal.engine import decrypt
+from custom_components.pacerelle.client.signal.session import PeerAddress, SessionRecord
+from custom_components.pacerelle.client.values.agent_data import AgentData
+from custom_components.pacerelle.client.values.checkpoints import (
     ACTIVE,
     Checkpoint,
     Checkpoints,
 )
-from custom_components.pacerelle.client.conversations.group_epochs import GroupEpoch
-from custom_components.pacerelle.client.conversations.groups import GroupKey
-from custom_components.pacerelle.client.conversations.history import HandledRequest, History, Reply
-from custom_components.pacerelle.client.inbox.requests import Request
-from custom_components.pacerelle.client.outbox.queue import QueuedSend, SendQueue
-from custom_components.pacerelle.client.signal.engine import decrypt
-from custom_components.pacerelle.client.signal.session import PeerAddress, SessionRecord
+from custom_components.pacerelle.client.values.group_epochs import GroupEpoch
+from custom_components.pacerelle.client.values.groups import GroupKey
+from custom_components.pacerelle.client.values.history import HandledRequest, History, Reply
+from custom_components.pacerelle.client.values.requests import Request
+from custom_components.pacerelle.client.values.send_queue import QueuedSend, SendQueue
 from tests.client.signal.interop import AGENT_NAME, Agent
 from tests.helpers.reference_peer import ReferencePeer
 

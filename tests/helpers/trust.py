@@ -7,7 +7,7 @@ from typing import Any
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.storage import Store
 
-from custom_components.pacerelle.client.trust.book import DeviceTrust, TrustBook, TrustState
+from custom_components.pacerelle.client.values.trust_book import DeviceTrust, TrustBook, TrustState
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.store.agent_store import agent_store
 from tests.helpers.agent import Agent, start_agent

@@ -6,7 +6,7 @@ from homeassistant.core import Context, HomeAssistant
 from homeassistant.helpers import device_registry as dr
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.pacerelle.client.trust.book import TrustState
+from custom_components.pacerelle.client.values.trust_book import TrustState
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.device_action import (
     ACTION_SCHEMA,

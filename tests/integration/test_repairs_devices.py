@@ -14,7 +14,7 @@ from homeassistant.data_entry_flow import FlowResultType
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.setup import async_setup_component
 
-from custom_components.pacerelle.client.trust import book as trust_book
+from custom_components.pacerelle.client.values import trust_book
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.issues.devices import (
     MORE_DEVICES,

@@ -18,7 +18,7 @@ from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from pytest_homeassistant_custom_component.common import async_capture_events
 
 from custom_components.pacerelle.client.agent_core import ConnectionState
-from custom_components.pacerelle.client.agent_data import AgentData
+from custom_components.pacerelle.client.values.agent_data import AgentData
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.events import EVENT_MESSAGE
 from custom_components.pacerelle.repairs import issue_id as trust_issue_id

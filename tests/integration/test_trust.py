@@ -16,7 +16,7 @@ from homeassistant.helpers import issue_registry as ir
 from homeassistant.setup import async_setup_component
 
 from custom_components.pacerelle.client.errors import SendError, SendRefusal
-from custom_components.pacerelle.client.trust.book import TrustState
+from custom_components.pacerelle.client.values.trust_book import TrustState
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from custom_components.pacerelle.repairs import issue_id

@@ -18,7 +18,7 @@ from homeassistant.setup import async_setup_component
 
 from custom_components.pacerelle.client import AgentStore
 from custom_components.pacerelle.client.agent_core import ConnectionState
-from custom_components.pacerelle.client.trust.book import TrustBook, TrustState, device_name
+from custom_components.pacerelle.client.values.trust_book import TrustBook, TrustState, device_name
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.repairs import issue_id
 from custom_components.pacerelle.store.agent_store import agent_store

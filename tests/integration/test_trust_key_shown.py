@@ -15,7 +15,7 @@ from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.setup import async_setup_component
 
-from custom_components.pacerelle.client.trust.book import TrustState
+from custom_components.pacerelle.client.values.trust_book import TrustState
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.device_action import async_call_action_from_config
 from custom_components.pacerelle.repairs import issue_id

@@ -16,7 +16,7 @@ from typing import Any
 from tests.system.harness import EVENT_TIMEOUT, Agent, System, running_system
 from tests.system.home_assistant_api import HomeAssistantSocket
 
-STALLED_RUN = 3  # client/inbox/decrypt_failures.py
+STALLED_RUN = 3  # client/values/decrypt_failures.py
 
 
 async def _exchange(system: System, agent: Agent, text: str) -> None:

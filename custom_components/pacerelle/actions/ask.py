@@ -8,7 +8,7 @@ is an answer from anyone but the person asked, or from another conversation (see
 `Addressee`): someone else in a group, or a relay forging a sender, cannot answer for them.
 Nor does an answer from a device that is not trusted (trust.py), the person's own included.
 The person's answer is marked processed: it was consumed by the waiting script.
-Asked while the agent is offline, the question is queued (client/outbox/queue.py) with the
+Asked while the agent is offline, the question is queued (client/values/send_queue.py) with the
 ask's own `timeout` as its expiry: it goes out when the connection is back, or never.
 
 `response_mode` (groups only; put on the widget, so the apps show it too):
@@ -27,7 +27,7 @@ ask's own `timeout` as its expiry: it goes out when the connection is back, or n
   by: the one that delivered the member's group key (trust.py), as named in trust repairs
   and accepted by `block_device`; the widget event keeps the device the relay names.
 - Members are the group as the agent knows it: the members of the group's current epoch
-  (client/conversations/group_epochs.py: never one a removed member made alone), itself excluded,
+  (client/values/group_epochs.py: never one a removed member made alone), itself excluded,
   recomputed at each answer. An answer from anyone else (a member who left, a forged
   sender) never counts, nor one from an untrusted device. When the agent knows no member
   (only keys stored before their sender was recorded), anyone in the group's

@@ -1,6 +1,6 @@
 """The answers `pacerelle.ask` waits for: which count, and when the wait is over.
 
-An answer counts when it comes from the question's addressee (client/conversations/widget_answers.py
+An answer counts when it comes from the question's addressee (client/values/widget_answers.py
 `Addressee`), from a trusted device (trust.py), and fits the question. Without a response
 mode, and in `collective` mode, the first answer that counts settles the question; in
 `individual` mode each member's first answer is kept and the wait is over once every

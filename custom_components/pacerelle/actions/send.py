@@ -1,6 +1,6 @@
 """Actions that write to the person: send_message, send_widget, update_widget, clear_queue.
 
-While the agent is offline a send is queued (client/outbox/queue.py) and the action returns
+While the agent is offline a send is queued (client/values/send_queue.py) and the action returns
 at once with `status: queued`; `expire_after` says how long it may wait (0: fail at once
 with `not_connected`, as before the queue existed). `pacerelle_message_status` follows it.
 """

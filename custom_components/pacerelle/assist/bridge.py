@@ -6,7 +6,7 @@ agent, is answered: other senders and group messages are left pending for automa
 LLM tools. With `assist_in_groups`, a group message from a trusted device of any member
 is answered too, the reply going to the group (trust as judged for groups in trust.py;
 the same age and trust refusals, told to the group), if the sender is a member now: one
-of the members of the group's current epoch (client/conversations/group_epochs.py, as for
+of the members of the group's current epoch (client/values/group_epochs.py, as for
 pacerelle.ask). A member who left keeps an old key that still
 opens (recent epochs are kept for messages in flight): what they seal with it fires its
 event but is not run, and nothing is told to the group. Until the agent holds the new
@@ -15,7 +15,7 @@ every group send) it cannot know who left. Each Pacerelle conversation keeps
 one Home Assistant conversation id (a fixed id, so the agent keeps its context across
 messages and restarts). Answers go back encrypted, as a reply to the request, which is
 then marked processed; a failure answers with a short apology and is logged. An answer
-ready while the agent reconnects is queued by the agent's outbox (client/outbox/queue.py)
+ready while the agent reconnects is queued by the agent's outbox (client/values/send_queue.py)
 for ANSWER_EXPIRE_AFTER: one mechanism for every send made offline, rather than a wait of
 the bridge's own. Requests are answered one at a time, in order.
 
@@ -253,7 +253,7 @@ class AssistBridge:
 
     def _member_now(self, request: Request) -> bool:
         """Whether the sender is a member of the group as the agent knows it now (its
-        current epoch's, client/conversations/group_epochs.py; anyone when it knows none), as for
+        current epoch's, client/values/group_epochs.py; anyone when it knows none), as for
         pacerelle.ask's response_mode: a member who left still holds an old key that
         opens, and their device may still be trusted."""
         members = self._entry.runtime_data.agent.group_members(request.conversation_id)

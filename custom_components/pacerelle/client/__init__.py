@@ -1,45 +1,12 @@
 """HA-free client library for Pacerelle: protocol, gateway and end-to-end encryption."""
 
-from .agent import Agent
+from .agent.agent import Agent
+from .agent.identity import starting_data
+from .agent.views import AgentStatus, AgentSummary, SessionSummary
 from .agent_core import AgentConfig, AgentHooks, ConnectionState
-from .agent_data import SECTIONS, AgentData, AgentDataError, UncertainSend
 from .attachments import OutgoingFile
-from .conversations.checkpoints import ACTIVE, COMPLETED
-from .conversations.groups import GroupError
-from .conversations.history import History, Reply
-from .conversations.history_v1 import HistoryKeyError
 from .conversations.membership import Member, MemberDevice
-from .conversations.payloads import (
-    CHAT_MESSAGE,
-    PUBLIC_ATTACHMENT_FIELDS,
-    WIDGET_RESPONSE,
-    public_attachment,
-)
 from .conversations.seen import SeenConversation
-from .conversations.sent_widgets import SentWidget
-from .conversations.widget_answers import (
-    Addressee,
-    MemberAnswers,
-    WidgetResponse,
-    answer_problem,
-    parse_response,
-)
-from .conversations.widgets import (
-    CHOICE,
-    CONFIRM,
-    DATETIME,
-    DATETIME_MODES,
-    FORM,
-    PERMISSION,
-    RESPONSE_MODES,
-    WIDGET_STANDARD,
-    WIDGET_UPDATE,
-    WidgetError,
-    build_update,
-    build_widget,
-    check_patch,
-    check_widget,
-)
 from .crypto_jobs import MissingGroupKeyError, UntrustedGroupKeysError
 from .encrypted_file import DocumentTooLargeError, EncryptedFile, StoreError, StoreProblem
 from .errors import (
@@ -51,9 +18,6 @@ from .errors import (
     SendError,
     SendRefusal,
 )
-from .identity import starting_data
-from .inbox.decrypt_failures import DecryptFailures, DecryptionOutcome, DeviceKey
-from .inbox.requests import Request, RequestTooLargeError
 from .limits import (
     MAX_AGENT_DESCRIPTION,
     MAX_AGENT_NAME,
@@ -68,10 +32,6 @@ from .limits import (
     MAX_QUEUED_SEND_BYTES,
     MAX_QUEUED_SENDS,
     MAX_SEND_TEXT_CHARS,
-)
-from .outbox.queue import (
-    DEFAULT_EXPIRE_AFTER,
-    QueueFullError,
 )
 from .relay.agent_connect import (
     AuthorizationRequest,
@@ -88,16 +48,56 @@ from .relay.tokens import InstallationRevokedError, IssuedToken, RuntimeTokens
 from .signal.native import native_crypto_unavailable
 from .state.agent_store import AgentStore, AgentStores, StoreLocation
 from .state.versions import STORE_VERSION, migrate, versioned
-from .trust.book import (
+from .trust.door import TrustDoor, TrustListener
+from .trust.kept import StartingBook, TrustLoss, kept_outside, starting_book
+from .values.agent_data import SECTIONS, AgentData, AgentDataError, UncertainSend
+from .values.checkpoints import ACTIVE, COMPLETED
+from .values.decrypt_failures import DecryptFailures, DecryptionOutcome, DeviceKey
+from .values.groups import GroupError
+from .values.history import History, Reply
+from .values.history_v1 import HistoryKeyError
+from .values.payloads import (
+    CHAT_MESSAGE,
+    PUBLIC_ATTACHMENT_FIELDS,
+    WIDGET_RESPONSE,
+    public_attachment,
+)
+from .values.requests import Request, RequestTooLargeError
+from .values.send_queue import (
+    DEFAULT_EXPIRE_AFTER,
+    QueueFullError,
+)
+from .values.sent_widgets import SentWidget
+from .values.trust_book import (
     DeviceTrust,
     KeyChangedError,
     TrustBook,
     TrustState,
     same_code,
 )
-from .trust.door import TrustDoor, TrustListener
-from .trust.kept import StartingBook, TrustLoss, kept_outside, starting_book
-from .views import AgentStatus, AgentSummary, SessionSummary
+from .values.widget_answers import (
+    Addressee,
+    MemberAnswers,
+    WidgetResponse,
+    answer_problem,
+    parse_response,
+)
+from .values.widgets import (
+    CHOICE,
+    CONFIRM,
+    DATETIME,
+    DATETIME_MODES,
+    FORM,
+    PERMISSION,
+    RESPONSE_MODES,
+    WIDGET_STANDARD,
+    WIDGET_UPDATE,
+    WidgetError,
+    build_update,
+    build_widget,
+    check_patch,
+    check_widget,
+)
 
 __all__ = [
     "ACTIVE",

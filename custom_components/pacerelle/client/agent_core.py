@@ -15,15 +15,15 @@ from enum import StrEnum
 from functools import partial
 from typing import Any, Protocol
 
-from .agent_data import AgentData
 from .conversations.group_key_bounds import KeyValue
 from .errors import PacerelleConnectionError
-from .inbox.decrypt_failures import DecryptionOutcome
-from .inbox.requests import Request
 from .relay.gateway import GatewayConnection
 from .store_bounds import within_bounds
 from .stored_sizes import StoredSizes
 from .trust.door import TrustDoor
+from .values.agent_data import AgentData
+from .values.decrypt_failures import DecryptionOutcome
+from .values.requests import Request
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ class Storage(Protocol):
     """The agent's store (state/agent_store.py; state/document_store.py writes whole
     documents): `commit` writes the integration's keys and `data` within `bound`, durable
     (the marks kept so far too) when it returns, and returns the data committed; `mark`
-    keeps a request's hand-over mark (inbox/handed_over.py: the mark, whether the request is
+    keeps a request's hand-over mark (values/handed_over.py: the mark, whether the request is
     trusted) right before its event: synchronously, on the loop, without a system call, and
     durable against a killed process at once (state/handed_over_file.py), so that after a
     kill the agent knows which events fired."""
@@ -118,7 +118,7 @@ class AgentHooks:
 async def commit_before_start(
     store: Storage, extra: Mapping[str, Any], data: AgentData
 ) -> AgentData:
-    """Commit `data` before the agent's core exists (identity.py), as it is (the store it
+    """Commit `data` before the agent's core exists (agent/identity.py), as it is (the store it
     was read from holds it within bounds); the data committed. A failed commit raises and
     changes nothing."""
     return await store.commit(dict(extra), data, _as_is)

@@ -23,10 +23,10 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from .agent_core import AgentCore, AgentHooks
 from .errors import PacerelleError, SendError, SendRefusal
-from .inbox.requests import Request
 from .limits import GCM_TAG_BYTES, MAX_ANSWER_BYTES, MAX_FILE_BYTES, MAX_FILES_PER_SEND
 from .relay.api import AgentApi
 from .relay.http import ResponseTooLargeError
+from .values.requests import Request
 
 _LOGGER = logging.getLogger(__name__)
 

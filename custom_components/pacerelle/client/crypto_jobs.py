@@ -11,12 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .agent_data import AgentData
-from .conversations import groups, history_v1
 from .conversations.group_key_bounds import SenderEpochs
-from .conversations.payloads import parse_content
 from .errors import PacerelleError, SendError, SendRefusal
-from .inbox.requests import Request, RequestTooLargeError, stored_size
 from .limits import MAX_GROUP_KEY_BYTES, MAX_NEW_GROUP_KEY_SESSIONS
 from .relay import answers as server_answers
 from .relay.frames import InboundMessage, is_group_recipient, is_relay_id
@@ -26,6 +22,10 @@ from .signal.session import PeerAddress
 from .signal.state import AgentSignalState
 from .signal.wire import PreKeySignalMessage, parse_frame
 from .trust.door import SealRule
+from .values import groups, history_v1
+from .values.agent_data import AgentData
+from .values.payloads import parse_content
+from .values.requests import Request, RequestTooLargeError, stored_size
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -138,14 +138,14 @@ MAX_DOCUMENT_SHRINKS: Final = 3
 
 MAX_ALIGNED_CHANGES: Final = 16
 """Changed places of one collection beyond which a commit is no usual one
-(state/alignment.py): the store's diff then walks it all."""
+(values/alignment.py): the store's diff then walks it all."""
 
 MAX_UNCERTAIN_SENDS: Final = 100
 """Sends that may or may not have reached the relay (the link dropped right after), kept
 for the status and its sensor; the oldest are forgotten first."""
 
 MAX_TRUST_RECORDS: Final = 1000
-"""Trust decisions kept (trust/book.py): undecided records go first, trusted and blocked
+"""Trust decisions kept (values/trust_book.py): undecided records go first, trusted and blocked
 ones only when nothing else is left, so invented devices cannot erase a decision."""
 
 MAX_DECRYPT_FAILURE_DEVICES: Final = 256

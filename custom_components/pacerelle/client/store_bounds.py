@@ -16,10 +16,7 @@ import logging
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
-from .agent_data import AgentData
 from .conversations.group_key_bounds import KeyValue, bound_group_keys
-from .conversations.history import HandledRequest, History, Reply
-from .inbox.requests import Request, stored_size
 from .limits import (
     MAX_DEVICES_PER_PEER,
     MAX_GROUP_KEY_EPOCHS,
@@ -36,6 +33,9 @@ from .limits import (
 )
 from .signal.session_json import record_to_json, state_to_json
 from .stored_sizes import StoredSizes
+from .values.agent_data import AgentData
+from .values.history import HandledRequest, History, Reply
+from .values.requests import Request, stored_size
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -6,15 +6,15 @@ looking each one up again grew with the store (~0.1 ms a save at the caps). The 
 immutable, so a size is reused while the very same object (`is`) is in the data: `sizes`
 keeps, per collection, the records last measured (held, so that their ids stay theirs) and
 their sizes in order, aligns the new ones against them in pointer comparisons
-(state/alignment.py) and serializes only the records that are new. One per agent
+(values/alignment.py) and serializes only the records that are new. One per agent
 (AgentCore), used by one save at a time (under the agent's lock).
 """
 
 from collections.abc import Callable, Collection, Hashable, Mapping
 from typing import Any
 
-from .inbox.requests import stored_size
-from .state.alignment import align
+from .values.alignment import align
+from .values.requests import stored_size
 
 type Known = tuple[object, int]  # the object measured (held: its id stays its own), size
 # Per collection: the records last measured, their ids and their sizes, in order.

@@ -2,7 +2,7 @@
 
 Each failed direct message fires `pacerelle_decryption_failed` (see events.py: who, which
 device, when and the engine's reason; never the ciphertext or the plaintext) and is counted
-per person and device (client/inbox/decrypt_failures.py; the `decryption_failures` sensor and the
+per person and device (client/values/decrypt_failures.py; the `decryption_failures` sensor and the
 diagnostics show the counts). A run of failures from a device the agent had a session with
 raises a repair issue that says the agent's state is probably older than the conversation
 (a restored backup) and what the person must do in Pacerelle; the issue clears itself when

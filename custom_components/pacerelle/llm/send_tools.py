@@ -1,6 +1,6 @@
 """Acting tools: send a reply or a widget, mark a request processed, save a checkpoint.
 
-Sends made while the agent is offline are queued like any other (client/outbox/queue.py),
+Sends made while the agent is offline are queued like any other (client/values/send_queue.py),
 but for LLM_EXPIRE_AFTER only: a model's reply belongs to a live exchange, and a reply
 arriving an hour later would answer a question nobody is looking at. The result's
 `status` (`queued` or `sent`) tells the model which happened.

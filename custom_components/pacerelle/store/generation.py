@@ -19,7 +19,7 @@ stop, not at every save, to keep Home Assistant's storage quiet.
 
 What such a restored state handed over before is never handed over again, seen here or
 not: the marks of the last hand-overs are kept beside this witness, outside the agent's
-folder (client/state/handed_over_file.py, client/inbox/handed_over.py), and consulted for
+folder (client/state/handed_over_file.py, client/values/handed_over.py), and consulted for
 every message.
 """
 
@@ -54,7 +54,7 @@ async def async_found_restored(
 ) -> bool:
     """Whether `document` is behind the witness (put back from an older copy): a repair
     issue says so. The client then replaces the one-time prekeys the newer state published
-    (client/identity.py), before `async_advance` moves the witness past it."""
+    (client/agent/identity.py), before `async_advance` moves the witness past it."""
     known = await _witness(hass).async_load() or {}
     witnessed = known.get(agent_id)
     restored = isinstance(witnessed, int) and stored_generation(document) < witnessed

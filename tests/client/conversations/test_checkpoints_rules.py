@@ -2,17 +2,17 @@
 
 import pytest
 
-from custom_components.pacerelle.client.conversations.checkpoints import (
+from custom_components.pacerelle.client.limits import (
+    MAX_CHECKPOINT_LABEL_CHARS,
+    MAX_CHECKPOINT_TEXT_CHARS,
+    MAX_CHECKPOINTS,
+)
+from custom_components.pacerelle.client.values.checkpoints import (
     ACTIVE,
     COMPLETED,
     Checkpoint,
     Checkpoints,
     check_fields,
-)
-from custom_components.pacerelle.client.limits import (
-    MAX_CHECKPOINT_LABEL_CHARS,
-    MAX_CHECKPOINT_TEXT_CHARS,
-    MAX_CHECKPOINTS,
 )
 
 

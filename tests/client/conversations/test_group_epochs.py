@@ -1,8 +1,8 @@
-"""The group membership rule (client/conversations/group_epochs.py), on stored conversations."""
+"""The group membership rule (client/values/group_epochs.py), on stored conversations."""
 
-from custom_components.pacerelle.client.agent_data import Conversations
-from custom_components.pacerelle.client.conversations.group_epochs import GroupEpoch
-from custom_components.pacerelle.client.conversations.groups import GroupKey
+from custom_components.pacerelle.client.values.agent_data import Conversations
+from custom_components.pacerelle.client.values.group_epochs import GroupEpoch
+from custom_components.pacerelle.client.values.groups import GroupKey
 
 GROUP = "c-family"
 AGENT = "agt_1"

@@ -16,10 +16,7 @@ from typing import Any
 
 import pytest
 
-from custom_components.pacerelle.client.agent_data import AgentData
-from custom_components.pacerelle.client.conversations import groups
 from custom_components.pacerelle.client.crypto_jobs import open_batch, seal
-from custom_components.pacerelle.client.inbox.requests import stored_size
 from custom_components.pacerelle.client.limits import (
     MAX_GROUP_KEY_BYTES,
     MAX_GROUP_KEY_EPOCHS,
@@ -30,13 +27,16 @@ from custom_components.pacerelle.client.limits import (
 from custom_components.pacerelle.client.relay.frames import InboundMessage, group_recipient
 from custom_components.pacerelle.client.store_bounds import within_bounds
 from custom_components.pacerelle.client.stored_sizes import StoredSizes
-from custom_components.pacerelle.client.trust.book import (
+from custom_components.pacerelle.client.trust.door import SealRule
+from custom_components.pacerelle.client.values import groups
+from custom_components.pacerelle.client.values.agent_data import AgentData
+from custom_components.pacerelle.client.values.requests import stored_size
+from custom_components.pacerelle.client.values.trust_book import (
     DeviceTrust,
     TrustBook,
     TrustState,
     device_name,
 )
-from custom_components.pacerelle.client.trust.door import SealRule
 from tests.client.signal.interop import AGENT_NAME, Agent
 from tests.helpers.client_agent import Recorder, connected_agent, wait_for
 from tests.helpers.emulator import EmulatorHandle
@@ -342,7 +342,7 @@ async def test_the_running_agent_bounds_what_the_relay_lists_and_keeps_the_trust
             await _inject(emulator, installed.agent_id, f"u-ghost-{index // 4}", key)
         await _group_frame(emulator, "u-ghost-21", ghost_keys[-1])
         # Fetched for that message; saved bounded. The message itself waits: its epoch is
-        # one no member moved the group to (client/conversations/group_epochs.py).
+        # one no member moved the group to (client/values/group_epochs.py).
         await wait_for(lambda: _saved_keys(recorder) == MAX_KEYS_PER_GROUP)
         saved = AgentData.from_document(recorder.documents[-1])
         assert saved is not None

@@ -13,8 +13,8 @@ import os
 
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle.client.conversations.groups import GroupKey, seal_message
 from custom_components.pacerelle.client.limits import MAX_KEYS_PER_GROUP
+from custom_components.pacerelle.client.values.groups import GroupKey, seal_message
 from tests.helpers.agent import Agent, start_agent
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.groups import DEVICES, family_group, member_writes
@@ -92,7 +92,7 @@ async def test_invented_keys_never_push_out_the_trusted_members_key(
 
     # The relay's first invented member writes: the agent fetches all 70 envelopes. The
     # message does not open: its epoch is one no member moved the group to
-    # (client/conversations/group_epochs.py). The owner's key is now the least recently
+    # (client/values/group_epochs.py). The owner's key is now the least recently
     # used of the group.
     invented = relay_lists_invented_keys(emulator, agent, group_id)
     before = len(agent.events)

@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle.client.agent_data import AgentData
-from custom_components.pacerelle.client.conversations import group_key_fetch, groups
+from custom_components.pacerelle.client.conversations import group_key_fetch
 from custom_components.pacerelle.client.limits import MAX_KEYED_GROUPS
 from custom_components.pacerelle.client.relay.frames import InboundMessage, group_recipient
 from custom_components.pacerelle.client.signal.state import AgentSignalState
+from custom_components.pacerelle.client.values import groups
+from custom_components.pacerelle.client.values.agent_data import AgentData
 from tests.helpers.agent import OWNER, Agent, add_group, start_agent
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.groups import family_group

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from custom_components.pacerelle.client.conversations.groups import (
+from custom_components.pacerelle.client.values.groups import (
     ALGORITHM,
     MESSAGE_TYPE,
     SENDER_KEY_TYPE,

@@ -5,7 +5,7 @@ The agent seals its group messages with a member's sender key (groups have no ke
 agent's own), so the frame it wrote, resent with `from` set to that member, opens as
 theirs. With Assist in groups, "turn on the kitchen light" said BY the home (an automation
 relaying a reminder) would become a command of a trusted member. The agent remembers the
-seals of its own group messages as of the ones it took (client/inbox/requests.py).
+seals of its own group messages as of the ones it took (client/values/requests.py).
 """
 
 import base64

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle.client.conversations.groups import GroupKey, seal_message
+from custom_components.pacerelle.client.values.groups import GroupKey, seal_message
 from tests.helpers.agent import start_agent
 from tests.helpers.assist import KITCHEN, light_state
 from tests.helpers.emulator import EmulatorHandle

@@ -3,7 +3,7 @@
 A group message is sealed with the member's static group key (no ratchet, no counter), so
 unlike a Signal message it would decrypt again and again. The relay keeps every frame it
 routed: resent with a fresh message id (and any `from_device_id`), "turn on the kitchen
-light" from a trusted member would be a new command. client/inbox/requests.py remembers the seals
+light" from a trusted member would be a new command. client/values/requests.py remembers the seals
 (key and IV) of the group messages it took and refuses a second one.
 """
 
@@ -15,9 +15,9 @@ import uuid
 import pytest
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle.client.conversations.groups import GroupKey, seal_message
-from custom_components.pacerelle.client.inbox.requests import GroupSeal, Inbox
 from custom_components.pacerelle.client.limits import MAX_SEALS_PER_KEY
+from custom_components.pacerelle.client.values.groups import GroupKey, seal_message
+from custom_components.pacerelle.client.values.requests import GroupSeal, Inbox
 from tests.helpers.agent import Agent, start_agent
 from tests.helpers.assist import KITCHEN, light_state
 from tests.helpers.emulator import EmulatorHandle

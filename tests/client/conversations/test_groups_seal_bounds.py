@@ -5,9 +5,6 @@ keys of untrusted senders going first."""
 import base64
 from dataclasses import replace
 
-from custom_components.pacerelle.client.agent_data import AgentData, Conversations
-from custom_components.pacerelle.client.conversations.groups import GroupKey
-from custom_components.pacerelle.client.inbox.requests import GroupSeal
 from custom_components.pacerelle.client.limits import (
     MAX_GROUP_KEY_EPOCHS,
     MAX_GROUP_SEALS,
@@ -16,6 +13,9 @@ from custom_components.pacerelle.client.limits import (
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.store_bounds import within_bounds
 from custom_components.pacerelle.client.stored_sizes import StoredSizes
+from custom_components.pacerelle.client.values.agent_data import AgentData, Conversations
+from custom_components.pacerelle.client.values.groups import GroupKey
+from custom_components.pacerelle.client.values.requests import GroupSeal
 
 
 def _key(sender: str, epoch: int, conversation: str = "c1") -> GroupKey:

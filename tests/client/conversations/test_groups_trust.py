@@ -15,8 +15,8 @@ import pytest
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 
-from custom_components.pacerelle.client.conversations.groups import GroupKey
-from custom_components.pacerelle.client.inbox.requests import Request
+from custom_components.pacerelle.client.values.groups import GroupKey
+from custom_components.pacerelle.client.values.requests import Request
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.repairs import issue_id
 from tests.helpers.agent import Agent, start_agent

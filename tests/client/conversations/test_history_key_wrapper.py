@@ -8,7 +8,7 @@ import pytest
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from custom_components.pacerelle.client.conversations.history_v1 import (
+from custom_components.pacerelle.client.values.history_v1 import (
     AAD_VERSION,
     HISTORY_EPOCH,
     HistoryKey,

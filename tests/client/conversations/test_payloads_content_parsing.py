@@ -5,14 +5,14 @@ from typing import Any
 
 import pytest
 
-from custom_components.pacerelle.client.conversations.payloads import (
+from custom_components.pacerelle.client.limits import MAX_ATTACHMENT_TEXT_CHARS
+from custom_components.pacerelle.client.values.payloads import (
     CHAT_MESSAGE,
     WIDGET_RESPONSE,
     WIDGET_UPDATE,
     chat_payload,
     parse_content,
 )
-from custom_components.pacerelle.client.limits import MAX_ATTACHMENT_TEXT_CHARS
 
 PUBLIC = ({"id": "a-1", "name": "attachment", "mime": "application/octet-stream", "size": 9},)
 

@@ -4,9 +4,9 @@ as the updates left it; its updates alone when the widget itself left the histor
 import json
 from typing import Any
 
-from custom_components.pacerelle.client.conversations.history import History, Reply
-from custom_components.pacerelle.client.conversations.sent_widgets import sent_widget
-from custom_components.pacerelle.client.conversations.widgets import build_update, build_widget
+from custom_components.pacerelle.client.values.history import History, Reply
+from custom_components.pacerelle.client.values.sent_widgets import sent_widget
+from custom_components.pacerelle.client.values.widgets import build_update, build_widget
 
 
 def _sent(message_id: str, payload: dict[str, Any] | str, to_device_id: str = "1") -> Reply:

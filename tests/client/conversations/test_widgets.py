@@ -4,11 +4,12 @@ from typing import Any
 
 import pytest
 
-from custom_components.pacerelle.client.conversations.widget_answers import (
+from custom_components.pacerelle.client.limits import MAX_WIDGET_OPTIONS, MAX_WIDGET_TITLE_CHARS
+from custom_components.pacerelle.client.values.widget_answers import (
     answer_problem,
     parse_response,
 )
-from custom_components.pacerelle.client.conversations.widgets import (
+from custom_components.pacerelle.client.values.widgets import (
     KINDS,
     WidgetError,
     build_update,
@@ -16,7 +17,6 @@ from custom_components.pacerelle.client.conversations.widgets import (
     check_patch,
     check_widget,
 )
-from custom_components.pacerelle.client.limits import MAX_WIDGET_OPTIONS, MAX_WIDGET_TITLE_CHARS
 from tests.helpers.widget_specs import GOOD_SPECS, widget
 
 

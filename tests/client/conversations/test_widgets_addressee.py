@@ -1,6 +1,6 @@
 """Who may answer a question (client/widget_answers.Addressee), without Home Assistant."""
 
-from custom_components.pacerelle.client.conversations.widget_answers import Addressee
+from custom_components.pacerelle.client.values.widget_answers import Addressee
 
 OWNER, AUNT = "usr_owner", "usr_aunt"
 

@@ -18,14 +18,14 @@ from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers import issue_registry as ir
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
 
-from custom_components.pacerelle.client.inbox.decrypt_failures import (
+from custom_components.pacerelle.client.limits import MAX_DECRYPT_FAILURE_DEVICES
+from custom_components.pacerelle.client.signal.errors import SignalErrorKind
+from custom_components.pacerelle.client.values.decrypt_failures import (
     STALLED_RUN,
     DecryptFailures,
     DecryptionOutcome,
     DeviceKey,
 )
-from custom_components.pacerelle.client.limits import MAX_DECRYPT_FAILURE_DEVICES
-from custom_components.pacerelle.client.signal.errors import SignalErrorKind
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.diagnostics import async_get_config_entry_diagnostics
 from custom_components.pacerelle.events import EVENT_DECRYPTION_FAILED

@@ -1,6 +1,6 @@
 """The hand-over marks: bounded, what the relay cannot change, kept outside the agent's folder.
 
-client/inbox/handed_over.py decides what a mark is and how many are kept; the agent's store
+client/values/handed_over.py decides what a mark is and how many are kept; the agent's store
 keeps them in their own file beside the folder (client/state/handed_over_file.py), so a
 restore of the folder alone does not take them back, and a file that is damaged is read as
 no marks (never a refusal).
@@ -16,16 +16,16 @@ from pathlib import Path
 import pytest
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle.client.agent_data import AgentData
-from custom_components.pacerelle.client.conversations import groups
-from custom_components.pacerelle.client.inbox.handed_over import (
+from custom_components.pacerelle.client.limits import MAX_HANDED_OVER, MAX_HANDED_OVER_FILE_BYTES
+from custom_components.pacerelle.client.relay.frames import InboundMessage
+from custom_components.pacerelle.client.signal.state import AgentSignalState
+from custom_components.pacerelle.client.values import groups
+from custom_components.pacerelle.client.values.agent_data import AgentData
+from custom_components.pacerelle.client.values.handed_over import (
     MARK_LENGTH,
     HandedOver,
     hand_over_mark,
 )
-from custom_components.pacerelle.client.limits import MAX_HANDED_OVER, MAX_HANDED_OVER_FILE_BYTES
-from custom_components.pacerelle.client.relay.frames import InboundMessage
-from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.store.agent_store import agent_store
 

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle.client.agent import Agent as Agent_
-from custom_components.pacerelle.client.agent_data import AgentData
+from custom_components.pacerelle.client.agent.agent import Agent as Agent_
 from custom_components.pacerelle.client.state.record_store import RecordStore
+from custom_components.pacerelle.client.values.agent_data import AgentData
 from tests.helpers.agent import Agent, start_agent
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.media import media_agent

@@ -8,9 +8,9 @@ from collections.abc import Awaitable
 
 import pytest
 
-from custom_components.pacerelle.client.conversations import groups
-from custom_components.pacerelle.client.inbox.requests import Request
 from custom_components.pacerelle.client.relay.frames import InboundMessage, group_recipient
+from custom_components.pacerelle.client.values import groups
+from custom_components.pacerelle.client.values.requests import Request
 from tests.helpers.client_agent import Recorder, connected_agent, make_agent
 from tests.helpers.emulator import EmulatorHandle
 

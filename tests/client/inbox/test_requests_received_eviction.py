@@ -13,8 +13,8 @@ import pytest
 
 from custom_components.pacerelle.client import store_bounds
 from custom_components.pacerelle.client.agent_core import ConnectionState
-from custom_components.pacerelle.client.agent_data import AgentData
-from custom_components.pacerelle.client.inbox.requests import Inbox, Request
+from custom_components.pacerelle.client.values.agent_data import AgentData
+from custom_components.pacerelle.client.values.requests import Inbox, Request
 from tests.helpers.client_agent import ONE_FILE, Recorder, make_agent, wait_for
 from tests.helpers.emulator import EmulatorHandle
 

@@ -13,8 +13,8 @@ from typing import Any
 from homeassistant.core import HomeAssistant
 
 from custom_components.pacerelle.client.inbox.delivery import with_files
-from custom_components.pacerelle.client.inbox.requests import Request
 from custom_components.pacerelle.client.relay.frames import InboundMessage
+from custom_components.pacerelle.client.values.requests import Request
 from custom_components.pacerelle.events import MessageEvents
 from tests.helpers.client_agent import Recorder, connected_agent, wait_for
 from tests.helpers.emulator import EmulatorHandle, Installed

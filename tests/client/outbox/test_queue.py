@@ -1,4 +1,4 @@
-"""Sends while offline are queued, then delivered in order, once each (client/outbox/queue.py).
+"""Sends while offline are queued, then delivered in order, once each (client/values/send_queue.py).
 
 Through Home Assistant's actions and the running emulator: its gateway refuses upgrades
 (`gateway_status`) and drops the agent's connection, so the agent really is offline.

@@ -7,10 +7,10 @@ document the first one saved (what a new process would load).
 import asyncio
 from typing import Any
 
-from custom_components.pacerelle.client.agent import Agent
+from custom_components.pacerelle.client.agent.agent import Agent
 from custom_components.pacerelle.client.agent_core import ConnectionState
-from custom_components.pacerelle.client.agent_data import AgentData
-from custom_components.pacerelle.client.conversations.history import UNCERTAIN
+from custom_components.pacerelle.client.values.agent_data import AgentData
+from custom_components.pacerelle.client.values.history import UNCERTAIN
 from tests.helpers.client_agent import Recorder, connected_agent, make_agent, wait_for
 from tests.helpers.emulator import EmulatorHandle, Installed
 

@@ -2,10 +2,14 @@
 
 import pytest
 
-from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.limits import MAX_QUEUED_SEND_BYTES, MAX_QUEUED_SENDS
-from custom_components.pacerelle.client.outbox.queue import QueuedSend, QueueFullError, SendQueue
 from custom_components.pacerelle.client.signal.state import AgentSignalState
+from custom_components.pacerelle.client.values.agent_data import AgentData
+from custom_components.pacerelle.client.values.send_queue import (
+    QueuedSend,
+    QueueFullError,
+    SendQueue,
+)
 
 
 def send(number: int, *, expires_at: float = 100.0, size: int = 10) -> QueuedSend:

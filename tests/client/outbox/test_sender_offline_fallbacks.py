@@ -7,8 +7,8 @@ import pytest
 
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.client.errors import PacerelleConnectionError
-from custom_components.pacerelle.client.inbox.requests import Request
 from custom_components.pacerelle.client.relay.frames import group_recipient
+from custom_components.pacerelle.client.values.requests import Request
 from tests.helpers.client_agent import ONE_FILE, Recorder, make_agent, wait_for
 from tests.helpers.emulator import EmulatorHandle
 

@@ -8,10 +8,10 @@ import os
 import pytest
 
 from custom_components.pacerelle.client.attachments import OutgoingFile, public_descriptor
-from custom_components.pacerelle.client.conversations.history import FAILED
 from custom_components.pacerelle.client.errors import PacerelleError, SendError
 from custom_components.pacerelle.client.limits import MAX_FILE_BYTES, MAX_SEND_TEXT_CHARS
 from custom_components.pacerelle.client.relay.frames import group_recipient
+from custom_components.pacerelle.client.values.history import FAILED
 from tests.helpers.client_agent import Recorder, connected_agent, wait_for
 from tests.helpers.emulator import EmulatorHandle
 

@@ -6,11 +6,7 @@ from typing import Any
 
 import pytest
 
-from custom_components.pacerelle.client.agent_data import AgentData, Conversations
-from custom_components.pacerelle.client.conversations import groups, history_v1
-from custom_components.pacerelle.client.conversations.payloads import Content, parse_content
 from custom_components.pacerelle.client.crypto_jobs import seal
-from custom_components.pacerelle.client.inbox.requests import Inbox, Receipt, Request
 from custom_components.pacerelle.client.limits import (
     MAX_FRAME_CHARS,
     MAX_MESSAGE_ATTACHMENTS,
@@ -32,8 +28,12 @@ from custom_components.pacerelle.client.relay.tokens import RuntimeTokens, crede
 from custom_components.pacerelle.client.signal.errors import SignalError, SignalErrorKind
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.store_bounds import within_bounds
-from custom_components.pacerelle.client.trust.book import DeviceTrust, TrustBook, TrustState
 from custom_components.pacerelle.client.trust.door import SealRule
+from custom_components.pacerelle.client.values import groups, history_v1
+from custom_components.pacerelle.client.values.agent_data import AgentData, Conversations
+from custom_components.pacerelle.client.values.payloads import Content, parse_content
+from custom_components.pacerelle.client.values.requests import Inbox, Receipt, Request
+from custom_components.pacerelle.client.values.trust_book import DeviceTrust, TrustBook, TrustState
 
 MESSAGE: dict[str, Any] = {
     "type": "MSG",

@@ -23,10 +23,10 @@ import pytest
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.limits import RESTORE_REKEYED_PREKEYS
 from custom_components.pacerelle.client.signal import prekeys as prekeys_module
 from custom_components.pacerelle.client.state.record_store import RecordStore
+from custom_components.pacerelle.client.values.agent_data import AgentData
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.store.agent_store import agent_store
 from custom_components.pacerelle.store.generation import WITNESS_KEY

@@ -1,4 +1,4 @@
-"""The aligned diff (client/state/alignment.py): a commit that finds its changes by pointer
+"""The aligned diff (client/values/alignment.py): a commit that finds its changes by pointer
 comparisons writes and measures exactly what a full walk would.
 
 `align` is checked on its own (every record of the new list is accounted for, kept runs
@@ -13,19 +13,19 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from custom_components.pacerelle.client.agent_data import AgentData, Conversations
-from custom_components.pacerelle.client.conversations.checkpoints import (
+from custom_components.pacerelle.client.limits import MAX_ALIGNED_CHANGES
+from custom_components.pacerelle.client.signal.state import AgentSignalState
+from custom_components.pacerelle.client.state.record_store import RecordStore
+from custom_components.pacerelle.client.stored_sizes import StoredSizes
+from custom_components.pacerelle.client.values.agent_data import AgentData, Conversations
+from custom_components.pacerelle.client.values.alignment import align
+from custom_components.pacerelle.client.values.checkpoints import (
     ACTIVE,
     Checkpoint,
     Checkpoints,
 )
-from custom_components.pacerelle.client.conversations.history import HandledRequest, History
-from custom_components.pacerelle.client.inbox.requests import Inbox, Request, stored_size
-from custom_components.pacerelle.client.limits import MAX_ALIGNED_CHANGES
-from custom_components.pacerelle.client.signal.state import AgentSignalState
-from custom_components.pacerelle.client.state.alignment import align
-from custom_components.pacerelle.client.state.record_store import RecordStore
-from custom_components.pacerelle.client.stored_sizes import StoredSizes
+from custom_components.pacerelle.client.values.history import HandledRequest, History
+from custom_components.pacerelle.client.values.requests import Inbox, Request, stored_size
 from custom_components.pacerelle.store.agent_store import migrate
 from tests.helpers.store_states import request
 

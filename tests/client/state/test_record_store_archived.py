@@ -13,7 +13,6 @@ from pathlib import Path
 import orjson
 import pytest
 
-from custom_components.pacerelle.client.agent_data import AgentData, identity_fingerprint
 from custom_components.pacerelle.client.encrypted_file import StoreError, StoreProblem
 from custom_components.pacerelle.client.signal.engine import decrypt, encrypt
 from custom_components.pacerelle.client.signal.errors import SignalError, SignalErrorKind
@@ -26,6 +25,7 @@ from custom_components.pacerelle.client.signal.session_json import record_to_jso
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.state.kinds import ARCHIVED
 from custom_components.pacerelle.client.state.record_store import RecordStore
+from custom_components.pacerelle.client.values.agent_data import AgentData, identity_fingerprint
 from custom_components.pacerelle.store.agent_store import migrate
 from tests.client.signal.interop import AGENT_NAME, Agent
 from tests.helpers.reference_peer import ReferencePeer, reference_peer_available

@@ -1,8 +1,8 @@
-"""The trust rules in one place (client/trust/book.py), without Home Assistant."""
+"""The trust rules in one place (client/values/trust_book.py), without Home Assistant."""
 
 import pytest
 
-from custom_components.pacerelle.client.trust.book import (
+from custom_components.pacerelle.client.values.trust_book import (
     MAX_TRUST_RECORDS,
     DeviceTrust,
     KeyChangedError,

@@ -13,7 +13,7 @@ from homeassistant.helpers import llm
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
 
-from custom_components.pacerelle.client.trust.book import TrustState
+from custom_components.pacerelle.client.values.trust_book import TrustState
 from custom_components.pacerelle.events import EVENT_MESSAGE_STATUS
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT, CONF_LLM_CONVERSATIONS
 from tests.helpers.agent import Agent, start_agent

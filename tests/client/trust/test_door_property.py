@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from custom_components.pacerelle.client.errors import SendError
-from custom_components.pacerelle.client.inbox.requests import Request
-from custom_components.pacerelle.client.trust.book import TrustState
 from custom_components.pacerelle.client.trust.door import TrustDoor
+from custom_components.pacerelle.client.values.requests import Request
+from custom_components.pacerelle.client.values.trust_book import TrustState
 
 OWNER, GUEST = "u-owner", "u-guest"
 PEOPLE = st.sampled_from((OWNER, GUEST))

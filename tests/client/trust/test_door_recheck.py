@@ -6,13 +6,13 @@ emulator is tests/client/trust/test_door_attacks.py)."""
 
 import json
 
-from custom_components.pacerelle.client.agent_data import Conversations
-from custom_components.pacerelle.client.conversations.group_epochs import GroupEpoch
-from custom_components.pacerelle.client.conversations.groups import GroupKey
 from custom_components.pacerelle.client.errors import SendRefusal
-from custom_components.pacerelle.client.outbox.queue import QueuedSend
-from custom_components.pacerelle.client.trust.book import DeviceTrust, TrustBook, TrustState
 from custom_components.pacerelle.client.trust.door import SealRule, recheck
+from custom_components.pacerelle.client.values.agent_data import Conversations
+from custom_components.pacerelle.client.values.group_epochs import GroupEpoch
+from custom_components.pacerelle.client.values.groups import GroupKey
+from custom_components.pacerelle.client.values.send_queue import QueuedSend
+from custom_components.pacerelle.client.values.trust_book import DeviceTrust, TrustBook, TrustState
 
 OWNER, ANA = "u-owner", "u-ana"
 PHONE, OTHER = b"\x05" + bytes(32), b"\x05" + bytes([1]) * 32

@@ -12,8 +12,8 @@ import time
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 
-from custom_components.pacerelle.client.conversations.groups import GroupKey
-from custom_components.pacerelle.client.conversations.widget_answers import (
+from custom_components.pacerelle.client.values.groups import GroupKey
+from custom_components.pacerelle.client.values.widget_answers import (
     Addressee,
     MemberAnswers,
     group_members,

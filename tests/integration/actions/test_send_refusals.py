@@ -2,9 +2,9 @@
 recipient) load from stores without them. Each refusal's translations:
 tests/integration/test_errors.py."""
 
-from custom_components.pacerelle.client.inbox.requests import Request
-from custom_components.pacerelle.client.outbox.queue import QueuedSend
-from custom_components.pacerelle.client.trust.book import TrustState
+from custom_components.pacerelle.client.values.requests import Request
+from custom_components.pacerelle.client.values.send_queue import QueuedSend
+from custom_components.pacerelle.client.values.trust_book import TrustState
 
 
 def test_a_request_stored_before_judgements_loads_unverified() -> None:

@@ -4,8 +4,8 @@ import base64
 
 import pytest
 
-from custom_components.pacerelle.client.inbox.requests import Request
-from custom_components.pacerelle.client.views import arrival_ranks
+from custom_components.pacerelle.client.agent.views import arrival_ranks
+from custom_components.pacerelle.client.values.requests import Request
 from custom_components.pacerelle.llm.cursor import Cursor, CursorError, after, in_order
 
 

@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.encrypted_file import StoreError, StoreProblem
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.state import versions
+from custom_components.pacerelle.client.values.agent_data import AgentData
 from custom_components.pacerelle.store.agent_store import (
     STORE_VERSION,
     agent_store,

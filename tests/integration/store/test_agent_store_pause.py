@@ -10,10 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from custom_components.pacerelle.client import AgentStores, StoreLocation
-from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.state.record_store import RecordStore
 from custom_components.pacerelle.client.state.versions import migrate
+from custom_components.pacerelle.client.values.agent_data import AgentData
 
 INSTALLATION = {"installation": {"token": "t"}}
 HELD = 0.3  # how long a held commit is shown not to finish (it would at once)

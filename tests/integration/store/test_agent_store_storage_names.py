@@ -17,7 +17,6 @@ from homeassistant.core import HomeAssistant
 from hypothesis import given
 from hypothesis import strategies as st
 
-from custom_components.pacerelle.client.agent_data import AgentData
 from custom_components.pacerelle.client.encrypted_file import EncryptedFile
 from custom_components.pacerelle.client.limits import MAX_DEVICE_ID
 from custom_components.pacerelle.client.signal.engine import decrypt, encrypt
@@ -27,6 +26,7 @@ from custom_components.pacerelle.client.signal.session import (
     address_of,
     legacy_addresses,
 )
+from custom_components.pacerelle.client.values.agent_data import AgentData
 from custom_components.pacerelle.store.agent_store import (
     STORE_DIRECTORY,
     STORE_VERSION,
@@ -54,7 +54,7 @@ def test_names_are_injective(first: PeerAddress, second: PeerAddress) -> None:
 
 @given(device_addresses)
 def test_a_name_is_read_back_as_its_address(address: PeerAddress) -> None:
-    """The one reading of a record name (the trust book's seed uses it, client/trust/book.py)."""
+    """The one reading of a record name (the trust book's seed uses it, values/trust_book.py)."""
     assert address_of(address.storage_name) == address
 
 

@@ -5,7 +5,7 @@ and its reference peer as the owner's phone: the agent's folder is copied (the b
 owner asks for the light and Assist turns it on, the copy is put back (the agent sees it at
 start-up, store/generation.py). The restored state still holds the keys that open that
 command; a relay that kept the frame redelivers it, under its id and under a new one: no
-event, no Assist, the light stays off (client/inbox/handed_over.py). A new message still fires.
+event, no Assist, the light stays off (client/values/handed_over.py). A new message still fires.
 """
 
 import json
@@ -25,7 +25,7 @@ from homeassistant.helpers import issue_registry as ir
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.client.limits import MAX_HANDED_OVER
 from custom_components.pacerelle.client.state.handed_over_file import file_bytes, parsed_marks
-from custom_components.pacerelle.client.trust.book import TrustState
+from custom_components.pacerelle.client.values.trust_book import TrustState
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.options import CONF_ASSIST_AGENT
 from tests.helpers.agent import Agent, start_agent
@@ -123,7 +123,7 @@ async def test_a_restored_agent_does_not_run_a_group_command_again(
     hass: HomeAssistant, emulator: EmulatorHandle, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A group message opens as long as its sender's key is held, and the seals that refuse
-    its replays (client/inbox/requests.py) are in the folder the restore took back."""
+    its replays (client/values/requests.py) are in the folder the restore took back."""
     agent = await start_agent(hass, emulator, options=ASSIST_IN_GROUPS)
     group_id, members = await family_group(emulator, agent)
     everyone = len(members) * len(DEVICES)

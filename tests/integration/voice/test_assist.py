@@ -13,7 +13,7 @@ from homeassistant.components.conversation import HOME_ASSISTANT_AGENT
 from homeassistant.core import HomeAssistant
 from pytest_homeassistant_custom_component.common import async_capture_events
 
-from custom_components.pacerelle.client.trust.book import TrustState
+from custom_components.pacerelle.client.values.trust_book import TrustState
 from custom_components.pacerelle.events import EVENT_MESSAGE
 from custom_components.pacerelle.limits import MAX_VOICE_SECONDS
 from custom_components.pacerelle.options import (

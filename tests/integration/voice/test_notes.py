@@ -13,8 +13,8 @@ from homeassistant.const import MATCH_ALL
 from homeassistant.core import HomeAssistant
 
 from custom_components.pacerelle.assist.bridge import conversation_language
-from custom_components.pacerelle.client.inbox.requests import Request
-from custom_components.pacerelle.client.trust.book import DeviceTrust, TrustState
+from custom_components.pacerelle.client.values.requests import Request
+from custom_components.pacerelle.client.values.trust_book import DeviceTrust, TrustState
 from custom_components.pacerelle.events import MessageEvents
 from custom_components.pacerelle.limits import MAX_VOICE_BYTES, MAX_VOICE_SECONDS
 from custom_components.pacerelle.voice.audio import VoiceAudioError

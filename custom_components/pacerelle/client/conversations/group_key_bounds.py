@@ -37,7 +37,7 @@ from ..limits import (
     MAX_KEYED_GROUPS,
     MAX_KEYS_PER_GROUP,
 )
-from .groups import GroupKey
+from ..values.groups import GroupKey
 
 type KeyValue = Callable[[GroupKey], bool]
 

@@ -19,14 +19,14 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..agent_data import AgentData
 from ..errors import PacerelleError
-from ..inbox.handed_over import handed_over_before
-from ..inbox.requests import Receipt
 from ..limits import HTTP_REQUEST_TIMEOUT, MAX_KEYED_GROUPS
 from ..relay.api import AgentApi
 from ..relay.frames import InboundMessage
-from .groups import parse_message
+from ..values.agent_data import AgentData
+from ..values.groups import parse_message
+from ..values.handed_over import handed_over_before
+from ..values.requests import Receipt
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from ..errors import PacerelleAuthError, PacerelleError
 from ..limits import HTTP_REQUEST_TIMEOUT, MAX_KEYED_GROUPS
 from ..relay.api import AgentApi
-from ..trust.book import TrustBook, TrustState
+from ..values.trust_book import TrustBook, TrustState
 
 NOT_A_MEMBER = 403
 CHECK_SECONDS: float = HTTP_REQUEST_TIMEOUT

@@ -11,8 +11,8 @@ direct one), what the sender resolves as for any other send.
 
 from dataclasses import dataclass, field
 
-from ..agent_data import AgentData
 from ..relay.frames import group_recipient, is_group_recipient
+from ..values.agent_data import AgentData
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,11 +8,11 @@ state: no consumer lets it act (the device's own record in the book is left as i
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
-from ..agent_data import Conversations
 from ..crypto_jobs import Opened
-from ..trust.book import TrustState
 from ..trust.door import TrustDoor
-from .requests import GroupSeal, Inbox, group_seal
+from ..values.agent_data import Conversations
+from ..values.requests import GroupSeal, Inbox, group_seal
+from ..values.trust_book import TrustState
 
 
 def _unless_replayed(inbox: Inbox) -> Callable[[Opened], Opened]:

@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ..agent_core import AgentCore
-from ..agent_data import AgentData
 from ..relay.frames import InboundMessage
-from .handed_over import hand_over_mark
-from .requests import Request
+from ..values.agent_data import AgentData
+from ..values.handed_over import hand_over_mark
+from ..values.requests import Request
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -4,10 +4,10 @@ import time
 from dataclasses import replace
 
 from ..agent_core import AgentCore
-from ..conversations.checkpoints import Checkpoint, check_fields
 from ..errors import SendError, SendRefusal
 from ..limits import MAX_NOTE_CHARS
-from .requests import Request
+from ..values.checkpoints import Checkpoint, check_fields
+from ..values.requests import Request
 
 
 async def mark_processed(core: AgentCore, message_id: str, note: str | None) -> Request:

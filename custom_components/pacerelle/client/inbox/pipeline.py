@@ -42,9 +42,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ..agent_core import AgentCore
-from ..agent_data import AgentData
 from ..conversations.group_key_fetch import fetch_envelopes, still_wanted, wanted_groups
-from ..conversations.groups import parse_message
 from ..crypto_jobs import Opened, open_batch, peer_of
 from ..errors import PacerelleError
 from ..limits import MAX_BATCH, MAX_DEFERRED, MAX_DEFERRED_BYTES
@@ -52,12 +50,14 @@ from ..relay.api import AgentApi
 from ..relay.frames import InboundMessage, build_ack
 from ..signal.identity import verification_code
 from ..signal.state import AgentSignalState
+from ..values.agent_data import AgentData
+from ..values.decrypt_failures import DecryptionOutcome, DeviceKey
+from ..values.groups import parse_message
+from ..values.handed_over import handed_over_before
+from ..values.requests import Receipt, Request, group_seal
 from .checks import checked
-from .decrypt_failures import DecryptionOutcome, DeviceKey
 from .delivery import accepted, hand_over, marked, prepare, with_files
-from .handed_over import handed_over_before
 from .queue import InboundQueue
-from .requests import Receipt, Request, group_seal
 from .stage_clock import StageClock
 
 _LOGGER = logging.getLogger(__name__)

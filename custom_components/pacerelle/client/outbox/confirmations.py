@@ -2,7 +2,7 @@
 
 The gateway has no per-message receipt for what an agent sends. Our rule:
 - a send is *refused* (never written) when no connection is open or the WebSocket write
-  fails: it is then queued for the next connection (outbox/queue.py), or an error for the
+  fails: it is then queued for the next connection (values/send_queue.py), or an error for the
   caller who asked for no queueing (`expire_after=0`) or whose queue is full;
 - a written send is *confirmed* once the connection it was written on has stayed open for
   CONFIRM_WINDOW seconds after the write without the relay answering `ERROR` for its id

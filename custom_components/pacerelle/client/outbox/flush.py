@@ -1,4 +1,4 @@
-"""Writing, expiring and recovering the queued sends (outbox/queue.py), under the agent's lock.
+"""Writing, expiring and recovering the queued sends (values/send_queue.py), under the agent's lock.
 
 Statuses reported per message id through `AgentHooks.send_status` (and kept in history):
 `queued`, `sent` (written on an open connection), `uncertain` (outbox.py's rule, or found
@@ -13,15 +13,15 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from ..agent_core import AgentCore
-from ..agent_data import AgentData, UncertainSend
-from ..conversations.history import FAILED, SENT, UNCERTAIN
 from ..device_ids import is_device_id
 from ..errors import PacerelleError
-from ..inbox.requests import Request
 from ..signal.session import PeerAddress
 from ..trust.door import recheck
+from ..values.agent_data import AgentData, UncertainSend
+from ..values.history import FAILED, SENT, UNCERTAIN
+from ..values.requests import Request
+from ..values.send_queue import QueuedSend
 from .confirmations import Outbox, Written
-from .queue import QueuedSend
 
 _LOGGER = logging.getLogger(__name__)
 

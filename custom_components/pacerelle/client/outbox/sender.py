@@ -7,7 +7,7 @@ crash in between costs one message key, never a reused one). See outbox.py for w
 confirms a send.
 
 While the agent is offline a send is sealed the same way and queued durably instead
-(outbox/queue.py, outbox/flush.py): written in order on the next connection, before anything
+(values/send_queue.py, outbox/flush.py): written in order on the next connection, before anything
 new; `expire_after=0` refuses it at once instead, as before the queue existed, and so
 does a stopped or revoked agent.
 """
@@ -19,9 +19,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..agent_core import AgentCore, ConnectionState
-from ..agent_data import AgentData, UncertainSend, device_key
-from ..conversations.history import FAILED, SENT, UNCERTAIN, Reply
-from ..conversations.payloads import chat_payload
 from ..crypto_jobs import Sealed, UntrustedGroupKeysError, seal
 from ..device_ids import is_device_id
 from ..errors import (
@@ -31,17 +28,20 @@ from ..errors import (
     SendError,
     SendRefusal,
 )
-from ..inbox.requests import Request, payload_seal
 from ..limits import MAX_SEND_TEXT_CHARS
 from ..relay.answers import device_id
 from ..relay.api import AgentApi
 from ..relay.frames import build_message, is_group_recipient
 from ..signal.errors import SignalError, SignalErrorKind
 from ..signal.session import PeerAddress
-from ..trust.book import TrustState
+from ..values.agent_data import AgentData, UncertainSend, device_key
+from ..values.history import FAILED, SENT, UNCERTAIN, Reply
+from ..values.payloads import chat_payload
+from ..values.requests import Request, payload_seal
+from ..values.send_queue import DEFAULT_EXPIRE_AFTER, QueuedSend, QueueFullError
+from ..values.trust_book import TrustState
 from .confirmations import Outbox, Written
 from .flush import QUEUED, QueuedSends
-from .queue import DEFAULT_EXPIRE_AFTER, QueuedSend, QueueFullError
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -11,12 +11,12 @@ from typing import Any
 
 import orjson
 
-from ..agent_data import AgentData
 from ..encrypted_file import StoreError, StoreProblem
 from ..signal.errors import SignalError, SignalErrorKind
 from ..signal.session import SessionRecord
 from ..signal.session_json import stored_state
 from ..signal.state import STATE_FORMAT
+from ..values.agent_data import AgentData
 from .kinds import ARCHIVED, KINDS, REQUESTS, SESSIONS
 from .records import Records, SessionEntry
 

@@ -3,7 +3,7 @@
 `<marks folder>/pacerelle.handed_over.<agent id>` (in Home Assistant `.storage/`, beside the
 generation witness `.storage/pacerelle.generations`): putting the agent's folder back
 from an older copy leaves it as it was, so the restored agent still refuses what the newer
-state handed over (client/inbox/handed_over.py). A full restore of Home Assistant's storage puts
+state handed over (client/values/handed_over.py). A full restore of Home Assistant's storage puts
 it back with the folder: then the marks are as old as the state, a limit written down in
 the host's restore detection and the README's "Backups".
 
@@ -47,7 +47,7 @@ SECTION: Final = "handed_over"  # the agent's document key kept in this file
 FILE_MODE: Final = 0o600
 MAGIC: Final = b"PCRLHOM\0"
 VERSION: Final = 1
-WINDOWS: Final = ("all", "trusted")  # client/inbox/handed_over.py
+WINDOWS: Final = ("all", "trusted")  # client/values/handed_over.py
 MARK_BYTES: Final = 16  # inbox/handed_over.MARK_LENGTH hex characters
 HEADER: Final = struct.Struct("<8sII")  # magic, version, slots per window
 COUNT: Final = struct.Struct("<Q")

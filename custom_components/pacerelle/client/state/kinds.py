@@ -10,9 +10,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..agent_data import AgentData
-from ..inbox.requests import Request
-from ..trust.book import TrustBook
+from ..values.agent_data import AgentData
+from ..values.requests import Request
+from ..values.trust_book import TrustBook
 
 type Row = tuple[str, str, int, Any]  # table, logical key, sequence number, JSON value
 type Entry = tuple[object, int, str | None]  # the object, its sequence, its request key

@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..agent_data import SECTIONS, AgentData
 from ..encrypted_file import EncryptedFile, StoreError, StoreProblem, create_key, read_key
+from ..values.agent_data import SECTIONS, AgentData
 from .assembly import baseline, document_of, loaded_rows
 from .record_file import RecordFile
 from .records import Records, encoded_rows

@@ -24,11 +24,11 @@ from typing import Any, cast
 
 import orjson
 
-from ..agent_data import AgentData
-from ..inbox.requests import Request
 from ..signal.session import Archived, SessionRecord, archived_state
 from ..signal.session_json import record_to_json, state_to_json
-from .alignment import align
+from ..values.agent_data import AgentData
+from ..values.alignment import align
+from ..values.requests import Request
 from .kinds import ARCHIVED, KINDS, REQUESTS, SESSIONS, Entry, Kind, Row, mapping_items
 
 # An ordered mapping as last committed: the mapping (held, so that the ids stay its

@@ -33,13 +33,13 @@ import json
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, replace
 
-from ..agent_data import Conversations
-from ..conversations.groups import GroupKey
 from ..errors import SendError, SendRefusal
-from ..inbox.requests import Request
-from ..outbox.queue import QueuedSend
 from ..relay.frames import GROUP_PREFIX
-from .book import DeviceTrust, TrustBook, TrustState
+from ..values.agent_data import Conversations
+from ..values.groups import GroupKey
+from ..values.requests import Request
+from ..values.send_queue import QueuedSend
+from ..values.trust_book import DeviceTrust, TrustBook, TrustState
 
 type TrustKeep = Callable[[], Awaitable[None]]
 type TrustListener = Callable[[DeviceTrust, DeviceTrust | None], None]

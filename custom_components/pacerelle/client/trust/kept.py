@@ -29,19 +29,10 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .book import DeviceTrust, TrustBook, session_identities
-
-if TYPE_CHECKING:  # agent_data.py reads its section with `stored_book`
-    from ..agent_data import AgentData
-
-
-class Unkept(StrEnum):
-    """A store without a book of its own: from before the book moved in, or one it lost."""
-
-    OUTSIDE = "outside"  # absent: a store of an earlier version (the host's file, or none)
-    LOST = "lost"  # present but unreadable
+from ..values.agent_data import AgentData
+from ..values.trust_book import DeviceTrust, TrustBook, Unkept, session_identities, stored_book
 
 
 class TrustLoss(StrEnum):
@@ -59,19 +50,6 @@ class StartingBook:
     book: TrustBook
     loss: TrustLoss | None = None
     reset: tuple[DeviceTrust, ...] = ()
-
-
-def stored_book(section: object) -> TrustBook | Unkept:
-    """The store document's "trust" section read, failing closed: absent, OUTSIDE; not a
-    book, LOST (the rest of the store stays readable). An Unkept is written as its value."""
-    if section is None or section == Unkept.OUTSIDE.value:
-        return Unkept.OUTSIDE
-    if not isinstance(section, Mapping):
-        return Unkept.LOST
-    try:
-        return TrustBook.from_json(section)
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return Unkept.LOST
 
 
 def kept_outside(data: AgentData | None) -> bool:

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..inbox.requests import Request
 from ..limits import MAX_HISTORY_ENTRIES
+from .requests import Request
 
 SENT = "sent"
 UNCERTAIN = "uncertain"

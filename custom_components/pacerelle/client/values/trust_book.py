@@ -284,3 +284,23 @@ def session_identities(signal: AgentSignalState) -> list[tuple[str, str, bytes]]
         if address is not None and record.trusted_identity is not None:
             found.append((address.user_id, str(address.device_id), record.trusted_identity))
     return found
+
+
+class Unkept(StrEnum):
+    """A store without a book of its own: from before the book moved in, or one it lost."""
+
+    OUTSIDE = "outside"  # absent: a store of an earlier version (the host's file, or none)
+    LOST = "lost"  # present but unreadable
+
+
+def stored_book(section: object) -> TrustBook | Unkept:
+    """The store document's "trust" section read, failing closed: absent, OUTSIDE; not a
+    book, LOST (the rest of the store stays readable). An Unkept is written as its value."""
+    if section is None or section == Unkept.OUTSIDE.value:
+        return Unkept.OUTSIDE
+    if not isinstance(section, Mapping):
+        return Unkept.LOST
+    try:
+        return TrustBook.from_json(section)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return Unkept.LOST

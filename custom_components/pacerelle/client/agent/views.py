@@ -1,6 +1,6 @@
 """What a host may read of a running agent: answers made for it, never the state itself.
 
-`Agent` (agent.py) is built on `AgentReads`. Requests come as `Request.for_host` (no
+`Agent` (agent/agent.py) is built on `AgentReads`. Requests come as `Request.for_host` (no
 attachment key), and diagnostics get an `AgentSummary`: ids, counts and times, never a
 key. So the HA side asks these questions and reads no `AgentData` (tests/client/test_face.py).
 """
@@ -10,17 +10,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .agent_core import AgentCore, ConnectionState
-from .agent_data import AgentData, UncertainSend
-from .conversations.checkpoints import Checkpoint
-from .conversations.history import History
-from .conversations.membership import GroupMemberships, Member, members_with_trust
-from .conversations.seen import SeenConversation, seen_conversations
-from .conversations.sent_widgets import SentWidget, sent_widget
-from .inbox.requests import Request
-from .limits import MAX_HISTORY_ENTRIES
-from .outbox.sender import Sender
-from .signal.identity import verification_code
+from ..agent_core import AgentCore, ConnectionState
+from ..conversations.membership import GroupMemberships, Member, members_with_trust
+from ..conversations.seen import SeenConversation, seen_conversations
+from ..limits import MAX_HISTORY_ENTRIES
+from ..outbox.sender import Sender
+from ..signal.identity import verification_code
+from ..values.agent_data import AgentData, UncertainSend
+from ..values.checkpoints import Checkpoint
+from ..values.history import History
+from ..values.requests import Request
+from ..values.sent_widgets import SentWidget, sent_widget
 
 
 @dataclass(frozen=True, slots=True)

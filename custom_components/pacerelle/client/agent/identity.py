@@ -7,7 +7,7 @@ committed to the agent's store before it is returned, and nothing of it is publi
 before the agent starts: a failed commit leaves the store as it was (no identity, or the
 old prekeys) and the next start decides again, so an identity is published only once it is
 the one the store holds. A store put back from an older copy (the host's witness says so)
-gets fresh one-time prekeys for the ids the lost, newer state published (agent_restore.py);
+gets fresh one-time prekeys for the ids the lost, newer state published (agent/restore.py);
 a new identity has published nothing, so it has nothing to re-key. The trust book the host
 decided to start with (trust/kept.py `starting_book`) is committed with it, before anything
 else is written.
@@ -18,11 +18,11 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from .agent_core import AgentHooks, Storage, commit_before_start
-from .agent_data import AgentData
-from .agent_restore import rekeyed_after_restore
-from .signal.state import AgentSignalState
-from .trust.book import TrustBook
+from ..agent_core import AgentHooks, Storage, commit_before_start
+from ..signal.state import AgentSignalState
+from ..values.agent_data import AgentData
+from ..values.trust_book import TrustBook
+from .restore import rekeyed_after_restore
 
 
 async def starting_data(

@@ -10,7 +10,7 @@ The relay's API has no call to list or delete them, but an upload under an id it
 replaces that key (the emulator's rule; PROTOCOL.md is silent, and keys are stored by id).
 So after a restore the agent makes fresh keys for the next RESTORE_REKEYED_PREKEYS ids of
 its counter (the ids the lost state used, in its order) and publishes them at the next
-connection, with the bundle (relay/prekeys.py; api.py uploads them in chunks): every key
+connection, with the bundle (agent/prekeys.py; api.py uploads them in chunks): every key
 the lost state published among those ids is replaced by one whose private half the agent
 holds. A lost state that published more than that (about three refills of 31, some 90 new
 sessions after the backup) leaves keys beyond, each of which fails one new device's first
@@ -29,8 +29,8 @@ are held; without a restore it only adds keys under ids never published.
 import logging
 from dataclasses import replace
 
-from .agent_data import AgentData
-from .limits import RESTORE_REKEYED_PREKEYS
+from ..limits import RESTORE_REKEYED_PREKEYS
+from ..values.agent_data import AgentData
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -32,8 +32,6 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, NamedTuple
 
-from ..conversations.groups import parse_message
-from ..conversations.payloads import Content, public_attachment
 from ..errors import PacerelleError
 from ..limits import (
     MAX_ACCEPTED_RECEIPTS,
@@ -43,7 +41,9 @@ from ..limits import (
     MAX_SEALS_PER_KEY,
 )
 from ..relay.frames import InboundMessage, is_group_recipient
-from ..trust.book import DeviceTrust, TrustState
+from .groups import parse_message
+from .payloads import Content, public_attachment
+from .trust_book import DeviceTrust, TrustState
 
 __all__ = ["MAX_ACCEPTED_RECEIPTS", "MAX_PENDING", "MAX_REJECTED_RECEIPTS"]
 

@@ -15,12 +15,12 @@ from dataclasses import replace
 from functools import partial
 
 from ..agent_core import AgentCore
-from ..agent_restore import rekeyed_after_restore
 from ..encrypted_file import StoreError
 from ..errors import PacerelleError
 from ..limits import MAX_HELD_FOR_REKEY
+from ..relay.api import AgentApi
 from ..signal.prekeys import one_time_prekeys_json
-from .api import AgentApi
+from .restore import rekeyed_after_restore
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ class PrekeyPublisher:
 
     async def rekey_after_restore(self) -> None:
         """A first message named a prekey this agent never held: most likely its state was
-        restored from a backup (a full restore is not seen at start-up): agent_restore.py."""
+        restored from a backup (a full restore is not seen at start-up): agent/restore.py."""
         try:
             await self._rekey_once()
         except Exception:  # a failed save: never an error out of stop()

@@ -6,7 +6,7 @@ disconnected (the installation was revoked: the runtime token is refused). A fre
 token is requested before each connection; when it is due for renewal (80 % of its life)
 the loop fetches a new one, closes the connection cleanly and opens the next one at once,
 holding sends meanwhile (the relay keeps the queue: nothing is lost). Sends made while
-offline are queued (outbox/queue.py) and written as soon as a connection is up, first.
+offline are queued (values/send_queue.py) and written as soon as a connection is up, first.
 """
 
 import asyncio
@@ -23,11 +23,11 @@ from ..encrypted_file import StoreError
 from ..errors import PacerelleError
 from ..inbox.queue import InboundQueue
 from ..outbox.sender import Sender
-from .frames import IdentityChanged, InboundMessage, RefusedMessage, RelayError, build_ack
-from .gateway import CLOSE_TOKEN_EXPIRED, GatewayConnection
+from ..relay.frames import IdentityChanged, InboundMessage, RefusedMessage, RelayError, build_ack
+from ..relay.gateway import CLOSE_TOKEN_EXPIRED, GatewayConnection
+from ..relay.refusals import GatewayRefusals
+from ..relay.tokens import InstallationRevokedError, RuntimeCredential, RuntimeTokens
 from .prekeys import PrekeyPublisher
-from .refusals import GatewayRefusals
-from .tokens import InstallationRevokedError, RuntimeCredential, RuntimeTokens
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 The document's top-level keys written here: "signal" (identity, prekeys, sessions),
 "inbox", "history", "checkpoints", "conversations" (history-v1 keys, group keys, last
-device per peer), "uncertain_sends", "queued_sends" (outbox/queue.py), "published_prekeys",
+device per peer), "uncertain_sends", "queued_sends" (values/send_queue.py), "published_prekeys",
 "evictions" (what store_bounds.py evicted, counted), "trust" (the trust book: trust/kept.py)
 and "handed_over" (the marks of the last hand-overs, which the host keeps outside what a
 restore puts back: handed_over.py).
@@ -16,8 +16,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .conversations.checkpoints import Checkpoints
-from .conversations.group_epochs import (
+from ..errors import PacerelleError
+from ..limits import MAX_UNCERTAIN_SENDS
+from ..signal.errors import SignalError
+from ..signal.state import AgentSignalState
+from .checkpoints import Checkpoints
+from .evictions import Evictions
+from .group_epochs import (
     GroupEpoch,
     advance,
     member_ids,
@@ -25,19 +30,13 @@ from .conversations.group_epochs import (
     readers_of,
     sealing_candidates,
 )
-from .conversations.groups import GroupKey
-from .conversations.history import History
-from .conversations.history_v1 import HistoryKey
-from .errors import PacerelleError
-from .evictions import Evictions
-from .inbox.handed_over import HandedOver
-from .inbox.requests import Inbox
-from .limits import MAX_UNCERTAIN_SENDS
-from .outbox.queue import SendQueue
-from .signal.errors import SignalError
-from .signal.state import AgentSignalState
-from .trust.book import TrustBook
-from .trust.kept import Unkept, stored_book
+from .groups import GroupKey
+from .handed_over import HandedOver
+from .history import History
+from .history_v1 import HistoryKey
+from .requests import Inbox
+from .send_queue import SendQueue
+from .trust_book import TrustBook, Unkept, stored_book
 
 SECTIONS = (
     "signal",
@@ -217,11 +216,11 @@ class AgentData:
     # relay may have handed one out whose first message has not arrived yet.
     published_prekeys: frozenset[int] = frozenset()
     evictions: Evictions = field(default_factory=Evictions)
-    # Sends made while offline, sealed, waiting for the gateway (outbox/queue.py).
+    # Sends made while offline, sealed, waiting for the gateway (values/send_queue.py).
     queued: SendQueue = field(default_factory=SendQueue)
     # Marks of what was handed over, kept by the host outside the restorable store.
     handed_over: HandedOver = field(default_factory=HandedOver)
-    # Who the agent trusts (trust/book.py), or why a stored agent has no book of its own
+    # Who the agent trusts (values/trust_book.py), or why a stored agent has no book of its own
     # (trust/kept.py decides the one it starts with). The agent's core commits its door's.
     trust: TrustBook | Unkept = field(default_factory=TrustBook)
 

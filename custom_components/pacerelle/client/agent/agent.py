@@ -1,8 +1,8 @@
 """The HA-free agent: the facade the integration builds on, delegating to its parts.
 
-The connection loop (states, backoff, token renewal) is relay/connection.py; the inbox,
-the outbox and prekey publication are inbox/, outbox/ and relay/prekeys.py; what a host
-reads of the agent (status, requests, history, diagnostics' summary) is views.py.
+The connection loop (states, backoff, token renewal) is agent/connection.py; the inbox,
+the outbox and prekey publication are inbox/, outbox/ and agent/prekeys.py; what a host
+reads of the agent (status, requests, history, diagnostics' summary) is agent/views.py.
 """
 
 import asyncio
@@ -15,42 +15,42 @@ from typing import Any
 
 import aiohttp
 
-from .agent_core import AgentConfig, AgentCore, AgentHooks, ConnectionState, Storage
-from .agent_data import AgentData
-from .attachments import (
+from ..agent_core import AgentConfig, AgentCore, AgentHooks, ConnectionState, Storage
+from ..attachments import (
     Files,
     OutgoingFile,
     hooks_for_host,
     public_descriptor,
     secret_descriptor,
 )
-from .conversations.checkpoints import Checkpoint
-from .conversations.history import Reply
-from .conversations.membership import GroupMemberships, relay_answers
-from .conversations.payloads import chat_payload
-from .errors import SendError, SendRefusal
-from .inbox import handling
-from .inbox.decrypt_failures import DecryptionOutcome
-from .inbox.pipeline import InboxPipeline
-from .inbox.queue import InboundQueue
-from .inbox.requests import Request
-from .outbox.queue import DEFAULT_EXPIRE_AFTER
-from .outbox.sender import Sender, checked_device
-from .relay.api import AgentApi
-from .relay.connection import ConnectionLoop
-from .relay.prekeys import PrekeyPublisher
-from .relay.refusals import GatewayRefusals
-from .relay.tokens import RuntimeTokens
-from .signal.errors import SignalErrorKind
-from .trust.book import TrustBook
-from .trust.door import TrustDoor
+from ..conversations.membership import GroupMemberships, relay_answers
+from ..errors import SendError, SendRefusal
+from ..inbox import handling
+from ..inbox.pipeline import InboxPipeline
+from ..inbox.queue import InboundQueue
+from ..outbox.sender import Sender, checked_device
+from ..relay.api import AgentApi
+from ..relay.refusals import GatewayRefusals
+from ..relay.tokens import RuntimeTokens
+from ..signal.errors import SignalErrorKind
+from ..trust.door import TrustDoor
+from ..values.agent_data import AgentData
+from ..values.checkpoints import Checkpoint
+from ..values.decrypt_failures import DecryptionOutcome
+from ..values.history import Reply
+from ..values.payloads import chat_payload
+from ..values.requests import Request
+from ..values.send_queue import DEFAULT_EXPIRE_AFTER
+from ..values.trust_book import TrustBook
+from .connection import ConnectionLoop
+from .prekeys import PrekeyPublisher
 from .views import AgentReads
 
 _LOGGER = logging.getLogger(__name__)
 
 
 class Agent(AgentReads):
-    """The agent a host runs: its lifecycle and actions here, its reads in views.py."""
+    """The agent a host runs: its lifecycle and actions here, its reads in agent/views.py."""
 
     def __init__(
         self,
@@ -67,7 +67,7 @@ class Agent(AgentReads):
         """`trust`: the door with the stored trust book (none: one on `data`'s book);
         `store`: the agent's own store, loaded (state/agent_store.py), which it commits to."""
         self._tokens = tokens
-        self._rekeyed = False  # prekeys re-keyed once per run at most (agent_restore.py)
+        self._rekeyed = False  # prekeys re-keyed once per run at most (agent/restore.py)
         self._memberships = GroupMemberships()
         # The host is given requests without attachment keys (attachments.py).
         host = hooks_for_host(hooks)
@@ -158,7 +158,7 @@ class Agent(AgentReads):
 
         return delivered
 
-    # Status and queries (the rest: views.py)
+    # Status and queries (the rest: agent/views.py)
 
     @property
     def inbound(self) -> InboundQueue:
