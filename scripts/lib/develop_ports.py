@@ -47,29 +47,30 @@ def bindable(host: str, port: int) -> bool:
     return True
 
 
-def listening_inodes(port: int, proc: Path = Path("/proc")) -> set[str] | None:
-    """The socket inodes listening on `port`, or None without /proc/net."""
-    inodes: set[str] = set()
-    found = False
+def listeners(port: int, proc: Path = Path("/proc")) -> list[tuple[str, str]] | None:
+    """The sockets listening on `port`: (address, inode) each, the address as in
+    /proc/net/tcp (hexadecimal); None without /proc/net."""
+    found: list[tuple[str, str]] | None = None
     for name in ("tcp", "tcp6"):
         try:
             lines = (proc / "net" / name).read_text().splitlines()[1:]
         except OSError:
             continue
-        found = True
+        found = found or []
         for line in lines:
             fields = line.split()
-            local, state, inode = fields[1], fields[3], fields[9]
-            if state == LISTEN and int(local.rpartition(":")[2], 16) == port:
-                inodes.add(inode)
-    return inodes if found else None
+            address, _, local_port = fields[1].rpartition(":")
+            if fields[3] == LISTEN and int(local_port, 16) == port:
+                found.append((address, fields[9]))
+    return found
 
 
 def serves(pid: int, port: int, proc: Path = Path("/proc")) -> bool:
     """Whether process `pid` holds a socket listening on `port` (True without /proc)."""
-    inodes = listening_inodes(port, proc)
-    if inodes is None:
+    found = listeners(port, proc)
+    if found is None:
         return True
+    inodes = {inode for _, inode in found}
     held: set[str] = set()
     with contextlib.suppress(OSError):
         for fd in os.scandir(proc / str(pid) / "fd"):

@@ -1,5 +1,6 @@
 """scripts/develop's ports (issue 37, point 7): a taken port stops it with the option that
-changes it and no "ready"; another program on a port is never taken for its own.
+changes it and no "ready"; another program on a port is never taken for its own; Ctrl-C
+ends it with "develop: stopped" and exit code 0.
 
 The script runs for real (as a process group of its own, as from a terminal) against real
 listening sockets: a plain one where Home Assistant would serve, another checkout's
@@ -26,6 +27,9 @@ develop_ports = script_module("develop_ports")
 DEVELOP = ROOT / "scripts" / "develop"
 # scripts/setup (done already: a second) and the checks; no Home Assistant starts.
 REFUSAL_TIMEOUT = 120.0
+# Up to Home Assistant's first start, then its shutdown after Ctrl-C.
+START_TIMEOUT = 120.0
+STOP_TIMEOUT = 60.0
 POLL_SECONDS = 0.1
 
 
@@ -145,6 +149,30 @@ def test_another_checkouts_emulator_is_not_taken_for_its_own(
     assert not answers(f"http://127.0.0.1:{ha_port}/manifest.json")
 
 
+def test_ctrl_c_stops_it_cleanly(tmp_path: Path, socket_enabled: None) -> None:
+    ha_port, emulator_port = free_port(), free_port()
+    console = tmp_path / "console"
+    process = develop(tmp_path / "config", ha_port, emulator_port, console)
+    try:
+        wait_until(
+            lambda: "develop: Home Assistant starting" in console.read_text(),
+            START_TIMEOUT,
+            "Home Assistant starting",
+        )
+        os.killpg(process.pid, signal.SIGINT)
+        assert process.wait(STOP_TIMEOUT) == 0, console.read_text()
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    lines = console.read_text().strip().splitlines()
+    assert lines[-1] == "develop: stopped", lines
+    assert not [line for line in lines if "error" in line.lower()], lines
+    # Both ports are free again: nothing outlived it.
+    assert develop_ports.bindable("", ha_port)
+    assert develop_ports.bindable("127.0.0.1", emulator_port)
+
+
 @pytest.mark.parametrize("host", ["127.0.0.1", ""])
 def test_a_taken_port_is_not_bindable(host: str, socket_enabled: None) -> None:
     with listening() as port:
@@ -166,5 +194,5 @@ def test_only_the_process_holding_the_socket_serves_it(socket_enabled: None) -> 
 
 
 def test_without_proc_only_the_answer_counts(tmp_path: Path) -> None:
-    assert develop_ports.listening_inodes(8123, tmp_path) is None
+    assert develop_ports.listeners(8123, tmp_path) is None
     assert develop_ports.serves(1, 8123, tmp_path)
