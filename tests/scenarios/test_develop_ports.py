@@ -111,9 +111,13 @@ def refused(config: Path, ha_port: int, emulator_port: int, console: Path) -> st
     return console.read_text()
 
 
-def test_a_taken_home_assistant_port_stops_it(tmp_path: Path, socket_enabled: None) -> None:
+# Another program on this machine only, or on every interface (as Home Assistant is).
+@pytest.mark.parametrize("occupant", ["127.0.0.1", "0.0.0.0"])
+def test_a_taken_home_assistant_port_stops_it(
+    tmp_path: Path, occupant: str, socket_enabled: None
+) -> None:
     emulator_port = free_port()
-    with listening() as ha_port:
+    with listening(occupant) as ha_port:
         console = refused(tmp_path / "config", ha_port, emulator_port, tmp_path / "console")
     assert f"error: port {ha_port}, Home Assistant's, is taken by another program" in console
     assert "--ha-port PORT" in console
@@ -134,6 +138,20 @@ def test_an_existing_directory_says_where_its_port_is_kept(
     assert f"error: port {ha_port}, Home Assistant's, is taken" in console
     assert f"--config DIR --ha-port PORT ({config} keeps port {ha_port}" in console
     assert "develop: ready" not in console
+
+
+def test_an_existing_directory_on_every_interface_is_told(
+    tmp_path: Path, socket_enabled: None
+) -> None:
+    """A directory made before 127.0.0.1 was written (no `.storage/http`) is told so."""
+    config = tmp_path / "config"
+    config.mkdir()
+    assert develop_config.write_new_configuration(config, free_port())
+    (config / ".storage" / "http").unlink()
+    with listening() as emulator_port:
+        console = refused(config, free_port(), emulator_port, tmp_path / "console")
+    assert "--emulator-port PORT" in console
+    assert f"develop: {config} listens on every interface, not only 127.0.0.1" in console
 
 
 def test_another_checkouts_emulator_is_not_taken_for_its_own(
