@@ -7,11 +7,13 @@ listening sockets: a plain one where Home Assistant would serve, another checkou
 emulator (its own process) where the emulator would.
 """
 
+import http.server
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -165,6 +167,55 @@ def test_another_checkouts_emulator_is_not_taken_for_its_own(
     assert "develop: ready" not in console
     assert "Pacerelle emulator on" not in console
     assert not answers(f"http://127.0.0.1:{ha_port}/manifest.json")
+
+
+class _Manifest(http.server.BaseHTTPRequestHandler):
+    """Another web server: it answers Home Assistant's /manifest.json too."""
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_another_server_answering_is_not_taken_for_its_home_assistant(
+    tmp_path: Path, socket_enabled: None
+) -> None:
+    """The port is free at the check and taken before Home Assistant binds it: the
+    answer comes from another program, so there is no "ready" but the error."""
+    ha_port, emulator_port = free_port(), free_port()
+    console = tmp_path / "console"
+    process = develop(tmp_path / "config", ha_port, emulator_port, console)
+    try:
+        # Past the check, before Home Assistant starts: the emulator is up.
+        wait_until(
+            lambda: "develop: Pacerelle emulator on" in console.read_text(),
+            START_TIMEOUT,
+            "the emulator",
+        )
+        with http.server.ThreadingHTTPServer(("127.0.0.1", ha_port), _Manifest) as server:
+            thread = threading.Thread(target=server.serve_forever, daemon=True)
+            thread.start()
+            try:
+                assert process.wait(START_TIMEOUT) == 1, console.read_text()
+            finally:
+                server.shutdown()
+                thread.join()
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    text = console.read_text()
+    assert f"error: port {ha_port}, Home Assistant's, is taken by another program" in text
+    assert "--ha-port PORT" in text
+    assert "develop: ready" not in text
+    # Its own Home Assistant and emulator were stopped.
+    assert develop_ports.bindable("127.0.0.1", emulator_port)
+    assert develop_ports.bindable("", ha_port)
 
 
 def test_ctrl_c_stops_it_cleanly(tmp_path: Path, socket_enabled: None) -> None:
