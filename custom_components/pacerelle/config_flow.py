@@ -21,8 +21,10 @@ authorization answered, so the flow aborts with the reason and a retry starts an
 new key: access_denied (the user denied in Pacerelle), authorization_failed (another error
 or no code), state_mismatch, authorization_expired, exchange_refused, cannot_connect,
 invalid_response, already_configured, wrong_account, store_failed. An already_configured or
-wrong_account abort comes after Pacerelle created the agent (only the exchange tells whose
-account approved): the message asks the user to revoke it there. no_redirect_uri aborts at
+wrong_account abort comes after Pacerelle created the agent: Agent Connect tells whose
+account approved only in the exchange, and gives the integration no call to revoke an
+installation (only the user can, in Pacerelle). So the abort names the agent to revoke (its
+name and agent id) and, for already_configured, the one to keep. no_redirect_uri aborts at
 once: without a frontend request (and without My Home Assistant) the flow cannot know its
 callback URL. Nothing is left behind by an abort: the store is created last and removed if
 it fails.
@@ -80,6 +82,7 @@ from .const import (
     default_server_url,
 )
 from .errors import connect_begin_error, connect_exchange_error
+from .issues.markdown import markdown_text
 from .limits import MAX_ERROR_PLACEHOLDER
 from .oauth_callback import CallbackState, redirect_uri
 from .options_flow import PacerelleOptionsFlow
@@ -313,7 +316,16 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
 
     async def _async_create_installation(self, installation: Installation) -> ConfigFlowResult:
         await self.async_set_unique_id(installation.owner_id)
-        self._abort_if_unique_id_configured()
+        configured = self.hass.config_entries.async_entry_for_domain_unique_id(
+            DOMAIN, installation.owner_id
+        )
+        if configured is not None:
+            raise self._agent_left_behind(
+                "already_configured",
+                installation,
+                configured_agent_name=configured.title,
+                configured_agent_id=str(configured.data.get(CONF_AGENT_ID, "")),
+            )
         await self._async_create_store(installation)
         owner = owner_subentry_data(installation.conversation_id, installation.owner_id)
         return self.async_create_entry(
@@ -330,7 +342,9 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
         """
         entry = self._get_reauth_entry()
         if installation.owner_id != entry.data[CONF_OWNER_ID]:
-            raise AbortFlow("wrong_account")
+            raise self._agent_left_behind(
+                "wrong_account", installation, account_id=installation.owner_id
+            )
         # The old runtime must let go of its store before the store goes away.
         if entry.state.recoverable:
             await self.hass.config_entries.async_unload(entry.entry_id)
@@ -345,6 +359,26 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
         async_follow_owner_conversation(self.hass, entry, installation.conversation_id)
         return self.async_update_reload_and_abort(
             entry, data=self._entry_data(installation), reason="reauth_successful"
+        )
+
+    def _agent_left_behind(
+        self, reason: str, installation: Installation, **placeholders: str
+    ) -> AbortFlow:
+        """The abort for an agent Pacerelle created that Home Assistant will not run: it
+        names the agent, which only the user can revoke (Agent Connect has no call for it)."""
+        _LOGGER.warning(
+            "Pacerelle created agent %s (%s) in account %s, which is not used here (%s): "
+            "revoke it in Pacerelle, Settings → Security → Agent Connect",
+            installation.agent_id,
+            self._agent_name,
+            installation.owner_id,
+            reason,
+        )
+        shown = {"agent_name": self._agent_name, "agent_id": installation.agent_id}
+        shown |= placeholders
+        return AbortFlow(
+            reason,
+            {name: markdown_text(value[:MAX_ERROR_PLACEHOLDER]) for name, value in shown.items()},
         )
 
     async def _async_create_store(self, installation: Installation) -> None:

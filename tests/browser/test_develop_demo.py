@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import signal
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -36,6 +37,9 @@ from tests.browser.chat_page import create_connect_key
 from tests.browser.chromium import ARTIFACTS, STEP_TIMEOUT_MS, Screenshots
 from tests.browser.home_assistant import free_port
 from tests.browser.pages import onboard, open_page
+from tests.helpers.develop import script_module
+
+develop_ports = script_module("develop_ports")
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -49,6 +53,8 @@ VOICE_WITHIN = 60.0
 DEMO_ENGINE = "pacerelle_demo"
 READY = "develop: ready."
 RESTARTING = "develop: Home Assistant asked for a restart"
+# 127.0.0.1 as /proc/net/tcp writes it.
+LOOPBACK = "0100007F"
 # A person reads the console: it stays short.
 MAX_CONSOLE_LINES = 12
 
@@ -234,6 +240,7 @@ async def test_try_it_on_scripts_develop(
         aiohttp.ClientSession() as session,
     ):
         await develop.wait_for(READY, 1, START_TIMEOUT)
+        _assert_loopback_only(int(develop.ha_url.rpartition(":")[2]))
         context = await browser.new_context(
             viewport={"width": 1200, "height": 800},
             permissions=["clipboard-read", "clipboard-write"],
@@ -305,11 +312,11 @@ async def test_try_it_on_scripts_develop(
         finally:
             await context.close()
             keep_logs(develop, shots.directory)
-        # Ctrl-C: the whole group gets SIGINT. develop's trap says so and exits 130, unless
-        # Home Assistant (which exits 0 on SIGINT) ends first and develop reports its code
-        # (CI saw that once): either way both stop, which is what must hold.
+        # Ctrl-C: the whole group gets SIGINT; whichever of develop and Home Assistant (which
+        # exits 0 on SIGINT) sees it first, develop says "stopped" and exits 0.
         os.killpg(develop.process.pid, signal.SIGINT)
-        await asyncio.wait_for(develop.process.wait(), STOP_TIMEOUT)
+        assert await asyncio.wait_for(develop.process.wait(), STOP_TIMEOUT) == 0
+        assert develop.text().strip().splitlines()[-1] == "develop: stopped"
         for url in (develop.chat_url + "/_emulator/installations", develop.ha_url):
             with pytest.raises(aiohttp.ClientConnectionError):
                 async with session.get(url):
@@ -329,7 +336,8 @@ async def test_try_it_on_scripts_develop(
     for name in ("home-assistant.log", "pacerelle-emulator.log"):
         assert f"{config}/{name}" in console
         assert (config / name).stat().st_size > 0
-    # What a new install gets, without `my` and without an `http:` block.
+    # What a new install gets, without `my` and without an `http:` block (the loopback
+    # address is in Home Assistant's own store).
     configuration = (config / "configuration.yaml").read_text()
     assert "automation: !include automations.yaml" in configuration
     assert "\nmy:" not in configuration
@@ -337,6 +345,42 @@ async def test_try_it_on_scripts_develop(
     assert "token=" not in (config / "pacerelle-emulator.log").read_text().replace(
         "token=[redacted]", ""
     )
+
+
+# Run apart from the test (whose sockets may reach 127.0.0.1 only): this machine's address
+# on its default route, if it has one besides loopback, and whether the port answers there.
+OTHER_ADDRESS_PROBE = """
+import socket, sys
+with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+    try:
+        probe.connect(("192.0.2.1", 9))  # no packet is sent: only the route is chosen
+    except OSError:
+        raise SystemExit("none")
+    address = probe.getsockname()[0]
+if address.startswith("127."):
+    raise SystemExit("none")
+try:
+    socket.create_connection((address, int(sys.argv[1])), timeout=5).close()
+except ConnectionRefusedError:
+    raise SystemExit(f"refused {address}")
+raise SystemExit(f"answered {address}")
+"""
+
+
+def _assert_loopback_only(port: int) -> None:
+    """Home Assistant listens on 127.0.0.1 only: nobody else on the network can onboard it."""
+    listeners = develop_ports.listeners(port)
+    assert listeners is not None
+    assert {address for address, _ in listeners} == {LOOPBACK}, listeners
+    probe = subprocess.run(
+        [sys.executable, "-c", OTHER_ADDRESS_PROBE, str(port)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    print("other address:", probe.stderr.strip())
+    assert probe.stderr.startswith(("none", "refused")), probe.stderr
 
 
 async def _repair_issues(page: Page) -> list[dict[str, Any]]:

@@ -7,7 +7,9 @@ back through Home Assistant's OAuth2 callback view, without Home Assistant crede
 """
 
 import json
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -24,6 +26,15 @@ FLOW_API = "/api/config/config_entries/flow"
 
 def query_of(url: str) -> dict[str, str]:
     return {name: values[0] for name, values in parse_qs(urlsplit(url).query).items()}
+
+
+STRINGS = Path(__file__).parents[2] / "custom_components" / "pacerelle" / "strings.json"
+
+
+def abort_placeholders(reason: str) -> set[str]:
+    """The placeholders that the config flow's abort `reason` shows (strings.json)."""
+    text = json.loads(STRINGS.read_text())["config"]["abort"][reason]
+    return set(re.findall(r"\{(\w+)\}", text))
 
 
 def user_input(key: str, server_url: str, **fields: Any) -> dict[str, Any]:

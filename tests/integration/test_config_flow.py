@@ -13,13 +13,19 @@ from homeassistant import config_entries
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType
 from homeassistant.helpers.config_entry_oauth2_flow import MY_AUTH_CALLBACK_PATH
-from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.pacerelle.client_registry import STORAGE_KEY
 from custom_components.pacerelle.const import DOMAIN
+from custom_components.pacerelle.issues.markdown import markdown_text
 from custom_components.pacerelle.store.agent_store import agent_store
 from tests.emulator import EmulatorConfig
-from tests.helpers.config_flow_driver import REDIRECT_URI, FlowDriver, query_of, user_input
+from tests.helpers.config_flow_driver import (
+    REDIRECT_URI,
+    FlowDriver,
+    abort_placeholders,
+    query_of,
+    user_input,
+)
 from tests.helpers.emulator import EmulatorHandle, running_emulator
 
 pytest_plugins = ["tests.helpers.config_flow_fixtures"]
@@ -335,18 +341,34 @@ async def test_code_exchange_fails(
     assert _store_files(hass) == []
 
 
-async def test_agent_already_configured(hass: HomeAssistant, driver: FlowDriver) -> None:
+async def test_agent_already_configured_names_the_agent_to_revoke(
+    hass: HomeAssistant, driver: FlowDriver
+) -> None:
+    """Agent Connect says whose account approved only once Pacerelle created the agent,
+    and has no call to revoke it: the abort names the new agent, and the one kept."""
+    assert (await driver.install(agent_name="Maison"))["type"] == "create_entry"
+    [entry] = hass.config_entries.async_entries(DOMAIN)
+    stores = _store_files(hass)
+
+    # The same account approves a second agent, named as Home Assistant suggests.
     external = await driver.begin()
-    redirect_url = await driver.answer(external)
-    # An agent of the same account is configured already (the emulator's default owner).
-    MockConfigEntry(domain=DOMAIN, unique_id="usr_demo", data={"agent_id": "agt_x"}).add_to_hass(
-        hass
-    )
-    await driver.come_back(redirect_url)
+    await driver.come_back(await driver.answer(external))
     result = await driver.fetch(external["flow_id"])
+
     assert (result["type"], result["reason"]) == ("abort", "already_configured")
-    assert len(hass.config_entries.async_entries(DOMAIN)) == 1
-    assert _store_files(hass) == []
+    installations = await _installations(driver.emulator)
+    [left_behind] = [item for item in installations if item["agent_id"] != entry.data["agent_id"]]
+    assert (left_behind["owner_id"], left_behind["revoked"]) == ("usr_demo", False)
+    assert result["description_placeholders"] == {
+        "agent_name": "Home Assistant",
+        "agent_id": markdown_text(str(left_behind["agent_id"])),
+        "configured_agent_name": "Maison",
+        "configured_agent_id": markdown_text(str(entry.data["agent_id"])),
+    }
+    assert abort_placeholders("already_configured") == set(result["description_placeholders"])
+    # Nothing else changed: one entry, no store for the agent left behind.
+    assert hass.config_entries.async_entries(DOMAIN) == [entry]
+    assert _store_files(hass) == stores
 
 
 async def test_existing_store_is_never_overwritten(hass: HomeAssistant, driver: FlowDriver) -> None:

@@ -6,8 +6,9 @@ from homeassistant.config_entries import SOURCE_REAUTH, ConfigEntry, ConfigEntry
 from homeassistant.core import HomeAssistant
 
 from custom_components.pacerelle.const import DOMAIN
+from custom_components.pacerelle.issues.markdown import markdown_text
 from custom_components.pacerelle.store.agent_store import agent_store
-from tests.helpers.config_flow_driver import FlowDriver
+from tests.helpers.config_flow_driver import FlowDriver, abort_placeholders
 
 pytest_plugins = ["tests.helpers.config_flow_fixtures"]
 
@@ -121,3 +122,10 @@ async def test_reauth_with_another_account_changes_nothing(
     installations = await driver.emulator.admin("GET", "/installations")
     [other] = [item for item in installations if item["owner_id"] == "usr_neighbour"]
     assert not await agent_store(hass, other["agent_id"]).exists()
+    # Agent Connect has no call to revoke it: the abort names it, and its account.
+    assert result["description_placeholders"] == {
+        "agent_name": "Maison",
+        "agent_id": markdown_text(other["agent_id"]),
+        "account_id": markdown_text("usr_neighbour"),
+    }
+    assert abort_placeholders("wrong_account") == set(result["description_placeholders"])

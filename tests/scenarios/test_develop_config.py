@@ -13,7 +13,10 @@ from typing import Any
 import pytest
 from homeassistant import config as ha_config
 from homeassistant.components import default_config
+from homeassistant.components.http import config as http_config
 from homeassistant.components.http.config import default_server_port
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import issue_registry as ir
 from homeassistant.util.yaml import load_yaml
 
 from tests.helpers.develop import develop_config
@@ -29,7 +32,7 @@ def test_a_new_configuration_is_home_assistants_without_my(tmp_path: Path) -> No
     ours, theirs = tmp_path / "ours", tmp_path / "theirs"
     ours.mkdir()
     theirs.mkdir()
-    assert develop_config.write_new_configuration(ours) is True
+    assert develop_config.write_new_configuration(ours, 18123) is True
     assert ha_config._write_default_config(str(theirs)) is True
 
     mine, new_install = _load(ours), _load(theirs)
@@ -56,9 +59,32 @@ def test_a_new_configuration_is_home_assistants_without_my(tmp_path: Path) -> No
 
 def test_an_existing_configuration_is_kept(tmp_path: Path) -> None:
     (tmp_path / "configuration.yaml").write_text("homeassistant:\n")
-    assert develop_config.write_new_configuration(tmp_path) is False
+    assert develop_config.write_new_configuration(tmp_path, 18123) is False
     assert (tmp_path / "configuration.yaml").read_text() == "homeassistant:\n"
     assert not (tmp_path / "automations.yaml").exists()
+    assert not (tmp_path / ".storage").exists()
+
+
+async def test_a_new_configuration_listens_on_loopback_only(
+    hass: HomeAssistant, hass_storage: dict[str, Any], tmp_path: Path
+) -> None:
+    """The store written for a new install is what Home Assistant's own HTTP settings
+    load: 127.0.0.1 and the port given, confirmed (no trial), no YAML (no repair)."""
+    assert develop_config.write_new_configuration(tmp_path, 18123) is True
+    path = tmp_path / ".storage" / "http"
+    assert path.stat().st_mode & 0o777 == 0o600
+    hass_storage["http"] = json.loads(path.read_text())
+
+    loaded = await http_config.async_load_config(hass, {})
+    assert (loaded["server_host"], loaded["server_port"]) == (["127.0.0.1"], 18123)
+    store = await http_config.async_get_and_load_store(hass)
+    assert store.active_config_type is http_config.ActiveConfigType.STABLE
+    assert store.pending is None
+    assert not ir.async_get(hass).issues
+    assert develop_config.serving_hosts(tmp_path) == ["127.0.0.1"]
+    assert develop_config.serving_port(tmp_path, 8123) == 18123
+    # A directory without a store (an older one) listens on every interface.
+    assert develop_config.serving_hosts(tmp_path / "older") == [""]
 
 
 def _store(config_dir: Path, stable: int, pending: dict[str, Any] | None = None) -> None:
