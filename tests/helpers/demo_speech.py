@@ -52,7 +52,8 @@ async def async_demo_voice(hass: HomeAssistant) -> None:
     """The demo's configuration written and its voice path set up, Home Assistant started
     (the demo gives the preferred voice assistant its speech-to-text then)."""
     config_dir = Path(hass.config.config_dir)
-    await hass.async_add_executor_job(develop_config.write_new_configuration, config_dir)
+    # The port goes to `.storage/http` only, which the test harness does not read.
+    await hass.async_add_executor_job(develop_config.write_new_configuration, config_dir, 8123)
     demo = await hass.async_add_executor_job(load_demo_module, "__init__")
     mock_integration(
         hass,

@@ -83,7 +83,10 @@ def _triggers(config: Any) -> Iterator[dict[str, Any]]:
 async def _demo(hass: HomeAssistant) -> None:
     """The demo configuration as scripts/develop writes it, its package's devices set up."""
     config_dir = Path(hass.config.config_dir)
-    assert await hass.async_add_executor_job(develop_config.write_new_configuration, config_dir)
+    # The port goes to `.storage/http` only, which the test harness does not read.
+    assert await hass.async_add_executor_job(
+        develop_config.write_new_configuration, config_dir, 8123
+    )
     config = await conf_util.async_hass_config_yaml(hass)
     # The demo's camera integration (only scripts/develop links it into a configuration).
     mock_integration(hass, MockModule("pacerelle_demo"))
