@@ -65,6 +65,8 @@ class AgentStore:
         self._checkpoints_held = False
         self._expiry: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._checkpoint_due = False
+        self._checkpointing: asyncio.Task[None] | None = None
 
     async def _locked[T](self, function: Callable[[], T]) -> T:
         async with self._lock:
@@ -112,14 +114,28 @@ class AgentStore:
         """Commit `data` (within `bound` first), then make the marks appended so far survive
         a power cut, in one executor job: only what changed is written, in one transaction,
         durable at once; the data committed."""
-        return await self._locked(partial(self._commit, versioned(extra), data, bound))
+        committed = await self._locked(partial(self._commit, versioned(extra), data, bound))
+        if self._checkpoint_due and self._checkpointing is None:
+            self._checkpointing = asyncio.get_running_loop().create_task(self._checkpoint())
+        return committed
 
     def _commit(self, extra: dict[str, Any], data: AgentData, bound: Bound | None) -> AgentData:
         if bound is not None:
             data = bound(data)
         self.records.commit(extra, data)
         self._marks.sync_pending()  # nothing to do unless marks were appended
+        self._checkpoint_due = self.records.checkpoint_due()
         return data
+
+    async def _checkpoint(self) -> None:
+        """The WAL folded in beside the commits, not under the store's lock (record_file.py):
+        the next message does not wait for it."""
+        try:
+            await self._run(self.records.checkpoint_when_due)
+        except (OSError, StoreError, sqlite3.Error):
+            _LOGGER.warning("Could not checkpoint the store of agent %s", self.agent_id)
+        finally:
+            self._checkpointing = None
 
     def mark(self, mark: str, trusted: bool) -> None:
         """Keep the mark of a request about to be handed over: on the loop, no system call
@@ -168,6 +184,8 @@ class AgentStore:
             return
         await self._lock.acquire()
         self._paused = True
+        if self._checkpointing is not None:  # one checkpoint at a time
+            await asyncio.shield(self._checkpointing)
         try:
             await self._run(self.records.checkpoint)
         except (OSError, StoreError, sqlite3.Error):

@@ -15,8 +15,9 @@ agent's store does not decrypt. Both keys are derived from the store key (HKDF-S
 
 Durability: WAL with synchronous=FULL, one transaction per commit: the commit returns once
 the WAL is fsynced, so what was accepted survives a kill and a power cut before anything
-is acknowledged (no separate sync step is needed). SQLite checkpoints the WAL into the
-database every 1,000 pages; `checkpoint` does it at once (before a backup). A new
+is acknowledged (no separate sync step is needed). The WAL is folded into the database
+past 1,000 pages by `checkpoint_when_due`, on a connection of its own beside the commits
+(never inside one); `checkpoint` does it at once (before a backup). A new
 database (a new agent, the migration from the `.enc` file) is built beside as
 `<name>.db.partial` and renamed in place once complete, so a kill never leaves a
 half-built store under the real name.
@@ -68,8 +69,11 @@ _PRAGMAS = (
     "PRAGMA secure_delete=FAST",
     # The WAL file cut back to 4 MiB after a checkpoint, not left at its largest.
     f"PRAGMA journal_size_limit={4 * 1024 * 1024}",
+    # No checkpoint inside a commit (SQLite's own runs in the commit that crosses 1,000
+    # pages, in that message's path): `checkpoint_when_due` runs them beside the commits.
+    "PRAGMA wal_autocheckpoint=0",
 )
-AUTOCHECKPOINT_PAGES = 1000  # SQLite's default: the WAL folded in every 1,000 pages
+CHECKPOINT_PAGES = 1000  # the WAL folded in past 1,000 pages, as SQLite's default does
 _CHECK = "check"  # a meta row: tells a wrong key (or another agent's store) at once
 
 type Write = tuple[str, str, int, bytes]  # table, logical key, seq, serialized value
@@ -101,6 +105,9 @@ class RecordFile:
         self._row_key = b""
         self._aad_prefixes: dict[str, bytes] = {}
         self._mutex = threading.Lock()
+        self._checkpointer: sqlite3.Connection | None = None  # checkpoint_when_due's own
+        self._checkpoint_mutex = threading.Lock()
+        self._checkpoints_held = False
 
     @property
     def is_open(self) -> bool:
@@ -238,12 +245,29 @@ class RecordFile:
     def hold_checkpoints(self, held: bool) -> None:
         """Held, commits go to the WAL only and the database file stays as the last
         checkpoint left it (a backup still copying it copies one consistent file; the WAL
-        beside it is a valid prefix); released, SQLite checkpoints every 1,000 pages again."""
-        pages = 0 if held else AUTOCHECKPOINT_PAGES
-        connection = self._open_connection()
-        with self._mutex:
-            self._still_open(connection)
-            connection.execute(f"PRAGMA wal_autocheckpoint={pages}")
+        beside it is a valid prefix); released, `checkpoint_when_due` runs again."""
+        self._checkpoints_held = held
+
+    def checkpoint_due(self) -> bool:
+        """Whether the WAL has grown past CHECKPOINT_PAGES (and checkpoints are not held)."""
+        try:
+            size = os.stat(self.db_path.with_name(f"{self.db_path.name}-wal")).st_size
+        except FileNotFoundError:
+            return False
+        return not self._checkpoints_held and size > CHECKPOINT_PAGES * PAGE_SIZE
+
+    def checkpoint_when_due(self) -> None:
+        """Fold the WAL in on a connection of its own, beside the commits: SQLite lets a
+        passive checkpoint run while a commit appends (each frame it copies was committed),
+        so no message waits for it. Kill-safe as every SQLite checkpoint is."""
+        with self._checkpoint_mutex:
+            if not self.checkpoint_due() or self._connection is None:
+                return
+            if self._checkpointer is None:
+                self._checkpointer = sqlite3.connect(
+                    self.db_path, isolation_level=None, check_same_thread=False
+                )
+            self._checkpointer.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     def sync_directory(self) -> None:
         fd = os.open(self.directory, os.O_RDONLY)
@@ -258,6 +282,10 @@ class RecordFile:
         Under the mutex: a commit or checkpoint running in another thread finishes first
         (SQLite's connection, shared across threads, must not be closed under a statement:
         that crashes the process)."""
+        with self._checkpoint_mutex:
+            if self._checkpointer is not None:
+                self._checkpointer.close()
+                self._checkpointer = None
         with self._mutex:
             if self._connection is not None:
                 self._connection.close()

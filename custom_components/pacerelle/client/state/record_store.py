@@ -108,8 +108,13 @@ class RecordStore:
             self.file.checkpoint()
 
     def hold_checkpoints(self, held: bool) -> None:
-        if self.file.is_open:
-            self.file.hold_checkpoints(held)
+        self.file.hold_checkpoints(held)
+
+    def checkpoint_due(self) -> bool:
+        return self.file.is_open and self.file.checkpoint_due()
+
+    def checkpoint_when_due(self) -> None:
+        self.file.checkpoint_when_due()
 
     def close(self) -> None:
         self.file.close()
