@@ -33,6 +33,7 @@ ANSWER_WITHIN = 20.0
 TRUST_LABEL = "Trust it (the codes are the same)"
 KEEP_LABEL = "Not now: keep it unverified (this repair stays)"
 KEPT_TEXT = "Nothing was decided: the device stays unverified."
+CHOOSE_TEXT = "Choose one: nothing is chosen for you."
 VIEWPORT = {"width": 1200, "height": 900}
 DEVICE_PAGE_VIEWPORT = {"width": 1200, "height": 1180}
 # The agent's verification code sensor: beside its value (two lines, four on a phone) the
@@ -70,11 +71,13 @@ async def _keep_in_repairs(page: Page, base_url: str, code: str, shots: Screensh
     await expect(page.get_by_role("radio", checked=True)).to_have_count(0)
     await expect(page.get_by_role("radio")).to_have_count(3)
     await shots.take(page, "repair-dialog")
+    await page.get_by_role("button", name="Submit").click()  # nothing chosen: asked again
+    await expect(page.get_by_text(CHOOSE_TEXT)).to_be_visible()
     await page.get_by_text(KEEP_LABEL, exact=True).click()
     await page.get_by_role("button", name="Submit").click()
     await expect(page.get_by_text(KEPT_TEXT)).to_be_visible()
     await shots.take(page, "repair-kept")
-    await page.get_by_role("button", name="Close").click()
+    await page.locator("ha-dialog-footer").get_by_role("button", name="Close").click()
     await expect(page.get_by_text(KEPT_TEXT)).to_have_count(0)
 
 

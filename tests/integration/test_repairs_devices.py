@@ -8,6 +8,7 @@ import re
 from string import Formatter
 from typing import Any
 
+import probatio
 import pytest
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType
@@ -138,9 +139,14 @@ async def test_a_decision_or_an_ignore_hands_the_room_on_and_keep_leaves_the_rep
     assert repaired(hass, agent) == first
     assert waiting_count(hass, agent) == 2
 
-    # "Keep it unverified" decides nothing: the flow aborts, the repair stays, no room frees.
+    # Nothing is chosen beforehand, and a form sent back without a choice decides nothing.
     flows = hass.data["repairs"]["flow_manager"]
     form = await flows.async_init(DOMAIN, context={"issue_id": issue_id(entry_id, owner, "11")})
+    [field] = form["data_schema"].schema
+    assert field.default is probatio.UNDEFINED
+    unchosen = await flows.async_configure(form["flow_id"], {})
+    assert (unchosen["type"], unchosen["errors"]) == (FlowResultType.FORM, {"decision": "choose"})
+    # "Keep it unverified" decides nothing: the flow aborts, the repair stays, no room frees.
     kept = await flows.async_configure(form["flow_id"], {"decision": "keep"})
     assert (kept["type"], kept["reason"]) == (FlowResultType.ABORT, "kept")
     await settled(hass)
