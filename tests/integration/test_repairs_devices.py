@@ -1,8 +1,9 @@
 """The trust repairs against a relay that invents devices (issues/devices.py), through the
 emulator and Home Assistant's own issue registry and repairs flows: at most
 MAX_DEVICE_REPAIRS at once plus one that counts the rest, each gone with its device's
-eviction from the trust book or its decision, room handed on to the device seen last, a
-person's id shown as text, and every repair gone with the entry."""
+eviction from the trust book or its decision and with nothing else ("keep it unverified"
+leaves it; one lost before comes back at the next start), room handed on to the device seen
+last, a person's id shown as text, and every repair gone with the entry."""
 
 import re
 from string import Formatter
