@@ -4,8 +4,11 @@
 One fixable issue per device that is new (unverified) or whose identity key changed, at
 most MAX_DEVICE_REPAIRS of an agent at once (issues/devices.py raises and removes them). The
 fix flow shows the verification code the person's app shows for that device and asks for
-a decision: trust it, keep it unverified (the issue goes away; its messages still fire,
-with `trusted: false`), or block it (nothing is sent to it, its messages are dropped).
+a choice, none made beforehand: trust it, block it (nothing is sent to it, its messages are
+dropped), or keep it unverified for now. Only trust and block are decisions and end the
+repair. "Keep it unverified" decides nothing: the flow aborts saying so and the repair
+stays (the device's messages still fire, with `trusted: false`), so every undecided device
+stays decidable in Settings -> System -> Repairs (issues/devices.py brings lost ones back).
 
 The decision is for the key whose code the form showed: if the device presents another key
 by the time the user answers (the relay can swap it between the two), nothing is decided
@@ -30,11 +33,13 @@ __all__ = ["async_create_fix_flow", "issue_id"]  # issue_id: the tests name a re
 DECISION: Final = "decision"
 KEEP: Final = "keep"
 KEY_CHANGED: Final = "key_changed"
+KEPT: Final = "kept"  # the abort of "keep it unverified": the repair stays
+CHOOSE: Final = "choose"  # the form came back with nothing chosen
 DECISIONS: Final = {"trust": TrustState.TRUSTED, KEEP: None, "block": TrustState.BLOCKED}
 
 
 class TrustDeviceFlow(RepairsFlow):
-    """Trust, keep unverified, or block one device, for the key whose code it showed."""
+    """Trust or block one device, for the key whose code it showed, or leave it waiting."""
 
     def __init__(self, entry_id: str, person_id: str, device_id: str) -> None:
         self._entry_id = entry_id
@@ -48,19 +53,23 @@ class TrustDeviceFlow(RepairsFlow):
         if trust is None or device is None:
             return self.async_abort(reason="device_unknown")
         errors: dict[str, str] = {}
-        # Home Assistant starts the step with {"issue_id": ...}: only a decision is an answer.
-        if user_input is not None and DECISION in user_input and self._shown is not None:
-            decision = DECISIONS[user_input[DECISION]]
-            if decision is None:
-                return self.async_create_entry(data={})  # the issue goes; the device waits
-            try:
-                await trust.async_decide(
-                    self._person_id, self._device_id, decision, key=self._shown.identity_key
-                )
-            except KeyChangedError as changed:
-                device, errors = changed.current, {"base": KEY_CHANGED}
+        # Home Assistant starts the step with {"issue_id": ...}. The choice is optional in the
+        # schema (the frontend fills a required one with its first option): a form sent back
+        # without one is shown again, asking for it.
+        if user_input is not None and self._shown is not None:
+            if (choice := user_input.get(DECISION)) is None:
+                errors = {DECISION: CHOOSE}
+            elif (decision := DECISIONS[choice]) is None:
+                return self.async_abort(reason=KEPT)  # an abort leaves the issue in place
             else:
-                return self.async_create_entry(data={})
+                try:
+                    await trust.async_decide(
+                        self._person_id, self._device_id, decision, key=self._shown.identity_key
+                    )
+                except KeyChangedError as changed:
+                    device, errors = changed.current, {"base": KEY_CHANGED}
+                else:
+                    return self.async_create_entry(data={})
         self._shown = device
         entry = self.hass.config_entries.async_get_entry(self._entry_id)
         name = entry.title if entry is not None else ""
@@ -68,7 +77,7 @@ class TrustDeviceFlow(RepairsFlow):
             step_id="init",
             data_schema=probatio.Schema(
                 {
-                    probatio.Required(DECISION, default=KEEP): SelectSelector(
+                    probatio.Optional(DECISION): SelectSelector(
                         SelectSelectorConfig(options=list(DECISIONS), translation_key=DECISION)
                     )
                 }

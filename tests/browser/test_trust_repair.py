@@ -3,8 +3,10 @@
 A real `hass` with Pacerelle added through the frontend (as test_add_integration does), the
 emulator in this process. The owner writes from device 1 (trusted on first use); a second
 "owner device" with an identity key of its own (as the relay could forge) writes. In
-Chromium, Settings -> Repairs shows one repair for it, with the verification code the
-emulator's chat page shows for that device; the person chooses "Trust it". Then
+Chromium, Settings -> System -> Repairs shows one repair for it, with the verification code
+the emulator's chat page shows for that device and no choice made; the person first chooses
+"Not now: keep it unverified" (issue 37: the dialog says nothing was decided, the repair
+stays), opens the same repair again and chooses "Trust it". Then
 `pacerelle.ask`, called through Home Assistant's REST API, is answered from device 2 and
 counts. Screenshots: tests/artifacts/browser/trust_repair/<run>/; with
 PACERELLE_PUBLISH_IMAGES=1 the repair dialog and the agent's device page also become README's
@@ -29,6 +31,9 @@ from tests.helpers.emulator import EmulatorHandle, running_emulator
 ISSUES_WITHIN = 20.0
 ANSWER_WITHIN = 20.0
 TRUST_LABEL = "Trust it (the codes are the same)"
+KEEP_LABEL = "Not now: keep it unverified (this repair stays)"
+KEPT_TEXT = "Nothing was decided: the device stays unverified."
+CHOOSE_TEXT = "Choose one: nothing is chosen for you."
 VIEWPORT = {"width": 1200, "height": 900}
 DEVICE_PAGE_VIEWPORT = {"width": 1200, "height": 1180}
 # The agent's verification code sensor: beside its value (two lines, four on a phone) the
@@ -52,13 +57,33 @@ async def _wait_issues(page: Page, count: int) -> list[str]:
             await asyncio.sleep(0.25)
 
 
-async def _trust_in_repairs(page: Page, base_url: str, code: str, shots: Screenshots) -> None:
+async def _open_repair(page: Page, base_url: str, code: str) -> None:
     repair = page.get_by_text(re.compile("wants to talk to"))
     await open_page(page, f"{base_url}/config/repairs", repair)
     await repair.first.click()
     # The code the person compares with the one their Pacerelle app shows.
     await expect(page.get_by_text(code)).to_be_visible()
+
+
+async def _keep_in_repairs(page: Page, base_url: str, code: str, shots: Screenshots) -> None:
+    """Nothing is chosen beforehand; "keep it unverified" decides nothing and says so."""
+    await _open_repair(page, base_url, code)
+    await expect(page.get_by_role("radio", checked=True)).to_have_count(0)
+    await expect(page.get_by_role("radio")).to_have_count(3)
     await shots.take(page, "repair-dialog")
+    await page.get_by_role("button", name="Submit").click()  # nothing chosen: asked again
+    await expect(page.get_by_text(CHOOSE_TEXT)).to_be_visible()
+    await page.get_by_text(KEEP_LABEL, exact=True).click()
+    await page.get_by_role("button", name="Submit").click()
+    await expect(page.get_by_text(KEPT_TEXT)).to_be_visible()
+    await shots.take(page, "repair-kept")
+    await page.locator("ha-dialog-footer").get_by_role("button", name="Close").click()
+    await expect(page.get_by_text(KEPT_TEXT)).to_have_count(0)
+
+
+async def _trust_in_repairs(page: Page, base_url: str, code: str, shots: Screenshots) -> None:
+    await _open_repair(page, base_url, code)
+    await shots.take(page, "repair-dialog-again")
     await page.get_by_text(TRUST_LABEL, exact=True).click()
     await shots.take(page, "repair-trust-chosen")
     await page.get_by_role("button", name="Submit").click()
@@ -144,6 +169,8 @@ async def test_trust_repair_in_the_frontend_then_the_device_answers(
         devices = await emulator.admin("GET", f"/users/{owner}/devices")
         code = next(str(d["verification_code"]) for d in devices if d["device_id"] == "2")
 
+        await _keep_in_repairs(page, base_url, code, shots)
+        assert await _pacerelle_issues(page) == issues  # the device stays decidable
         await _trust_in_repairs(page, base_url, code, shots)
         assert await _pacerelle_issues(page) == []
 

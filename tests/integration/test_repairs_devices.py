@@ -1,13 +1,15 @@
 """The trust repairs against a relay that invents devices (issues/devices.py), through the
 emulator and Home Assistant's own issue registry and repairs flows: at most
 MAX_DEVICE_REPAIRS at once plus one that counts the rest, each gone with its device's
-eviction from the trust book or its decision, room handed on to the device seen last, a
-person's id shown as text, and every repair gone with the entry."""
+eviction from the trust book or its decision and with nothing else ("keep it unverified"
+leaves it; one lost before comes back at the next start), room handed on to the device seen
+last, a person's id shown as text, and every repair gone with the entry."""
 
 import re
 from string import Formatter
 from typing import Any
 
+import probatio
 import pytest
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType
@@ -112,11 +114,11 @@ async def test_devices_a_relay_invents_get_bounded_repairs_that_go_with_their_ev
     )
 
     # A reload checks the persistent repairs against the book again: nothing changes, and
-    # the count of those waiting is forgotten with the loaded entry.
+    # the devices waiting are counted again, from the book.
     assert await hass.config_entries.async_reload(agent.entry.entry_id)
     await settled(hass)
     assert repaired(hass, agent) == shown
-    assert waiting_count(hass, agent) == 0
+    assert waiting_count(hass, agent) == len(kept) - MAX_DEVICE_REPAIRS
 
     # Removing the entry removes every repair of it, persistent ones included.
     raise_store_restored(hass, agent.entry.entry_id, "Home")
@@ -125,11 +127,12 @@ async def test_devices_a_relay_invents_get_bounded_repairs_that_go_with_their_ev
     assert ours(hass) == []
 
 
-async def test_a_decision_or_keep_hands_the_room_to_a_waiting_device(
+async def test_a_decision_or_an_ignore_hands_the_room_on_and_keep_leaves_the_repair(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
     agent = await start(hass, emulator)
     owner = agent.installed.owner_id
+    entry_id = agent.entry.entry_id
     invented = range(2, 2 + MAX_DEVICE_REPAIRS + 2)
     await invent_devices(emulator, agent, invented)
     await settled(hass)
@@ -137,40 +140,60 @@ async def test_a_decision_or_keep_hands_the_room_to_a_waiting_device(
     assert repaired(hass, agent) == first
     assert waiting_count(hass, agent) == 2
 
+    # Nothing is chosen beforehand, and a form sent back without a choice decides nothing.
     flows = hass.data["repairs"]["flow_manager"]
-    for device, decision in (("2", "block"), ("11", "keep")):
-        form = await flows.async_init(
-            DOMAIN, context={"issue_id": issue_id(agent.entry.entry_id, owner, device)}
-        )
-        done = await flows.async_configure(form["flow_id"], {"decision": decision})
-        assert done["type"] is FlowResultType.CREATE_ENTRY
-        await settled(hass)
-    # Both waiting devices have their repair now; the count is gone; the kept device,
-    # unverified still, does not get its repair back.
+    form = await flows.async_init(DOMAIN, context={"issue_id": issue_id(entry_id, owner, "11")})
+    [field] = form["data_schema"].schema
+    assert field.default is probatio.UNDEFINED
+    unchosen = await flows.async_configure(form["flow_id"], {})
+    assert (unchosen["type"], unchosen["errors"]) == (FlowResultType.FORM, {"decision": "choose"})
+    # "Keep it unverified" decides nothing: the flow aborts, the repair stays, no room frees.
+    kept = await flows.async_configure(form["flow_id"], {"decision": "keep"})
+    assert (kept["type"], kept["reason"]) == (FlowResultType.ABORT, "kept")
+    await settled(hass)
+    assert repaired(hass, agent) == first
+    assert waiting_count(hass, agent) == 2
+
+    # A decision (block) and Home Assistant's "Ignore" each hand their room on.
+    form = await flows.async_init(DOMAIN, context={"issue_id": issue_id(entry_id, owner, "2")})
+    done = await flows.async_configure(form["flow_id"], {"decision": "block"})
+    assert done["type"] is FlowResultType.CREATE_ENTRY
+    ir.async_ignore_issue(hass, DOMAIN, issue_id(entry_id, owner, "11"), True)
+    await settled(hass)
     assert repaired(hass, agent) == (first - {"2", "11"}) | {str(d) for d in invented[-2:]}
     assert waiting_count(hass, agent) == 0
+    # The ignored device, unverified still, keeps its (ignored) repair: decidable later.
     again = await emulator.send(agent.conversation_id, text="again", device_id="11")
     assert (await event_of(agent, again))["trusted"] is False
     await settled(hass)
-    assert "11" not in repaired(hass, agent)
+    assert device_repairs(hass, entry_id)[(owner, "11")].dismissed_version is not None
 
-    # Repairs left past the bound (a registry from before it) wait from the next start on,
-    # the least recently seen first.
-    for device in ("2", "11"):
-        ir.async_create_issue(
-            hass,
-            DOMAIN,
-            issue_id(agent.entry.entry_id, owner, device),
-            is_fixable=True,
-            is_persistent=True,
-            severity=ir.IssueSeverity.WARNING,
-            translation_key=UNTRUSTED_DEVICE,
-            data={"entry_id": agent.entry.entry_id, "person_id": owner, "device_id": device},
-        )
-    assert await hass.config_entries.async_reload(agent.entry.entry_id)
+    # A repair an earlier version removed on "keep" (device 3, unverified) comes back at the
+    # next start; a repair left of a decided device (2, blocked) goes.
+    ir.async_delete_issue(hass, DOMAIN, issue_id(entry_id, owner, "3"))
+    ir.async_create_issue(
+        hass,
+        DOMAIN,
+        issue_id(entry_id, owner, "2"),
+        is_fixable=True,
+        is_persistent=True,
+        severity=ir.IssueSeverity.WARNING,
+        translation_key=UNTRUSTED_DEVICE,
+        data={"entry_id": entry_id, "person_id": owner, "device_id": "2"},
+    )
+    await settled(hass)
+    assert "3" not in repaired(hass, agent)
+    assert await hass.config_entries.async_reload(entry_id)
+    await settled(hass)
+    assert repaired(hass, agent) == (first - {"2", "11"}) | {str(d) for d in invented[-2:]}
+    assert waiting_count(hass, agent) == 0
+
+    # Repairs past the bound (one ignored shown again): the least recently seen one waits.
+    ir.async_ignore_issue(hass, DOMAIN, issue_id(entry_id, owner, "11"), False)
     await settled(hass)
     assert len(repaired(hass, agent)) == MAX_DEVICE_REPAIRS
-    assert "2" not in repaired(hass, agent)  # blocked: decided, so no repair at all
+    assert "11" in repaired(hass, agent)
+    assert "3" not in repaired(hass, agent)
     assert waiting_count(hass, agent) == 1
 
 

@@ -13,9 +13,13 @@ bounded and follow the trust book, never the other way round:
 - A repair goes when its device leaves the book (the book's bound forgets the least
   recently seen undecided devices first), once the device is decided, and with its entry
   (issues/entry.py). Every change of the book is told here (trust.py), evictions included.
-- Which devices wait is known while the entry is loaded: the count is not persistent, and
-  a waiting device gets its repair again when its state changes. The shown repairs are
-  persistent and checked against the book (and the bound) at every start.
+- Every undecided device stays decidable in the UI: it has a repair (shown or ignored) or
+  is counted, waiting for room. Only a decision (trust or block) or the book forgetting the
+  device ends its repair; "keep it unverified" in the fix flow leaves it (repairs.py), and
+  Home Assistant's "Ignore" is the user's way to hide one. At every start the waiting
+  devices are taken from the book (each undecided one without a repair), so a repair lost
+  before (one "kept" by an earlier version) comes back. The shown repairs are persistent and
+  checked against the book (and the bound) at every start.
 
 Titles are plain text; a fix flow's description is markdown and names no relay id.
 """
@@ -81,7 +85,14 @@ class DeviceRepairs:
         self._entry_id = entry_id
         self._agent_name = agent_name
         self._trust = trust
-        self._waiting: set[DeviceKey] = set()  # undecided, without a repair for want of room
+        # Undecided, without a repair for want of room: at first, each such one of the book.
+        repairs = device_repairs(hass, entry_id)
+        self._waiting: set[DeviceKey] = {
+            key
+            for device in trust.book.devices.values()
+            if device.state in WAITING
+            and (key := (device.person_id, device.device_id)) not in repairs
+        }
         self._syncing = self._again = False
 
     @callback
