@@ -20,7 +20,6 @@ from .client import (
     DeviceTrust,
     PacerelleConnectionError,
     Request,
-    parse_response,
     public_attachment,
 )
 from .files.attachments import Download, async_save_incoming
@@ -79,7 +78,7 @@ def event_data(
         if saved is not None:
             public["path"] = saved.get(str(item.get("id")))
         attachments.append(public)
-    answer = parse_response(request.widget)
+    answer = request.answer
     return {
         **_who_and_where(entry_id, agent_id, request),
         "group": request.is_group,
@@ -121,7 +120,7 @@ def widget_response_data(
     entry_id: str, agent_id: str, request: Request, trust: DeviceTrust | None = None
 ) -> dict[str, Any] | None:
     """`pacerelle_widget_response` data, or None when the request is no widget answer."""
-    answer = parse_response(request.widget)
+    answer = request.answer
     if answer is None:
         return None
     return {
@@ -244,7 +243,7 @@ class MessageEvents:
         self._fire_event(EVENT_MESSAGE, data)
         async_dispatcher_send(hass, message_signal(entry_id), Delivered(request, saved, transcript))
         answer = widget_response_data(entry_id, self._agent_id, request, trust)
-        response = parse_response(request.widget)
+        response = request.answer
         if answer is not None and response is not None:
             self._fire_event(EVENT_WIDGET_RESPONSE, answer)
             async_dispatcher_send(

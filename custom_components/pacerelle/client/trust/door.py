@@ -135,10 +135,6 @@ class TrustDoor:
     def book(self) -> TrustBook:
         return self._book
 
-    def listen(self, changed: TrustListener) -> None:
-        """Who is told (judged device, what was known before) of every change of state."""
-        self._changed = changed
-
     def kept_by(self, keep: TrustKeep) -> None:
         """How a decision is made durable: the agent's commit of its data (agent_core.py)."""
         self._keep = keep

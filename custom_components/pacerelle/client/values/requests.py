@@ -44,6 +44,7 @@ from ..relay.frames import InboundMessage, is_group_recipient
 from .groups import parse_message
 from .payloads import Content, public_attachment
 from .trust_book import DeviceTrust, TrustState
+from .widget_answers import WidgetResponse, parse_response
 
 __all__ = ["MAX_ACCEPTED_RECEIPTS", "MAX_PENDING", "MAX_REJECTED_RECEIPTS"]
 
@@ -104,6 +105,12 @@ class Request:
     sender_identity: bytes | None = None
     trust_device_id: str | None = None
     trust_state: TrustState | None = None
+    # The widget answer this request is (None: it is none), parsed once from `widget`
+    # (widget_answers.py) when the request is made: every consumer reads it here.
+    answer: WidgetResponse | None = field(default=None, init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "answer", parse_response(self.widget))
 
     @property
     def is_group(self) -> bool:
