@@ -17,6 +17,9 @@ the conversation's device (entity.py `ConversationEntity`), named as it: `notify
 from typing import override
 
 from homeassistant.components.notify import NotifyEntity, NotifyEntityDescription
+
+# Where Home Assistant defines it: the notify package uses it without re-exporting it, so
+# mypy --strict refuses it from there.
 from homeassistant.components.notify.const import NotifyEntityFeature
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback

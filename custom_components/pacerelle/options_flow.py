@@ -59,11 +59,9 @@ def voice_choices(hass: HomeAssistant, current: str | None) -> list[SelectOption
         SelectOptionDict(value=VOICE_NONE, label=VOICE_NONE),
         SelectOptionDict(value=OPTION_PREFERRED, label=OPTION_PREFERRED),
     ]
-    try:
-        pipelines = async_get_pipelines(hass)
-    except KeyError:  # the assist_pipeline integration is not set up
-        pipelines = []
-    choices += [SelectOptionDict(value=p.id, label=p.name) for p in pipelines]
+    # Pipelines exist once the assist_pipeline integration is set up (an after-dependency).
+    if "assist_pipeline" in hass.config.components:
+        choices += [SelectOptionDict(value=p.id, label=p.name) for p in async_get_pipelines(hass)]
     if current is not None and current not in {c["value"] for c in choices}:
         choices.append(SelectOptionDict(value=current, label=current))
     return choices
