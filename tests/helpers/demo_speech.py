@@ -30,6 +30,8 @@ DEMO: Final = ROOT / "scripts" / "lib" / "demo" / "pacerelle_demo"
 SPOKEN: Final = ROOT / "tests" / "data" / "voice"  # made by make_spoken_commands.py
 KITCHEN_LIGHT: Final = "light.kitchen_light"
 ENGINE: Final = "pacerelle_demo"
+# The port scripts/develop would give the demo's Home Assistant; no test binds it.
+DEMO_PORT: Final = 18123
 
 
 def load_demo_module(name: str) -> ModuleType:
@@ -52,8 +54,7 @@ async def async_demo_voice(hass: HomeAssistant) -> None:
     """The demo's configuration written and its voice path set up, Home Assistant started
     (the demo gives the preferred voice assistant its speech-to-text then)."""
     config_dir = Path(hass.config.config_dir)
-    # The port goes to `.storage/http` only, which the test harness does not read.
-    await hass.async_add_executor_job(develop_config.write_new_configuration, config_dir, 8123)
+    await hass.async_add_executor_job(develop_config.write_new_configuration, config_dir, DEMO_PORT)
     demo = await hass.async_add_executor_job(load_demo_module, "__init__")
     mock_integration(
         hass,

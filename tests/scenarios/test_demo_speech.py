@@ -2,7 +2,8 @@
 PocketSphinx hears spoken commands (WAVs made by flite, tests/data/voice/) through Home
 Assistant's speech-to-text API, gives nothing for silence, becomes the preferred voice
 assistant's engine, and a voice note said to the agent turns the kitchen light on and puts
-milk on the shopping list, with the agent's voice option on "Preferred voice assistant"."""
+milk on the shopping list, with the agent's voice option on "Preferred voice assistant",
+through Assist and through the README's shopping-list automation."""
 
 import io
 import wave
@@ -15,10 +16,15 @@ from homeassistant.components.conversation import HOME_ASSISTANT_AGENT
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 
-from custom_components.pacerelle.options import CONF_ASSIST_AGENT, CONF_VOICE_PIPELINE
+from custom_components.pacerelle.options import (
+    CONF_ASSIST_AGENT,
+    CONF_VOICE_PIPELINE,
+    CONF_VOICE_TRANSCRIPTS,
+)
 from tests.helpers.agent import start_agent
 from tests.helpers.demo_speech import ENGINE, KITCHEN_LIGHT, async_demo_voice, spoken
 from tests.helpers.emulator import EmulatorHandle
+from tests.helpers.readme import automate, example
 from tests.helpers.runtime import wait_until
 from tests.helpers.voice import send_voice_note
 
@@ -119,6 +125,27 @@ async def test_said_to_the_agent_the_light_turns_on_and_milk_is_listed(
     replies = await emulator.wait_inbox(conversation, 2, within=HEARD_WITHIN)
     answers = {reply["reply_to_message_id"]: reply["text"] for reply in replies}
     assert answers == {light_id: "Turned on the light", milk_id: "Added milk"}
+
+
+@pytest.mark.usefixtures("demo")
+async def test_the_readme_shopping_list_hears_the_demos_phrase(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    options = {CONF_VOICE_PIPELINE: OPTION_PREFERRED, CONF_VOICE_TRANSCRIPTS: True}
+    installed = (await start_agent(hass, emulator, options=options)).installed
+    await automate(hass, example("A shopping list filled by voice"))
+    milk = await hass.async_add_executor_job(spoken, "add_milk_to_the_shopping_list.wav")
+    milk_id = await send_voice_note(emulator, installed.conversation_id, milk, "audio/wav")
+
+    [reply] = await emulator.wait_inbox(installed.conversation_id, 1, within=HEARD_WITHIN)
+    assert (reply["text"], reply["reply_to_message_id"]) == (
+        "Added milk to the shopping list.",
+        milk_id,
+    )
+    listed: Any = await hass.services.async_call(
+        "todo", "get_items", {"entity_id": SHOPPING_LIST}, blocking=True, return_response=True
+    )
+    assert [item["summary"] for item in listed[SHOPPING_LIST]["items"]] == ["milk"]
 
 
 def _state(hass: HomeAssistant, entity_id: str) -> str | None:

@@ -27,6 +27,7 @@ from pytest_homeassistant_custom_component.common import (
 )
 
 from tests.helpers.agent import start_agent
+from tests.helpers.demo_speech import DEMO_PORT
 from tests.helpers.develop import ROOT, develop_config
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.groups import named_family
@@ -83,9 +84,8 @@ def _triggers(config: Any) -> Iterator[dict[str, Any]]:
 async def _demo(hass: HomeAssistant) -> None:
     """The demo configuration as scripts/develop writes it, its package's devices set up."""
     config_dir = Path(hass.config.config_dir)
-    # The port goes to `.storage/http` only, which the test harness does not read.
     assert await hass.async_add_executor_job(
-        develop_config.write_new_configuration, config_dir, 8123
+        develop_config.write_new_configuration, config_dir, DEMO_PORT
     )
     config = await conf_util.async_hass_config_yaml(hass)
     # The demo's camera integration (only scripts/develop links it into a configuration).

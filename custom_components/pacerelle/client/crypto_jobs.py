@@ -26,6 +26,7 @@ from .values import groups, history_v1
 from .values.agent_data import AgentData
 from .values.payloads import parse_content
 from .values.requests import Request, RequestTooLargeError, stored_size
+from .values.sent_widgets import typed_content
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -147,7 +148,7 @@ def _open_one(
         conversations = conversations.with_device(
             message.sender_id, message.conversation_id, message.sender_device_id
         )
-    content = parse_content(body, message.attachments)
+    content = typed_content(parse_content(body, message.attachments), data.history)
     request = Request.build(
         message,
         content,

@@ -4,8 +4,12 @@ as the updates left it; its updates alone when the widget itself left the histor
 import json
 from typing import Any
 
+import pytest
+
 from custom_components.pacerelle.client.values.history import History, Reply
-from custom_components.pacerelle.client.values.sent_widgets import sent_widget
+from custom_components.pacerelle.client.values.payloads import Content
+from custom_components.pacerelle.client.values.sent_widgets import sent_widget, typed_content
+from custom_components.pacerelle.client.values.widget_answers import answer_problem, typed_answer
 from custom_components.pacerelle.client.values.widgets import build_update, build_widget
 
 
@@ -46,3 +50,52 @@ def test_updates_alone_when_the_widget_left_the_history() -> None:
 def test_deep_nesting_is_text_not_a_fault() -> None:
     deep = "{" + '"a":[' * 100_000 + "]" * 100_000 + "}"
     assert sent_widget(History((), (_sent("m1", deep),)), "w") is None
+
+
+FORM_SPEC = {
+    "title": "Guests",
+    "fields": [
+        {"name": "who", "label": "Who", "type": "text"},
+        {"name": "n", "label": "How many", "type": "number"},
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("given", "typed"),
+    [
+        ("3", 3),
+        (" -2 ", -2),
+        ("2.5", 2.5),
+        ("1e3", 1000.0),
+        (".5", 0.5),
+        (4, 4),
+        ("", None),
+        ("lots", "lots"),
+        ("nan", "nan"),
+        ("1_000", "1_000"),
+        ("\u0663", "\u0663"),  # an Arabic-Indic digit is no number of the form's
+    ],
+)
+def test_a_forms_number_field_is_typed(given: Any, typed: Any) -> None:
+    value = typed_answer("form", FORM_SPEC, {"who": "7", "n": given})
+    assert value == {"who": "7", "n": typed}
+    assert type(value["n"]) is type(typed)
+
+
+def test_a_number_field_that_is_no_number_is_refused() -> None:
+    assert answer_problem("form", FORM_SPEC, {"n": "3"}) == "field n is not a number"
+    assert answer_problem("form", FORM_SPEC, {"n": True}) == "field n is not a number"
+    assert answer_problem("form", FORM_SPEC, {"n": float("inf")}) == "field n is not a number"
+    assert answer_problem("form", FORM_SPEC, {"n": 3, "who": "7"}) is None
+    assert answer_problem("form", FORM_SPEC, {"n": None}) is None
+
+
+def test_an_answer_is_typed_by_the_widget_it_answers() -> None:
+    history = History((), (_sent("m1", build_widget("form", FORM_SPEC, widget_id="w")),))
+    answer = {"type": "widget.response", "id": "a", "ref": "w", "value": {"n": "3"}}
+    typed = typed_content(Content("widget", "", widget=answer), history)
+    assert typed.widget == {**answer, "value": {"n": 3}}
+    # A widget no longer in the history: the answer as it came.
+    kept = Content("widget", "", widget=answer)
+    assert typed_content(kept, History()) is kept

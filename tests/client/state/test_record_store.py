@@ -54,6 +54,13 @@ def _loaded(directory: Path, name: str = "agt_1") -> tuple[RecordStore, AgentDat
     return store, data
 
 
+def _read(directory: Path) -> RecordStore:
+    """The store as a start loads it, closed again (its data and document kept)."""
+    store, _ = _loaded(directory)
+    store.close()
+    return store
+
+
 def _orders(data: AgentData) -> list[list[str]]:
     """The order of every ordered part (the least recent first: eviction order)."""
     return [
@@ -117,6 +124,7 @@ def test_a_commit_writes_only_what_changed_and_loads_back(tmp_path: Path, data: 
     assert loaded.sections() == used.sections()
     assert _orders(loaded) == _orders(used)  # what is evicted first stays first
     assert again.commit(EXTRA, loaded) == 0  # a start writes nothing it did not change
+    again.close()
 
 
 @needs_peer
@@ -158,7 +166,7 @@ def test_a_failed_write_keeps_the_disk_and_the_baseline(
     # The baseline did not move: written now (the pending row and its request's row).
     assert store.commit(EXTRA, later) == 2
     store.close()
-    assert _loaded(tmp_path)[1].sections() == later.sections()
+    assert _read(tmp_path).document() == {**EXTRA, **later.sections()}
 
 
 @needs_peer
@@ -176,7 +184,7 @@ def test_a_store_of_the_earlier_format_migrates_and_a_killed_migration_is_redone
     assert not (tmp_path / "agt_1.db.partial").exists()
     assert store.commit(EXTRA, loaded) == 0
     store.close()
-    assert {k: v for k, v in _loaded(tmp_path)[0].document().items() if k in SECTIONS} == {
+    assert {k: v for k, v in _read(tmp_path).document().items() if k in SECTIONS} == {
         k: v for k, v in document.items() if k in SECTIONS
     }
 
@@ -187,8 +195,9 @@ def test_a_killed_migration_after_the_rename_finishes_it(tmp_path: Path) -> None
     store.load(migrate)
     store.close()
     EncryptedFile(tmp_path, "agt_1").write({**EXTRA, "stale": True})  # the .enc still there
-    store, _ = _store(tmp_path), None
+    store = _store(tmp_path)
     assert store.load(migrate)[0] == EXTRA  # the complete database wins; .enc removed
+    store.close()
     assert not (tmp_path / "agt_1.enc").exists()
 
 
@@ -265,7 +274,9 @@ def test_one_store_is_opened_by_one_holder(tmp_path: Path) -> None:
         _store(tmp_path).load(migrate)
     assert caught.value.problem is StoreProblem.LOCKED  # not damaged: held
     first.close()
-    assert _store(tmp_path).load(migrate)[0] == EXTRA  # released (and by a crash: flock)
+    again = _store(tmp_path)
+    assert again.load(migrate)[0] == EXTRA  # released (and by a crash: flock)
+    again.close()
 
 
 def test_files_are_private(tmp_path: Path) -> None:
@@ -277,6 +288,7 @@ def test_files_are_private(tmp_path: Path) -> None:
     for path in (tmp_path / "pacerelle").iterdir():
         assert path.stat().st_mode & 0o777 == 0o600, path.name
         assert b"pit_secret" not in path.read_bytes()
+    store.close()
 
 
 def test_every_field_of_the_data_has_its_records() -> None:

@@ -89,7 +89,8 @@ def test_an_archived_state_parsed_on_first_use_is_the_eager_one(tmp_path: Path) 
     assert store.commit(EXTRA, loaded) == 0
     assert store.commit(EXTRA, AgentData(lazy_state)) > 0
     store.close()
-    _, again = _reloaded(tmp_path)
+    reloaded, again = _reloaded(tmp_path)
+    reloaded.close()
     assert again.signal.to_json()["sessions"] == lazy_state.to_json()["sessions"]
 
 

@@ -99,6 +99,39 @@ async def test_nobody_answers(hass: HomeAssistant, emulator: EmulatorHandle) -> 
     assert answers[0].data["value"] == {"guest": "Ann"}
 
 
+async def test_a_forms_number_comes_back_as_a_number(
+    hass: HomeAssistant, emulator: EmulatorHandle, caplog: pytest.LogCaptureFixture
+) -> None:
+    agent = await start_agent(hass, emulator, spoken=True)
+    answers = async_capture_events(hass, EVENT_WIDGET_RESPONSE)
+    fields = [
+        {"name": "guest", "label": "Name", "type": "text"},
+        {"name": "guests", "label": "How many?", "type": "number"},
+        {"name": "litres", "label": "Litres", "type": "number"},
+    ]
+    task = hass.async_create_task(
+        call(hass, "ask", {"kind": "form", "title": "Who?", "fields": fields})
+    )
+    question = await widget_on_device(emulator, agent, 1)
+    # The apps send a number field as text: one that reads as no number is no answer.
+    refused_value = {"guest": "Ann", "guests": "lots", "litres": "1"}
+    await emulator.send(
+        agent.conversation_id, widget_response={"ref": question["id"], "value": refused_value}
+    )
+    await wait_until(lambda: "field guests is not a number" in caplog.text)
+    assert not task.done()
+    value = {"guest": "12", "guests": "3", "litres": "2.5"}
+    await emulator.send(
+        agent.conversation_id, widget_response={"ref": question["id"], "value": value}
+    )
+    result = await asyncio.wait_for(task, 10)
+    assert result["status"] == "answered"
+    assert result["value"] == {"guest": "12", "guests": 3, "litres": 2.5}
+    assert type(result["value"]["guests"]) is int
+    await wait_until(lambda: len(answers) == 2)
+    assert answers[1].data["value"] == {"guest": "12", "guests": 3, "litres": 2.5}
+
+
 async def test_other_answers_do_not_end_the_wait(
     hass: HomeAssistant, emulator: EmulatorHandle, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -4,15 +4,17 @@ The history holds our sends in order: a widget (`WIDGET_STANDARD`, its `id`) and
 updates (`WIDGET_UPDATE`, `ref` to that id, whose `patch.spec` merges into the spec). The
 newest of them is where an update goes (the same person and device). The widget itself
 may have left the history while its updates stayed: then its kind is unknown (None).
+An answer is typed by the widget it answers when it is opened (`typed_content`).
 """
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .history import History, Reply
-from .payloads import json_object
-from .widgets import WIDGET_STANDARD, WIDGET_UPDATE
+from .payloads import Content, json_object
+from .widget_answers import typed_answer
+from .widgets import WIDGET_RESPONSE, WIDGET_STANDARD, WIDGET_UPDATE
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,3 +41,18 @@ def sent_widget(history: History, widget_id: str) -> SentWidget | None:
             if isinstance(patch, Mapping) and isinstance(patch.get("spec"), Mapping):
                 spec.update(patch["spec"])
     return None if last is None else SentWidget(last, kind, spec)
+
+
+def typed_content(content: Content, history: History) -> Content:
+    """`content` with its widget answer's value typed by the widget it answers (a form's
+    numbers as numbers: `typed_answer`), when that widget is in `history`."""
+    answer = content.widget
+    if answer is None or answer.get("type") != WIDGET_RESPONSE or "value" not in answer:
+        return content
+    sent = sent_widget(history, str(answer.get("ref")))
+    if sent is None or sent.kind is None:
+        return content
+    typed = typed_answer(sent.kind, sent.spec, answer["value"])
+    if typed == answer["value"]:
+        return content
+    return replace(content, widget={**answer, "value": typed})

@@ -6,9 +6,11 @@ and a group's answers one per member (`MemberAnswers`).
 id. What the apps send as `value` depends on the kind (see `answer_problem`).
 """
 
+import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Final
 
 from ..limits import MAX_WIDGET_ID_CHARS
 from ..relay.frames import is_group_recipient
@@ -23,6 +25,10 @@ from .widgets import (
     PERMISSION,
     WIDGET_RESPONSE,
 )
+
+NUMBER_FIELD: Final = "number"
+_WHOLE: Final = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_DECIMAL: Final = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +52,33 @@ def parse_response(payload: Any) -> WidgetResponse | None:
     if not isinstance(cancelled, bool):
         return None
     return WidgetResponse(str(ids[0]), str(ids[1]), payload.get("value"), cancelled)
+
+
+def typed_answer(kind: str, spec: Mapping[str, Any], value: Any) -> Any:
+    """`value` with a form's number fields as numbers (int when whole), as the apps send
+    them as text; an empty one is None, one that reads as no number is left as it is
+    (`answer_problem` refuses it)."""
+    if kind != FORM or not isinstance(value, dict):
+        return value
+    numbers = {
+        field.get("name")
+        for field in spec.get("fields") or ()
+        if isinstance(field, dict) and field.get("type") == NUMBER_FIELD
+    }
+    return {name: _number(given) if name in numbers else given for name, given in value.items()}
+
+
+def _number(given: Any) -> Any:
+    if not isinstance(given, str):
+        return given
+    text = given.strip()
+    if not text:
+        return None
+    if _WHOLE.fullmatch(text):
+        return int(text)
+    if _DECIMAL.fullmatch(text) and math.isfinite(number := float(text)):
+        return number
+    return given
 
 
 def answer_problem(kind: str, spec: Mapping[str, Any], value: Any) -> str | None:
@@ -94,9 +127,15 @@ def _form_problem(spec: Mapping[str, Any], value: Any) -> str | None:
         given = value.get(name)
         if given is not None and not isinstance(given, str | int | float | bool):
             return f"field {name} is not a plain value"
+        if field.get("type") == NUMBER_FIELD and given is not None and not _is_number(given):
+            return f"field {name} is not a number"
         if field.get("required") is True and given in (None, ""):
             return f"required field {name} is empty"
     return None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 @dataclass(frozen=True, slots=True)

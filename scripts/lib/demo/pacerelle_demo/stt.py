@@ -3,7 +3,9 @@
 `pacerelle_demo:` (the demo's package) loads this platform: the engine `pacerelle_demo`.
 It hears 16 kHz mono 16-bit PCM (what voice notes are converted to) in US English, and
 only the sentences of commands.jsgf: each note is heard as the closest of them, or as
-nothing (an error result, which Assist reports as no words heard). The model is the one
+nothing (an error result, which Assist reports as no words heard). PocketSphinx gives its
+best path even when none reaches the grammar's end (a partial "add"): only a whole sentence
+of the grammar is heard. The model is the one
 the pocketsphinx package carries (scripts/setup installs it); nothing is downloaded.
 
 Once Home Assistant has started, a preferred Assist pipeline without speech-to-text gets
@@ -13,6 +15,7 @@ Decoding runs in the executor, one note at a time.
 
 import asyncio
 import io
+import re
 import threading
 import wave
 from collections.abc import AsyncIterable
@@ -59,6 +62,7 @@ class CommandRecognizer:
         self._decoder: Any = Decoder(samprate=SAMPLE_RATE, lm=None, loglevel="ERROR")
         self._decoder.add_jsgf_string(SEARCH, grammar)
         self._decoder.activate_search(SEARCH)
+        self._sentences = sentences(grammar)
         self._lock = threading.Lock()
 
     def recognize(self, audio: bytes) -> str:
@@ -70,7 +74,47 @@ class CommandRecognizer:
             self._decoder.process_raw(pcm, full_utt=True)
             self._decoder.end_utt()
             hypothesis = self._decoder.hyp()
-        return hypothesis.hypstr.strip() if hypothesis is not None else ""
+        heard = " ".join(hypothesis.hypstr.split()) if hypothesis is not None else ""
+        return heard if heard in self._sentences else ""
+
+
+_TOKEN: Final = re.compile(r"<[^>]+>|[()\[\]|]|[^\s()\[\]|<>;]+")
+_RULE: Final = re.compile(r"\s*(public\s+)?<([^>]+)>\s*=(.*)", re.DOTALL)
+
+
+def sentences(grammar: str) -> frozenset[str]:
+    """Every sentence of the grammar's public rules, in the part of JSGF that
+    commands.jsgf uses: words, `<rule>`s, `( | )` and `[ ]`."""
+    rules: dict[str, list[str]] = {}
+    public: list[str] = []
+    for statement in re.sub(r"//[^\n]*", "", grammar).split(";"):
+        if (rule := _RULE.fullmatch(statement)) is not None:
+            rules[rule[2]] = _TOKEN.findall(rule[3])
+            if rule[1]:
+                public.append(rule[2])
+
+    def expand(tokens: list[str], at: int) -> tuple[set[tuple[str, ...]], int]:
+        """The alternatives from `at` to the closing bracket (or the end), and where."""
+        options: set[tuple[str, ...]] = set()
+        while True:
+            sequence: set[tuple[str, ...]] = {()}
+            while at < len(tokens) and tokens[at] not in ("|", ")", "]"):
+                token = tokens[at]
+                if token in ("(", "["):
+                    inner, at = expand(tokens, at + 1)
+                    inner |= {()} if token == "[" else set()
+                elif token.startswith("<"):
+                    inner = expand(rules[token[1:-1]], 0)[0]
+                else:
+                    inner = {(token,)}
+                at += 1
+                sequence = {left + right for left in sequence for right in inner}
+            options |= sequence
+            if at >= len(tokens) or tokens[at] != "|":
+                return options, at
+            at += 1
+
+    return frozenset(" ".join(words) for name in public for words in expand(rules[name], 0)[0])
 
 
 def _pcm_of(audio: bytes) -> bytes:
