@@ -158,3 +158,20 @@ def test_license_is_mit() -> None:
         'THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND,',
     ):
         assert sentence in text
+
+
+IMAGES = "https://raw.githubusercontent.com/pacerelle/ha-pacerelle/main/"
+
+
+def test_readme_images_are_absolute_and_exist() -> None:
+    """HACS shows the README inside Home Assistant, where a relative link breaks: every
+    image is an absolute link, ours to a file of this repository's docs/images."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    images = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", readme)
+    assert images
+    assert all(link.startswith("https://") for link in images), images
+    ours = [link.removeprefix(IMAGES) for link in images if link.startswith(IMAGES)]
+    assert ours
+    for path in ours:
+        assert path.startswith("docs/images/"), path
+        assert (REPO / path).is_file(), path
