@@ -24,13 +24,16 @@ def test_backoff_grows_with_jitter_and_stops_at_the_cap() -> None:
 
 
 async def test_token_renewed_before_expiry_without_losing_messages(socket_enabled: None) -> None:
-    async with running_emulator(EmulatorConfig(runtime_token_ttl=1.0)) as emulator:
+    # 2-second tokens, renewed at 80 % of their life: 0.4 s of margin before the relay
+    # closes an expired one (1-second tokens left 0.2 s, which a loaded machine missed at
+    # the first renewal: the relay's close then drops what was in flight).
+    async with running_emulator(EmulatorConfig(runtime_token_ttl=2.0)) as emulator:
         installed = await emulator.install()
         recorder = Recorder()
         async with connected_agent(emulator, installed, recorder) as agent:
             sent = []
             replies = []
-            for index in range(6):
+            for index in range(12):
                 sent.append(await emulator.send(installed.conversation_id, text=f"m{index}"))
                 await wait_for(lambda: len(recorder.delivered) == len(sent))
                 # Sends made around a renewal wait for the new connection; none fails.
@@ -42,7 +45,7 @@ async def test_token_renewed_before_expiry_without_losing_messages(socket_enable
             inbox = await emulator.wait_inbox(installed.conversation_id, len(replies))
             assert [entry["message_id"] for entry in inbox] == replies
             assert {entry["text"] for entry in inbox} == {"ok"}
-            # Three seconds on 1-second tokens: renewed at 80 % of their life, each time
+            # Six seconds on 2-second tokens: renewed at 80 % of their life, each time
             # with a new connection, never refused by the gateway for an expired token.
             assert recorder.token_requests >= 3
             assert len(_connected_events(emulator)) >= 3
