@@ -64,7 +64,6 @@ class AgentStore:
         self._paused = False
         self._checkpoints_held = False
         self._expiry: asyncio.TimerHandle | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
         self._checkpoint_due = False
         self._checkpointing: asyncio.Task[None] | None = None
 
@@ -203,19 +202,10 @@ class AgentStore:
             WRITE_HOLD_SECONDS,
         )
         self._expiry = None
-        task = asyncio.get_running_loop().create_task(self._release_holding_checkpoints())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _release_holding_checkpoints(self) -> None:
-        try:
-            await self._run(partial(self.records.hold_checkpoints, True))
-            self._checkpoints_held = True
-        except (OSError, StoreError, sqlite3.Error):
-            _LOGGER.warning("Could not hold the checkpoints of agent %s", self.agent_id)
-        finally:
-            self._paused = False
-            self._lock.release()
+        self.records.hold_checkpoints(True)  # a flag: no file work
+        self._checkpoints_held = True
+        self._paused = False
+        self._lock.release()
 
     async def resume_writes(self) -> None:
         """The backup ended: the held commits go on (or, past the hold, checkpoints again)."""
@@ -227,10 +217,7 @@ class AgentStore:
             self._lock.release()
         if self._checkpoints_held:
             self._checkpoints_held = False
-            try:
-                await self._locked(partial(self.records.hold_checkpoints, False))
-            except (OSError, StoreError, sqlite3.Error):
-                _LOGGER.warning("Could not resume the checkpoints of agent %s", self.agent_id)
+            self.records.hold_checkpoints(False)
 
 
 class AgentStores:
