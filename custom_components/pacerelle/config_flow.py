@@ -64,6 +64,7 @@ from .client import (
     PacerelleError,
     begin,
     exchange_code,
+    install_agent,
 )
 from .client_registry import client_registry
 from .const import (
@@ -384,17 +385,8 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
     async def _async_create_store(self, installation: Installation) -> None:
         """The installation token's only home: the agent's encrypted store."""
         store = agent_store(self.hass, installation.agent_id)
-        document = {
-            "installation": {
-                "token": installation.installation_token,
-                "agent_id": installation.agent_id,
-                "owner_id": installation.owner_id,
-                "conversation_id": installation.conversation_id,
-                "server_url": self._server_url,
-            }
-        }
         try:
-            await store.create(document)
+            await install_agent(store, installation, self._server_url)
         except FileExistsError as err:
             # Another store for this agent id holds an identity: never overwrite it.
             _LOGGER.exception("A store for agent %s exists already", installation.agent_id)

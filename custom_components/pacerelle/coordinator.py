@@ -1,19 +1,18 @@
-"""The client's host in Home Assistant: one agent's store, executor, listeners, start and stop.
+"""The client's host in Home Assistant: one agent's hooks, executor, start and stop.
 
-`async_setup_runtime` loads the encrypted store (an unreadable one is a repair issue and a
-ConfigEntryError, never a new identity), checks it against the witness of its generation
-(store/generation.py), lets the client decide the identity it starts with (new, kept or
-re-keyed: client/agent/identity.py), advances the generation, requests the first runtime token
-(refused: the installation was revoked -> ConfigEntryAuthFailed; unreachable ->
-ConfigEntryNotReady; both from errors.py), and starts the HA-free Agent once Home
-Assistant has started. The Agent reaches Home Assistant only through the
-hooks built here (`AgentHooks`): every accepted request fires `pacerelle_message` with the
-trust judgement the client made when it opened it (events.py, client/trust/door.py).
+`async_setup_runtime` opens the agent (client/agent/opening.py: its store loaded and checked
+against the witness of its generation, its identity and trust book decided, a first runtime
+token; an unreadable store is a repair issue and a ConfigEntryError, never a new identity; a
+revoked installation is ConfigEntryAuthFailed, an unreachable Pacerelle ConfigEntryNotReady:
+errors.py) and starts it once Home Assistant has started. The agent reaches Home Assistant
+only through the hooks built here (`AgentHooks`): every accepted request fires
+`pacerelle_message` with the trust judgement the client made when it opened it (events.py).
 """
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from homeassistant.const import EVENT_HOMEASSISTANT_STOP
@@ -24,20 +23,16 @@ from homeassistant.helpers.dispatcher import async_dispatcher_send
 from homeassistant.helpers.start import async_at_started
 
 from .client import (
-    SECTIONS,
     Agent,
     AgentConfig,
-    AgentData,
-    AgentDataError,
     AgentHooks,
+    AgentHost,
     DecryptFailures,
-    IssuedToken,
+    Opening,
     PacerelleError,
-    RuntimeTokens,
     StoreError,
     StoreProblem,
-    request_runtime_token,
-    starting_data,
+    open_agent,
 )
 from .const import (
     CONF_AGENT_ID,
@@ -52,13 +47,13 @@ from .errors import async_start_reauth, setup_error
 from .events import EVENT_MESSAGE_STATUS, MessageEvents, message_status_data
 from .issues.decrypt import DecryptionWatch
 from .issues.devices import async_watch_devices
-from .issues.runtime import clear_store_issue, raise_store_issue
+from .issues.runtime import clear_store_issue, raise_store_issue, raise_store_restored
 from .options import AgentOptions
 from .runtime import PacerelleConfigEntry, PacerelleRuntime
 from .signals import message_status_signal, status_signal
 from .store.agent_store import agent_store
-from .store.generation import async_advance, async_advance_at_stop, async_found_restored
-from .trust import TrustManager
+from .store.generation import GenerationFile
+from .trust import EarlierTrustFile, TrustManager, TrustNews
 from .voice.privacy import async_keep_messages_unrecorded
 from .voice.transcripts import VoiceNotes, VoicePolicy
 
@@ -83,28 +78,12 @@ class AgentCoordinator:
         self.options = AgentOptions.from_options(entry.options)
         self.store = agent_store(hass, self.agent_id)
         self.failures = DecryptFailures()
-        self._session = async_get_clientsession(hass)
         self._agent: Agent | None = None  # set by async_setup, before anything calls it
         self._stopping: asyncio.Future[None] | None = None
 
     async def async_setup(self) -> PacerelleRuntime:
-        """Load, decide the identity, build the Agent and arrange its start and stop."""
+        """Open the agent (the client decides the rest) and arrange its start and stop."""
         hass, entry = self.hass, self.entry
-        document, stored = await self._async_load()
-        # A store behind its witness was put back from an older copy (store/generation.py).
-        restored = await async_found_restored(
-            hass,
-            document,
-            agent_id=self.agent_id,
-            entry_id=entry.entry_id,
-            agent_name=self.agent_name,
-        )
-        if restored:
-            _LOGGER.warning("The store of agent %s is an older copy (restored)", self.agent_name)
-        trust = TrustManager(hass, entry.entry_id, self.owner_id, self.agent_name)
-        # The trust book to start with: the store's, never more trusting after a restore
-        # or a loss, and moved in from the file of earlier versions (trust.py).
-        book = await trust.async_starting_book(stored, restored=restored)
         voice = self._voice_notes()
         # Events (files saved, voice notes transcribed first) in arrival order: see events.py.
         events = MessageEvents(
@@ -116,29 +95,21 @@ class AgentCoordinator:
             voice=voice,
         )
         async_keep_messages_unrecorded(hass)
-        hooks = self._hooks(events)
-        # The client decides: a new identity, the stored one, or it re-keyed (identity.py),
-        # committed before the witness moves past a restore and before anything can fail.
-        data = await starting_data(
-            stored,
-            restored=restored,
-            hooks=hooks,
-            store=self.store,
-            extra=_extra(document),
-            book=book.book,
+        news = TrustNews(hass, entry.entry_id, self.agent_name)
+        host = AgentHost(
+            session=async_get_clientsession(hass),
+            hooks=self._hooks(events),
+            witness=GenerationFile(hass, self.agent_id),
+            earlier_trust=EarlierTrustFile(hass, entry.entry_id),
+            trust_changed=news.changed,
+            opened=partial(self._opened, news),
         )
-        document = await async_advance(hass, self.store, document, self.agent_id)
-        extra = _extra(document)
-        tokens = await self._async_tokens(str(document["installation"]["token"]))
-        # The client's trust door, on the book now committed: it judges and seals (trust.py);
-        # the device repairs follow the book from then on (issues/devices.py), starting with
+        agent = self._agent = await self._async_open(host)
+        # The device repairs follow the book from now on (issues/devices.py), starting with
         # the devices the start made unverified.
-        door = await trust.async_open(book)
+        trust = TrustManager(agent.trust, news)
         entry.async_on_unload(async_watch_devices(hass, entry.entry_id, self.agent_name, trust))
-        trust.announce_reset()
-        agent = self._agent = Agent(
-            self._session, self._config(), hooks, tokens, data, extra, door, store=self.store
-        )
+        news.announce_reset()
         entry.async_on_unload(async_at_started(hass, self._start))
         stop_listener = hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, self.async_stop)
 
@@ -154,22 +125,22 @@ class AgentCoordinator:
 
     @property
     def agent(self) -> Agent:
-        """The hosted Agent: built by `async_setup` before anything here can call it."""
+        """The hosted Agent: opened by `async_setup` before anything here can call it."""
         assert self._agent is not None
         return self._agent
 
     # What set-up is made of
 
-    async def _async_load(self) -> tuple[dict[str, Any], AgentData | None]:
-        """The document and the agent's data (none: a store that never had an identity)."""
+    async def _async_open(self, host: AgentHost) -> Agent:
+        """The opened agent, or what set-up fails with: an unreadable store is a repair issue
+        and a ConfigEntryError (never a new identity), one held by another process is retried;
+        a refused or unreachable Pacerelle fails as errors.py says."""
         hass, entry = self.hass, self.entry
-        path = hass.config.path(".storage", DOMAIN)
         try:
-            # Reading and parsing the rows takes milliseconds: in the executor (store/).
-            document, data = await self.store.load_data()
-            _check_installation(document)
-        except (StoreError, AgentDataError) as err:
-            problem = err.problem if isinstance(err, StoreError) else StoreProblem.CORRUPT
+            return await open_agent(self.store, self._config(), host)
+        except StoreError as err:
+            problem = err.problem
+            path = hass.config.path(".storage", DOMAIN)
             # No log line here: Home Assistant logs the ConfigEntryError with its message.
             raise_store_issue(hass, entry.entry_id, self.agent_name, problem, path)
             if problem is StoreProblem.LOCKED:  # held by another process: retried
@@ -183,21 +154,18 @@ class AgentCoordinator:
                 translation_key="store_unreadable",
                 translation_placeholders={"agent_name": self.agent_name, "problem": problem.value},
             ) from err
-        clear_store_issue(hass, entry.entry_id)
-        return document, data
-
-    async def _async_tokens(self, installation_token: str) -> RuntimeTokens:
-        """The runtime tokens, with a first one already issued (or set-up fails)."""
-
-        async def fetch() -> IssuedToken:
-            return await request_runtime_token(self._session, self.server_url, installation_token)
-
-        tokens = RuntimeTokens(fetch)
-        try:
-            await tokens.fresh()
         except PacerelleError as err:
             raise setup_error(err) from err
-        return tokens
+
+    @callback
+    def _opened(self, news: TrustNews, opening: Opening) -> None:
+        """What the start found, told before anything else can fail: a store put back from
+        an older copy, trust decisions that may be older than those made since."""
+        clear_store_issue(self.hass, self.entry.entry_id)  # the store was read
+        if opening.restored:
+            _LOGGER.warning("The store of agent %s is an older copy (restored)", self.agent_name)
+            raise_store_restored(self.hass, self.entry.entry_id, self.agent_name)
+        news.opened(opening)
 
     def _voice_notes(self) -> VoiceNotes:
         options = self.options
@@ -293,20 +261,7 @@ class AgentCoordinator:
         await asyncio.shield(self._stopping)
 
     async def _async_stop(self) -> None:
-        await self.agent.stop()
-        await async_advance_at_stop(self.hass, self.store, self.agent_id)
-        await self.store.close()
-
-
-def _extra(document: Mapping[str, Any]) -> dict[str, Any]:
-    """The integration's keys of the document (the client's sections left out)."""
-    return {key: value for key, value in document.items() if key not in SECTIONS}
-
-
-def _check_installation(document: Mapping[str, Any]) -> None:
-    installation = document.get("installation")
-    if not isinstance(installation, dict) or not isinstance(installation.get("token"), str):
-        raise StoreError(StoreProblem.CORRUPT, "no installation in the store")
+        await self.agent.close()
 
 
 __all__ = ["AgentCoordinator", "async_setup_runtime"]

@@ -36,17 +36,7 @@ from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.helpers.storage import Store
 
-from .client import (
-    AgentData,
-    DeviceTrust,
-    StartingBook,
-    TrustBook,
-    TrustDoor,
-    TrustListener,
-    TrustState,
-    kept_outside,
-    starting_book,
-)
+from .client import DeviceTrust, Opening, TrustBook, TrustDoor, TrustListener, TrustState
 from .const import DOMAIN
 
 _LOGGER = logging.getLogger(__name__)
@@ -62,45 +52,47 @@ def trust_issue_id(entry_id: str) -> str:
     return f"{TRUST_REVERIFY}_{entry_id}"
 
 
-class TrustManager:
-    """One agent's trust door as Home Assistant shows and decides it."""
+class EarlierTrustFile:
+    """The trust book of earlier versions, `.storage/pacerelle.trust.<entry id>`: read once
+    by the client for a store that does not hold its book yet, removed once it does."""
 
-    def __init__(self, hass: HomeAssistant, entry_id: str, owner_id: str, agent_name: str = ""):
-        self._hass = hass
-        self._entry_id = entry_id
-        self._owner_id = owner_id
-        self._agent_name = agent_name
+    def __init__(self, hass: HomeAssistant, entry_id: str) -> None:
         self._file: Store[dict[str, Any]] = Store(
             hass, FILE_VERSION, f"{DOMAIN}.trust.{entry_id}", private=True
         )
-        self.door = TrustDoor(owner_id)
-        self._listeners: list[TrustListener] = []
-        self._reset: set[tuple[str, str]] = set()  # devices the start made unverified
-        self._start: StartingBook | None = None
 
-    async def async_starting_book(
-        self, stored: AgentData | None, *, restored: bool
-    ) -> StartingBook:
-        """The book the agent starts with (client/trust/kept.py), the file of earlier
-        versions read only for a store that does not hold its book yet."""
-        legacy = await self._file.async_load() if kept_outside(stored) else None
-        return starting_book(stored, restored=restored, owner_id=self._owner_id, legacy=legacy)
+    async def load(self) -> dict[str, Any] | None:
+        return await self._file.async_load()
 
-    async def async_open(self, start: StartingBook) -> TrustDoor:
-        """The door on the book the store now holds (committed with the starting data): the
-        file of earlier versions deleted, and what the start reset told as repairs."""
+    async def remove(self) -> None:
         await self._file.async_remove()
-        self.door = TrustDoor(self._owner_id, start.book, changed=self._changed)
-        self._reset = {(d.person_id, d.device_id) for d in start.reset}
-        self._start = start
-        if start.loss is None:
-            return self.door
+
+
+class TrustNews:
+    """Who hears of one agent's trust changes, from its opening on: the listeners, and the
+    repair of a start that made trusted devices unverified (gone once each is decided)."""
+
+    def __init__(self, hass: HomeAssistant, entry_id: str, agent_name: str) -> None:
+        self._hass = hass
+        self._entry_id = entry_id
+        self._agent_name = agent_name
+        self._listeners: list[TrustListener] = []
+        self._reset: tuple[DeviceTrust, ...] = ()
+        self._undecided: set[tuple[str, str]] = set()  # devices the start made unverified
+
+    @callback
+    def opened(self, opening: Opening) -> None:
+        """The start's trust loss, told as a repair (before anything else can fail)."""
+        self._reset = opening.reset
+        self._undecided = {(d.person_id, d.device_id) for d in opening.reset}
+        if opening.trust_loss is None:
+            return
         _LOGGER.warning(
             "The trust decisions of agent %s may be older than those made since (%s): %d "
             "trusted devices are unverified until verified again",
             self._agent_name,
-            start.loss.value,
-            len(start.reset),
+            opening.trust_loss.value,
+            len(opening.reset),
         )
         ir.async_create_issue(
             self._hass,
@@ -109,20 +101,15 @@ class TrustManager:
             is_fixable=False,
             is_persistent=False,
             severity=ir.IssueSeverity.WARNING,
-            translation_key=f"trust_{start.loss.value}",
+            translation_key=f"trust_{opening.trust_loss.value}",
             translation_placeholders={"agent_name": self._agent_name},
         )
-        return self.door
 
     @callback
     def announce_reset(self) -> None:
         """Tell the listeners (once they listen) of each device the start made unverified."""
-        for device in self._start.reset if self._start is not None else ():
-            self._changed(device, None)
-
-    @property
-    def book(self) -> TrustBook:
-        return self.door.book
+        for device in self._reset:
+            self.changed(device, None)
 
     @callback
     def add_listener(self, listener: TrustListener) -> Callable[[], None]:
@@ -131,13 +118,30 @@ class TrustManager:
         return lambda: self._listeners.remove(listener)
 
     @callback
-    def _changed(self, device: DeviceTrust, before: DeviceTrust | None) -> None:
+    def changed(self, device: DeviceTrust, before: DeviceTrust | None) -> None:
         for listener in list(self._listeners):
             listener(device, before)
-        if device.state is not TrustState.UNVERIFIED and self._reset:
-            self._reset.discard((device.person_id, device.device_id))
-            if not self._reset:  # every device the start reset was decided again
+        if device.state is not TrustState.UNVERIFIED and self._undecided:
+            self._undecided.discard((device.person_id, device.device_id))
+            if not self._undecided:  # every device the start reset was decided again
                 ir.async_delete_issue(self._hass, DOMAIN, trust_issue_id(self._entry_id))
+
+
+class TrustManager:
+    """One agent's trust door as Home Assistant shows and decides it."""
+
+    def __init__(self, door: TrustDoor, news: TrustNews) -> None:
+        self.door = door
+        self._news = news
+
+    @property
+    def book(self) -> TrustBook:
+        return self.door.book
+
+    @callback
+    def add_listener(self, listener: TrustListener) -> Callable[[], None]:
+        """Called with (the judged device, what was known before) on every change of state."""
+        return self._news.add_listener(listener)
 
     async def async_decide(
         self, person_id: str, device_id: str, state: TrustState, *, key: bytes | None
@@ -149,11 +153,7 @@ class TrustManager:
         await self.door.keep()
         return decided
 
-    async def async_remove(self) -> None:
-        """Delete the file of earlier versions, if one is left (the book goes with the store)."""
-        await self._file.async_remove()
-
 
 async def async_remove_trust(hass: HomeAssistant, entry_id: str) -> None:
     """Forget an entry's trust decisions kept outside its store (the entry is being deleted)."""
-    await TrustManager(hass, entry_id, "").async_remove()
+    await EarlierTrustFile(hass, entry_id).remove()

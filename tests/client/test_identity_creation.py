@@ -16,7 +16,8 @@ import pytest
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle.client import AgentData, AgentHooks, starting_data
+from custom_components.pacerelle.client import AgentData, AgentHooks
+from custom_components.pacerelle.client.agent.identity import starting_data
 from custom_components.pacerelle.client.agent.restore import RESTORE_REKEYED_PREKEYS
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.client.signal.state import AgentSignalState

@@ -22,7 +22,7 @@ from custom_components.pacerelle.client.values.trust_book import TrustBook, Trus
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.repairs import issue_id
 from custom_components.pacerelle.store.agent_store import agent_store
-from custom_components.pacerelle.trust import TrustManager, trust_issue_id
+from custom_components.pacerelle.trust import EarlierTrustFile, trust_issue_id
 from tests.helpers.agent import Agent
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.runtime import wait_until
@@ -224,7 +224,7 @@ async def test_a_migration_stopped_half_way_leaves_the_file_or_the_store(
 
     # Stopped after the commit, before the file is deleted: the store holds the book.
     with monkeypatch.context() as patched:
-        patched.setattr(TrustManager, "async_open", killed)
+        patched.setattr(EarlierTrustFile, "remove", killed)
         assert not await hass.config_entries.async_reload(entry_id)
     assert trust_file(agent) in hass_storage
     held = (await store.load())["trust"]

@@ -1,7 +1,7 @@
 """HA-free client library for Pacerelle: protocol, gateway and end-to-end encryption."""
 
 from .agent.agent import Agent
-from .agent.identity import starting_data
+from .agent.opening import AgentHost, Opening, install_agent, open_agent
 from .agent.views import AgentStatus, AgentSummary, SessionSummary
 from .agent_core import AgentConfig, AgentHooks, ConnectionState
 from .attachments import OutgoingFile
@@ -136,6 +136,7 @@ __all__ = [
     "AgentData",
     "AgentDataError",
     "AgentHooks",
+    "AgentHost",
     "AgentStatus",
     "AgentStore",
     "AgentStores",
@@ -160,6 +161,7 @@ __all__ = [
     "MemberAnswers",
     "MemberDevice",
     "MissingGroupKeyError",
+    "Opening",
     "OutgoingFile",
     "PacerelleApiError",
     "PacerelleAuthError",
@@ -198,18 +200,19 @@ __all__ = [
     "check_widget",
     "exchange_code",
     "group_recipient",
+    "install_agent",
     "is_group_recipient",
     "is_relay_id",
     "kept_outside",
     "migrate",
     "native_crypto_unavailable",
     "normalize_server_url",
+    "open_agent",
     "parse_response",
     "public_attachment",
     "register_client",
     "request_runtime_token",
     "same_code",
     "starting_book",
-    "starting_data",
     "versioned",
 ]

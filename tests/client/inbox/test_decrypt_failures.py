@@ -18,6 +18,7 @@ from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers import issue_registry as ir
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_capture_events
 
+from custom_components.pacerelle.client.agent.generation import GENERATION_KEY
 from custom_components.pacerelle.client.limits import MAX_DECRYPT_FAILURE_DEVICES
 from custom_components.pacerelle.client.signal.errors import SignalErrorKind
 from custom_components.pacerelle.client.values.decrypt_failures import (
@@ -32,7 +33,7 @@ from custom_components.pacerelle.events import EVENT_DECRYPTION_FAILED
 from custom_components.pacerelle.issues.markdown import markdown_text
 from custom_components.pacerelle.issues.runtime import decryption_stalled_id
 from custom_components.pacerelle.store.agent_store import agent_store
-from custom_components.pacerelle.store.generation import GENERATION_KEY, WITNESS_KEY
+from custom_components.pacerelle.store.generation import WITNESS_KEY
 from tests.helpers.agent import add_entry, connected_entry
 from tests.helpers.emulator import EmulatorHandle, Installed
 from tests.helpers.runtime import wait_until

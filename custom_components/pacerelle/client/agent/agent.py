@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -63,9 +63,12 @@ class Agent(AgentReads):
         trust: TrustDoor | None = None,
         *,
         store: Storage,
+        at_close: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         """`trust`: the door with the stored trust book (none: one on `data`'s book);
-        `store`: the agent's own store, loaded (state/agent_store.py), which it commits to."""
+        `store`: the agent's own store, loaded (state/agent_store.py), which it commits to;
+        `at_close`: what `close` does once the agent stopped (agent/opening.py)."""
+        self._at_close = at_close
         self._tokens = tokens
         self._rekeyed = False  # prekeys re-keyed once per run at most (agent/restore.py)
         self._memberships = GroupMemberships()
@@ -129,6 +132,13 @@ class Agent(AgentReads):
         self._tasks = []
         if self._core.state is not ConnectionState.DISCONNECTED:
             self._core.set_state(ConnectionState.STOPPED)
+
+    async def close(self) -> None:
+        """Stop, then let go of the store (its generation advanced: agent/generation.py)."""
+        await self.stop()
+        if self._at_close is not None:
+            at_close, self._at_close = self._at_close, None
+            await at_close()
 
     def _watching_prekeys(
         self, report: Callable[[DecryptionOutcome], None]
