@@ -1,4 +1,4 @@
-"""README's "Try it" as a newcomer follows it, in headless Chromium, on `scripts/develop`.
+"""README's "Quick start" as a newcomer follows it, in headless Chromium, on `scripts/develop`.
 
 A fresh `scripts/develop --config DIR --ha-port <free> --emulator-port <free>` (the
 script itself, as a process group of its own) comes up on the chosen port without any
@@ -10,7 +10,7 @@ answered; Home Assistant is restarted from its UI, scripts/develop restarts it a
 the emulator; the demo goes on: the next message is answered and the doorbell sends the
 demo camera's snapshot, shown inline on the chat page. Ctrl-C stops everything.
 Screenshots: tests/artifacts/browser/develop_demo/<run>/; with PACERELLE_PUBLISH_IMAGES=1
-the chat page's two become README's Try it images.
+the chat page's two become README's Quick start images.
 """
 
 import asyncio

@@ -90,7 +90,8 @@ class GatewayConnection:
             elif message.type is aiohttp.WSMsgType.ERROR:
                 if self._ws.close_code == aiohttp.WSCloseCode.MESSAGE_TOO_BIG:
                     # Unreadable, so it cannot be acknowledged: a relay that redelivers it
-                    # at every connection keeps the agent reconnecting (README).
+                    # at every connection keeps the agent reconnecting (docs/DEVELOPING.md,
+                    # "The relay's bounds").
                     _LOGGER.warning(
                         "The relay sent a frame over %d bytes: the connection ends", MAX_FRAME_BYTES
                     )
