@@ -55,12 +55,11 @@ from homeassistant.helpers.selector import (
 )
 
 from .client import (
-    MAX_AGENT_DESCRIPTION,
-    MAX_AGENT_NAME,
+    BOUNDS,
     AuthorizationRequest,
+    ErrorKind,
     Installation,
     PacerelleApiError,
-    PacerelleAuthError,
     PacerelleError,
     begin,
     exchange_code,
@@ -180,9 +179,9 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
         name = user_input[CONF_AGENT_NAME].strip()
         description = user_input[CONF_AGENT_DESCRIPTION].strip()
         server_url = user_input.get(SECTION_ADVANCED, {}).get(CONF_SERVER_URL, default_server_url())
-        if not name or len(name) > MAX_AGENT_NAME:
+        if not name or len(name) > BOUNDS.agent_name:
             return {CONF_AGENT_NAME: "invalid_agent_name"}
-        if len(description) > MAX_AGENT_DESCRIPTION:
+        if len(description) > BOUNDS.agent_description:
             return {CONF_AGENT_DESCRIPTION: "invalid_agent_description"}
         try:
             self._server_url = checked_server_url(server_url)
@@ -233,7 +232,7 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
             except PacerelleApiError as err:
                 # A server that forgot our client (reset, migrated) refuses it without
                 # spending the key: register again once.
-                if not known or isinstance(err, PacerelleAuthError) or err.status >= 500:
+                if not known or err.kind is ErrorKind.AUTH_REFUSED or err.status >= 500:
                     raise
                 await registry.async_forget(self._server_url, callback_url, client_id)
                 client_id, _ = await registry.async_client_id(

@@ -23,8 +23,7 @@ from homeassistant.components.diagnostics import async_redact_data
 from homeassistant.core import HomeAssistant
 
 from .client import (
-    MAX_QUEUED_SEND_BYTES,
-    MAX_QUEUED_SENDS,
+    BOUNDS,
     AgentSummary,
     Reply,
     Request,
@@ -136,8 +135,8 @@ async def async_get_config_entry_diagnostics(
         "send_queue": {
             "count": data.queued_sends,
             "bytes": data.queued_bytes,
-            "max_count": MAX_QUEUED_SENDS,
-            "max_bytes": MAX_QUEUED_SEND_BYTES,
+            "max_count": BOUNDS.queued_sends,
+            "max_bytes": BOUNDS.queued_send_bytes,
             "oldest_queued_at": _time(data.oldest_queued_at),
         },
         "checkpoints": data.checkpoints,

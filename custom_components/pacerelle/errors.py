@@ -1,9 +1,9 @@
 """The one translator of client errors: for actions, for LLM tools, for set-up, from one table.
 
-Every class of the client's error tree (`PacerelleError`) and every send refusal has a row
-here; tests/integration/test_errors.py fails when one has none or a row names a translation that
-strings.json lacks. An error takes the row of its nearest class. A refused installation
-token (InstallationRevokedError: the installation was revoked) starts reauthentication from
+Every kind of the client's errors (`PacerelleError.kind`) and every send refusal has a row
+here; tests/integration/test_errors.py fails when one has none or a row names a translation
+that strings.json lacks. A refused installation token (`ErrorKind.REVOKED`: the
+installation was revoked) starts reauthentication from
 `async_start_reauth`, the one place that does, whoever met it: an action, a tool or the
 running agent (and set-up, through ConfigEntryAuthFailed).
 """
@@ -22,26 +22,14 @@ from homeassistant.exceptions import (
 )
 
 from .client import (
-    AgentDataError,
-    DocumentTooLargeError,
-    FrameError,
-    GroupError,
-    HistoryKeyError,
-    InstallationRevokedError,
+    ErrorKind,
     KeyChangedError,
-    MissingGroupKeyError,
     PacerelleApiError,
-    PacerelleAuthError,
-    PacerelleConnectionError,
     PacerelleError,
-    PacerelleResponseError,
     QueueFullError,
-    RequestTooLargeError,
-    ResponseTooLargeError,
     SendError,
     SendRefusal,
     StoreError,
-    UntrustedGroupKeysError,
     WidgetError,
 )
 from .const import DOMAIN
@@ -80,41 +68,31 @@ REFUSALS: Final[dict[SendRefusal, Translation]] = {
 _FAILED = Translation(None, "llm_failed")
 _STORE = Translation("store_failed", "llm_store_failed")
 
-# Each class of the client's error tree (SendError: by its refusal, REFUSALS).
-ERRORS: Final[dict[type[PacerelleError], Translation]] = {
-    PacerelleError: _FAILED,
-    PacerelleConnectionError: Translation("not_connected", "llm_not_connected"),
+# Each kind of the client's errors (SendError: by its refusal, REFUSALS).
+ERRORS: Final[dict[ErrorKind, Translation]] = {
+    ErrorKind.FAILED: _FAILED,
+    ErrorKind.NOT_CONNECTED: Translation("not_connected", "llm_not_connected"),
     # The server refused or answered garbage: the action failed, with what it said.
-    PacerelleResponseError: _FAILED,
-    PacerelleApiError: _FAILED,
-    ResponseTooLargeError: _FAILED,
-    FrameError: _FAILED,
-    GroupError: _FAILED,
-    HistoryKeyError: _FAILED,
-    MissingGroupKeyError: _FAILED,
-    UntrustedGroupKeysError: _FAILED,
-    RequestTooLargeError: _FAILED,
+    ErrorKind.BAD_ANSWER: _FAILED,
+    ErrorKind.SERVER_REFUSED: _FAILED,
     # A route refused a runtime token twice (one renewal between): a failure on the way.
-    PacerelleAuthError: _FAILED,
+    ErrorKind.AUTH_REFUSED: _FAILED,
     # The installation token itself was refused: signing in again is the only way back.
-    InstallationRevokedError: Translation("revoked", "llm_revoked"),
-    StoreError: _STORE,
-    DocumentTooLargeError: _STORE,
-    AgentDataError: _STORE,
-    QueueFullError: Translation("queue_full", "llm_queue_full", True),
-    WidgetError: Translation("invalid_widget", "llm_invalid_widget", True),
-    KeyChangedError: Translation("verification_code_mismatch", "llm_key_changed_decision", True),
+    ErrorKind.REVOKED: Translation("revoked", "llm_revoked"),
+    ErrorKind.STORE: _STORE,
+    ErrorKind.QUEUE_FULL: Translation("queue_full", "llm_queue_full", True),
+    ErrorKind.INVALID_WIDGET: Translation("invalid_widget", "llm_invalid_widget", True),
+    ErrorKind.KEY_CHANGED: Translation(
+        "verification_code_mismatch", "llm_key_changed_decision", True
+    ),
 }
 
 
 def translation(err: PacerelleError) -> Translation:
-    """The row of `err`: its refusal's, or its nearest class's."""
+    """The row of `err`: its refusal's, or its kind's."""
     if isinstance(err, SendError):
         return REFUSALS[err.reason]
-    for kind in type(err).__mro__:
-        if issubclass(kind, PacerelleError) and kind in ERRORS:
-            return ERRORS[kind]
-    raise AssertionError(f"no row for {type(err).__name__}")  # PacerelleError has one
+    return ERRORS[err.kind]
 
 
 def _own(err: PacerelleError) -> dict[str, str]:
@@ -186,7 +164,7 @@ def action_errors(
     try:
         yield
     except PacerelleError as err:
-        if isinstance(err, InstallationRevokedError):
+        if err.kind is ErrorKind.REVOKED:
             async_start_reauth(hass, entry)
         raise action_error(
             err, agent_name=agent_name, message_id=message_id, failed=failed
@@ -211,7 +189,7 @@ def tool_errors(hass: HomeAssistant, entry: ConfigEntry | None) -> Iterator[None
     try:
         yield
     except PacerelleError as err:
-        if isinstance(err, InstallationRevokedError) and entry is not None:
+        if err.kind is ErrorKind.REVOKED and entry is not None:
             async_start_reauth(hass, entry)
         raise tool_error(err) from err
 
@@ -220,9 +198,9 @@ def setup_error(err: PacerelleError) -> HomeAssistantError:
     """What a failed first token request makes of set-up: a refused token starts
     reauthentication (Home Assistant does, for ConfigEntryAuthFailed); a malformed or
     hostile answer (client/relay/answers.py) and an outage are retried."""
-    if isinstance(err, PacerelleAuthError):
+    if err.kind in (ErrorKind.AUTH_REFUSED, ErrorKind.REVOKED):
         return ConfigEntryAuthFailed(translation_domain=DOMAIN, translation_key="revoked")
-    key = "bad_server_answer" if isinstance(err, PacerelleResponseError) else "cannot_connect"
+    key = "bad_server_answer" if err.kind is ErrorKind.BAD_ANSWER else "cannot_connect"
     return ConfigEntryNotReady(
         translation_domain=DOMAIN,
         translation_key=key,
@@ -233,11 +211,11 @@ def setup_error(err: PacerelleError) -> HomeAssistantError:
 def connect_begin_error(err: PacerelleError) -> str:
     """The config flow's form error for a refused start of Agent Connect (the key is
     spent only when the request was accepted)."""
-    if isinstance(err, PacerelleAuthError):
+    if err.kind in (ErrorKind.AUTH_REFUSED, ErrorKind.REVOKED):
         return "invalid_connection_key"
     if isinstance(err, PacerelleApiError):
         return "cannot_connect" if err.status >= 500 else "request_refused"
-    if isinstance(err, PacerelleResponseError):
+    if err.kind is ErrorKind.BAD_ANSWER:
         return "invalid_response"
     return "cannot_connect"
 
@@ -246,6 +224,6 @@ def connect_exchange_error(err: PacerelleError) -> str:
     """The config flow's abort reason for a failed code exchange."""
     if isinstance(err, PacerelleApiError):
         return "cannot_connect" if err.status >= 500 else "exchange_refused"
-    if isinstance(err, PacerelleConnectionError):
+    if err.kind is ErrorKind.NOT_CONNECTED:
         return "cannot_connect"
     return "invalid_response"

@@ -21,7 +21,7 @@ from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
-from .client import WIDGET_RESPONSE, Request
+from .client import Request
 from .const import CONF_AGENT_ID
 from .entity import REACHABLE_STATES, ConversationEntity, PacerelleEntity, async_add_named
 from .events import event_data
@@ -106,9 +106,7 @@ class PacerelleMessageEvent(PacerelleEntity, EventEntity):
         request = delivered.request
         if not self.wants(request):
             return
-        event_type = (
-            EVENT_TYPE_WIDGET_RESPONSE if request.kind == WIDGET_RESPONSE else EVENT_TYPE_MESSAGE
-        )
+        event_type = EVENT_TYPE_WIDGET_RESPONSE if request.is_widget_answer else EVENT_TYPE_MESSAGE
         # The event's own data (one function, events.py); its ids are not shown.
         entry = self.entry
         data = event_data(

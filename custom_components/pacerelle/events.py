@@ -18,11 +18,10 @@ from homeassistant.helpers.dispatcher import async_dispatcher_send
 
 from .client import (
     DeviceTrust,
-    PacerelleConnectionError,
     Request,
     public_attachment,
 )
-from .files.attachments import Download, async_save_incoming
+from .files.attachments import Download, DownloadTimeoutError, async_save_incoming
 from .limits import DOWNLOAD_DEADLINE, MAX_CONCURRENT_DOWNLOADS
 from .signals import (
     Delivered,
@@ -191,8 +190,8 @@ class MessageEvents:
                 async with asyncio.timeout_at(deadline), self._downloads:
                     data = await self._download(request.message_id, index)
             except TimeoutError:
-                # A PacerelleError: async_save_incoming marks the file unsaved and goes on.
-                raise PacerelleConnectionError(
+                # async_save_incoming marks the file unsaved and goes on.
+                raise DownloadTimeoutError(
                     f"download not done within {self._download_deadline:g} s"
                 ) from None
             if save and note is not None and key == str(note.get("id")):

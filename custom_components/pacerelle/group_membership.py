@@ -19,7 +19,7 @@ from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.event import async_track_time_interval
 
-from .client import ConnectionState, is_group_recipient
+from .client import ConnectionState
 from .entity import named_conversations
 from .runtime import PacerelleConfigEntry
 from .signals import status_signal
@@ -39,10 +39,12 @@ def async_watch_groups(hass: HomeAssistant, entry: PacerelleConfigEntry) -> None
         nonlocal running
         if running is not None and not running.done():
             return
+        agent = runtime.agent
         groups = [
             c.conversation_id
             for c in named_conversations(entry)
-            if c.recipient is not None and is_group_recipient(c.recipient, c.conversation_id)
+            if c.recipient is not None
+            and agent.recipient(conversation_id=c.conversation_id, to=c.recipient).is_group
         ]
         if groups and runtime.status.state is ConnectionState.CONNECTED:
             running = entry.async_create_background_task(

@@ -36,7 +36,7 @@ from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.helpers.storage import Store
 
-from .client import DeviceTrust, Opening, TrustBook, TrustDoor, TrustListener, TrustState
+from .client import DeviceTrust, Opening, Request, TrustBook, TrustDoor, TrustListener, TrustState
 from .const import DOMAIN
 
 _LOGGER = logging.getLogger(__name__)
@@ -142,6 +142,10 @@ class TrustManager:
     def add_listener(self, listener: TrustListener) -> Callable[[], None]:
         """Called with (the judged device, what was known before) on every change of state."""
         return self._news.add_listener(listener)
+
+    def judged_now(self, request: Request) -> DeviceTrust:
+        """The key that wrote `request`, judged on the decisions made since (the door)."""
+        return self.door.judged_now(request)
 
     async def async_decide(
         self, person_id: str, device_id: str, state: TrustState, *, key: bytes | None

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from custom_components.pacerelle.client.state.record_store import RecordStore
+from custom_components.pacerelle.client.state.versions import migrate
 from custom_components.pacerelle.client.store_bounds import within_bounds
 from custom_components.pacerelle.client.values.agent_data import AgentData
-from custom_components.pacerelle.store.agent_store import STORE_DIRECTORY, migrate
+from custom_components.pacerelle.store.agent_store import STORE_DIRECTORY
 from tests.helpers.store_states import SHAPES, grown, model_session
 
 

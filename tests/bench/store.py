@@ -39,12 +39,12 @@ from custom_components.pacerelle.client.limits import MAX_HANDED_OVER
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.state.handed_over_file import HandedOverFile
 from custom_components.pacerelle.client.state.record_store import RecordStore
+from custom_components.pacerelle.client.state.versions import migrate
 from custom_components.pacerelle.client.store_bounds import within_bounds
 from custom_components.pacerelle.client.stored_sizes import StoredSizes
 from custom_components.pacerelle.client.values.agent_data import AgentData
 from custom_components.pacerelle.client.values.handed_over import HandedOver
 from custom_components.pacerelle.client.values.history import Reply
-from custom_components.pacerelle.store.agent_store import migrate
 from tests.bench import fsyncs
 from tests.helpers.store_states import SHAPES, grown, model_session, request
 

@@ -8,8 +8,9 @@ import pytest
 
 from custom_components.pacerelle.client.signal.session import PeerAddress
 from custom_components.pacerelle.client.state.record_store import RecordStore
+from custom_components.pacerelle.client.state.versions import migrate
 from custom_components.pacerelle.client.values.agent_data import AgentData
-from custom_components.pacerelle.store.agent_store import STORE_DIRECTORY, migrate
+from custom_components.pacerelle.store.agent_store import STORE_DIRECTORY
 from tests.bench.seeded import held, seed
 from tests.helpers.reference_peer import reference_peer_available
 from tests.helpers.store_states import SHAPES, model_session, request

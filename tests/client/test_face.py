@@ -9,6 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from custom_components.pacerelle import client
+from custom_components.pacerelle.client.encrypted_file import DocumentTooLargeError
+from custom_components.pacerelle.client.errors import PacerelleAuthError
+from custom_components.pacerelle.client.relay.tokens import InstallationRevokedError
 
 PACKAGE = Path(client.__file__).parent.parent
 CLIENT = PACKAGE / "client"
@@ -150,14 +153,21 @@ def _client_exceptions() -> set[type[BaseException]]:
     return found
 
 
-def test_every_client_error_is_in_one_tree_on_the_face() -> None:
-    """A host catches `PacerelleError` for anything the client refuses, and names each
-    kind through the face (the HA side translates each: errors.py)."""
+def test_every_client_error_is_in_one_tree_with_a_kind_on_the_face() -> None:
+    """A host catches `PacerelleError` for anything the client refuses and answers each by
+    its kind (the HA side translates each kind: errors.py), not by its class."""
     errors = _client_exceptions()
     assert len(errors) > 10
     assert [e.__name__ for e in errors if not issubclass(e, client.PacerelleError)] == []
-    assert [e.__name__ for e in errors if e.__name__ not in client.__all__] == []
+    assert {e.kind for e in errors} == set(client.ErrorKind)
     # What callers catch by its older base still catches it.
     assert issubclass(client.WidgetError, ValueError)
-    assert issubclass(client.InstallationRevokedError, client.PacerelleAuthError)
-    assert issubclass(client.DocumentTooLargeError, client.StoreError)
+    assert issubclass(InstallationRevokedError, PacerelleAuthError)
+    assert issubclass(DocumentTooLargeError, client.StoreError)
+    assert InstallationRevokedError.kind is client.ErrorKind.REVOKED
+
+
+def test_the_face_is_narrow() -> None:
+    """What Home Assistant shows and calls, nothing of how the client keeps it."""
+    assert len(client.__all__) <= 60, len(client.__all__)
+    assert sorted(client.__all__) == sorted(set(client.__all__))

@@ -16,12 +16,15 @@ import pytest
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle.client import AgentData, AgentHooks
+from custom_components.pacerelle.client import (
+    AgentHooks,
+)
 from custom_components.pacerelle.client.agent.identity import starting_data
 from custom_components.pacerelle.client.agent.restore import RESTORE_REKEYED_PREKEYS
 from custom_components.pacerelle.client.agent_core import ConnectionState
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.state.record_store import RecordStore
+from custom_components.pacerelle.client.values.agent_data import AgentData
 from custom_components.pacerelle.store.agent_store import agent_store
 from tests.helpers.agent import add_entry
 from tests.helpers.emulator import EmulatorHandle

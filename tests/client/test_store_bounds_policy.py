@@ -22,6 +22,7 @@ from custom_components.pacerelle.client.limits import (
 from custom_components.pacerelle.client.relay.frames import InboundMessage
 from custom_components.pacerelle.client.signal.session import PeerAddress, SessionRecord
 from custom_components.pacerelle.client.signal.state import AgentSignalState, is_established
+from custom_components.pacerelle.client.state.versions import migrate
 from custom_components.pacerelle.client.store_bounds import within_bounds
 from custom_components.pacerelle.client.stored_sizes import StoredSizes
 from custom_components.pacerelle.client.values.agent_data import AgentData
@@ -32,7 +33,6 @@ from custom_components.pacerelle.client.values.requests import (
     RequestTooLargeError,
     stored_size,
 )
-from custom_components.pacerelle.store.agent_store import migrate
 
 FIXTURE = Path(__file__).parents[1] / "data" / "store_v1.json"
 

@@ -13,9 +13,9 @@ from custom_components.pacerelle.client.signal.engine import decrypt
 from custom_components.pacerelle.client.signal.session import PeerAddress, SessionRecord
 from custom_components.pacerelle.client.values.agent_data import AgentData
 from custom_components.pacerelle.client.values.checkpoints import (
-    ACTIVE,
     Checkpoint,
     Checkpoints,
+    CheckpointStatus,
 )
 from custom_components.pacerelle.client.values.group_epochs import GroupEpoch
 from custom_components.pacerelle.client.values.groups import GroupKey
@@ -114,7 +114,9 @@ def grown(base: AgentData, model: SessionRecord, shape: Shape) -> AgentData:
     )
     checkpoints = Checkpoints(
         {
-            f"msg_{n}": Checkpoint(f"msg_{n}", "cnv_0", "summary", "next", None, ACTIVE, 1.0)
+            f"msg_{n}": Checkpoint(
+                f"msg_{n}", "cnv_0", "summary", "next", None, CheckpointStatus.ACTIVE, 1.0
+            )
             for n in range(shape.checkpoints)
         }
         | dict(base.checkpoints.items)

@@ -8,7 +8,7 @@ from homeassistant.components.backup.manager import BackupManagerState
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 
-from custom_components.pacerelle.store.agent_store import migrate
+from custom_components.pacerelle.client.state.versions import migrate
 from tests.helpers.agent import start_agent
 from tests.helpers.backup_files import store_files_of
 from tests.helpers.emulator import EmulatorHandle

@@ -17,8 +17,8 @@ from homeassistant.setup import async_setup_component
 from custom_components.pacerelle import backup
 from custom_components.pacerelle.client.state import agent_store as client_agent_store
 from custom_components.pacerelle.client.state.record_store import RecordStore
+from custom_components.pacerelle.client.state.versions import migrate
 from custom_components.pacerelle.const import DOMAIN
-from custom_components.pacerelle.store.agent_store import migrate
 from tests.helpers.agent import start_agent
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.runtime import wait_until

@@ -1,4 +1,4 @@
-"""One translator (errors.py): every class of the client's error tree and every send refusal
+"""One translator (errors.py): every kind of the client's errors and every send refusal
 has a row whose translations exist, with every placeholder they use; a revoked installation
 met by an action is a translated error and starts reauthentication, from one place only."""
 
@@ -18,6 +18,9 @@ from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 
 from custom_components.pacerelle import client
 from custom_components.pacerelle.client import DeviceTrust, PacerelleError, TrustState
+from custom_components.pacerelle.client.encrypted_file import DocumentTooLargeError
+from custom_components.pacerelle.client.errors import PacerelleAuthError
+from custom_components.pacerelle.client.relay.tokens import InstallationRevokedError
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.errors import (
     ERRORS,
@@ -47,7 +50,7 @@ def _tree() -> set[type[PacerelleError]]:
 
 SAMPLES: dict[type[PacerelleError], Callable[[], PacerelleError]] = {
     client.StoreError: lambda: client.StoreError(client.StoreProblem.CORRUPT, "a bad row"),
-    client.DocumentTooLargeError: lambda: client.DocumentTooLargeError(10, 5),
+    DocumentTooLargeError: lambda: DocumentTooLargeError(10, 5),
     client.QueueFullError: lambda: client.QueueFullError("100 messages"),
     client.WidgetError: lambda: client.WidgetError("spec.title", "must be text"),
     client.KeyChangedError: lambda: client.KeyChangedError(
@@ -83,8 +86,9 @@ def test_every_refusal_and_every_error_class_has_a_row() -> None:
     assert {client.StoreError, client.QueueFullError, client.WidgetError} <= tree
     assert client.KeyChangedError in tree
     assert set(REFUSALS) == set(client.SendRefusal)
-    # SendError takes its refusal's row; every other class has its own.
-    assert sorted(k.__name__ for k in tree - {client.SendError} if k not in ERRORS) == []
+    # SendError takes its refusal's row; every other kind has its own.
+    assert set(ERRORS) == set(client.ErrorKind) - {client.ErrorKind.SEND_REFUSED}
+    assert {kind.kind for kind in tree} == set(client.ErrorKind)
 
 
 def test_every_translation_exists_with_the_placeholders_it_uses() -> None:
@@ -105,11 +109,12 @@ def test_every_translation_exists_with_the_placeholders_it_uses() -> None:
                 assert names <= set(told.translation_placeholders or {}), (kind, row.llm, file)
 
 
-def test_an_error_takes_the_row_of_its_nearest_class() -> None:
+def test_an_error_takes_the_row_of_its_kind() -> None:
     class Unlisted(client.StoreError):
         pass
 
-    assert translation(Unlisted(client.StoreProblem.CORRUPT, "x")) == ERRORS[client.StoreError]
+    store = client.ErrorKind.STORE
+    assert translation(Unlisted(client.StoreProblem.CORRUPT, "x")) == ERRORS[store]
     refusal = client.SendError(client.SendRefusal.QUEUE_FULL, "100 messages")
     assert translation(refusal) == REFUSALS[client.SendRefusal.QUEUE_FULL]
 
@@ -163,10 +168,10 @@ async def test_a_tool_that_meets_a_revoked_installation_asks_to_sign_in_again(
     _, entry = started.installed, started.entry
     for _ in range(2):
         with pytest.raises(HomeAssistantError) as caught, tool_errors(hass, entry):
-            raise client.InstallationRevokedError(401, "the installation was revoked")
+            raise InstallationRevokedError(401, "the installation was revoked")
         assert caught.value.translation_key == "llm_revoked"
         await hass.async_block_till_done()
     assert [f["handler"] for f in entry.async_get_active_flows(hass, {SOURCE_REAUTH})] == [DOMAIN]
     with pytest.raises(HomeAssistantError) as caught, tool_errors(hass, entry):
-        raise client.PacerelleAuthError(401, "this route refused the runtime token")
+        raise PacerelleAuthError(401, "this route refused the runtime token")
     assert caught.value.translation_key == "llm_failed"  # no reauth for one route's refusal

@@ -4,7 +4,10 @@ an event's data is named in that event's section (a field added without its line
 import re
 from pathlib import Path
 
-from custom_components.pacerelle.client import WIDGET_RESPONSE, Request
+from custom_components.pacerelle.client import (
+    Request,
+)
+from custom_components.pacerelle.client.values.widgets import WIDGET_RESPONSE
 from custom_components.pacerelle.events import (
     EVENT_MESSAGE,
     EVENT_MESSAGE_STATUS,

@@ -14,7 +14,8 @@ from typing import Any
 
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle.client import MAX_FILE_BYTES, PUBLIC_ATTACHMENT_FIELDS
+from custom_components.pacerelle.client.limits import MAX_FILE_BYTES
+from custom_components.pacerelle.client.values.payloads import PUBLIC_ATTACHMENT_FIELDS
 from tests.helpers.agent import Agent, start_agent
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.services import call, human_writes, refused, stored_attachment

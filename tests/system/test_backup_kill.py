@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from custom_components.pacerelle.client.state.versions import migrate
 from custom_components.pacerelle.client.values.agent_data import AgentData
-from custom_components.pacerelle.store.agent_store import migrate
 from tests.helpers.backup_files import store_files_of
 from tests.system.harness import EVENT_TIMEOUT, Agent, System, running_system
 from tests.system.home_assistant_api import HomeAssistantSocket, wait_for

@@ -16,7 +16,7 @@ from typing import Any
 
 from custom_components.pacerelle.client.encrypted_file import EncryptedFile
 from custom_components.pacerelle.client.state.record_store import RecordStore
-from custom_components.pacerelle.store.agent_store import migrate
+from custom_components.pacerelle.client.state.versions import migrate
 from tests.helpers.store_states import request
 from tests.system.harness import EVENT_TIMEOUT, System
 from tests.system.home_assistant_api import wait_for

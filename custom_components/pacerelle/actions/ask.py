@@ -48,7 +48,7 @@ from datetime import timedelta
 from typing import Any, Final
 
 import probatio
-from homeassistant.core import ServiceCall, ServiceResponse, callback
+from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse, callback
 from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.translation import async_get_exception_message
@@ -56,21 +56,16 @@ from homeassistant.util import dt as dt_util
 
 from ..assist.bridge import trust_placeholders
 from ..client import (
-    CHOICE,
-    CONFIRM,
-    DATETIME,
+    ASKABLE_KINDS,
     DATETIME_MODES,
-    FORM,
-    PERMISSION,
     RESPONSE_MODES,
     Addressee,
     PacerelleError,
     SendError,
     WidgetError,
     build_widget,
-    is_group_recipient,
 )
-from ..const import CONF_AGENT_ID, CONF_CONVERSATION_ID, CONF_OWNER_ID, DOMAIN
+from ..const import CONF_AGENT_ID, CONF_OWNER_ID, DOMAIN
 from ..errors import action_error
 from ..events import widget_response_data
 from ..limits import MAX_ASK_TIMEOUT
@@ -87,7 +82,6 @@ from .common import (
 
 _LOGGER = logging.getLogger(__name__)
 
-ASK_KINDS: Final = (CONFIRM, CHOICE, FORM, DATETIME, PERMISSION)
 DEFAULT_TIMEOUT: Final = 300
 
 STATUS_ANSWERED: Final = "answered"
@@ -116,7 +110,7 @@ _SPEC_FIELDS: Final = {
 ASK_SCHEMA: Final = probatio.Schema(
     {
         **AGENT_FIELDS,
-        probatio.Required(ATTR_KIND): probatio.In(ASK_KINDS),
+        probatio.Required(ATTR_KIND): probatio.In(ASKABLE_KINDS),
         probatio.Required("title"): cv.string,
         probatio.Optional("body"): cv.string,
         probatio.Optional("danger"): cv.boolean,
@@ -151,8 +145,6 @@ def question_spec(data: dict[str, Any]) -> dict[str, Any]:
     labels = {key: data[f"{key}_label"] for key in ("yes", "no") if f"{key}_label" in data}
     if labels:
         spec["labels"] = labels
-    if data[ATTR_KIND] == DATETIME:
-        spec.setdefault("mode", "datetime")
     spec.update(data.get("spec") or {})
     return spec
 
@@ -163,7 +155,7 @@ async def async_ask(call: ServiceCall) -> ServiceResponse:
     target = target_fields(call)
     agent = entry.runtime_data.agent
     mode: str | None = call.data.get(ATTR_RESPONSE_MODE)
-    if mode is not None and not _asks_a_group(entry, target):
+    if mode is not None and not _asks_a_group(hass, entry, target):
         raise ServiceValidationError(
             translation_domain=DOMAIN,
             translation_key="response_mode_not_group",
@@ -190,7 +182,7 @@ async def async_ask(call: ServiceCall) -> ServiceResponse:
 
     def trusted_now(answer: WidgetAnswer) -> bool:
         # The key that wrote the answer, judged on the decisions made since (the door).
-        return agent.trust.judged_now(answer.request).trusted
+        return trust.judged_now(answer.request).trusted
 
     @callback
     def untrusted(answer: WidgetAnswer) -> None:
@@ -247,15 +239,14 @@ async def async_ask(call: ServiceCall) -> ServiceResponse:
     return {**question, **_result(answers[0])}
 
 
-def _asks_a_group(entry: PacerelleConfigEntry, target: dict[str, Any]) -> bool:
-    """Whether the question goes to a group conversation (as the client's Sender resolves
-    it). An unknown source message counts as one: the send refuses it, translated."""
-    source = target["source_message_id"]
-    if source is not None:
-        request = entry.runtime_data.agent.find_request(source)
-        return request is None or request.is_group
-    conversation = target["conversation_id"] or str(entry.data[CONF_CONVERSATION_ID])
-    return is_group_recipient(target["to"], conversation)
+def _asks_a_group(hass: HomeAssistant, entry: PacerelleConfigEntry, target: dict[str, Any]) -> bool:
+    """Whether the question goes to a group conversation (as the client resolves the send).
+    An unknown source message is refused, translated, before anything is sent."""
+    with client_errors(hass, entry, target["source_message_id"]):
+        found = entry.runtime_data.agent.recipient(
+            target["source_message_id"], target["conversation_id"], target["to"]
+        )
+    return found.is_group
 
 
 async def _tell_untrusted(entry: PacerelleConfigEntry, answer: WidgetAnswer) -> None:

@@ -8,7 +8,10 @@ from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse
 from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import config_validation as cv
 
-from ..client import MAX_HISTORY_ENTRIES, MAX_NOTE_CHARS, public_attachment
+from ..client import (
+    BOUNDS,
+    public_attachment,
+)
 from ..const import CONF_AGENT_ID, DOMAIN
 from ..device import agent_name
 from ..events import event_data
@@ -40,8 +43,8 @@ GET_HISTORY_SCHEMA: Final = probatio.Schema(
     {
         **AGENT_FIELDS,
         **CONVERSATION_FIELDS,
-        probatio.Optional(ATTR_LIMIT, default=MAX_HISTORY_ENTRIES): probatio.All(
-            probatio.Coerce(int), probatio.Range(min=1, max=MAX_HISTORY_ENTRIES)
+        probatio.Optional(ATTR_LIMIT, default=BOUNDS.history_entries): probatio.All(
+            probatio.Coerce(int), probatio.Range(min=1, max=BOUNDS.history_entries)
         ),
     }
 )
@@ -72,11 +75,11 @@ async def async_mark_processed(call: ServiceCall) -> None:
     entry = resolve_entry(call.hass, call)
     message_id: str = call.data[ATTR_MESSAGE_ID]
     note: str | None = call.data.get(ATTR_NOTE)
-    if note is not None and len(note) > MAX_NOTE_CHARS:
+    if note is not None and len(note) > BOUNDS.note_chars:
         raise ServiceValidationError(
             translation_domain=DOMAIN,
             translation_key="note_too_long",
-            translation_placeholders={"limit": str(MAX_NOTE_CHARS), "length": str(len(note))},
+            translation_placeholders={"limit": str(BOUNDS.note_chars), "length": str(len(note))},
         )
     if entry.runtime_data.agent.find_request(message_id) is None:
         raise _unknown_message(entry, message_id)

@@ -15,9 +15,7 @@ from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import config_validation as cv
 
 from ..client import (
-    DEFAULT_EXPIRE_AFTER,
-    MAX_EXPIRE_AFTER,
-    MAX_FILES_PER_SEND,
+    BOUNDS,
     OutgoingFile,
     Reply,
     WidgetError,
@@ -52,10 +50,10 @@ ATTR_EXPIRE_AFTER: Final = "expire_after"
 # How long a send may wait queued while offline (a duration; 0 = refuse when offline).
 EXPIRE_AFTER_FIELD: Final = {
     probatio.Optional(
-        ATTR_EXPIRE_AFTER, default=timedelta(seconds=DEFAULT_EXPIRE_AFTER)
+        ATTR_EXPIRE_AFTER, default=timedelta(seconds=BOUNDS.default_expire_after)
     ): probatio.All(
         cv.time_period,
-        probatio.Range(min=timedelta(0), max=timedelta(seconds=MAX_EXPIRE_AFTER)),
+        probatio.Range(min=timedelta(0), max=timedelta(seconds=BOUNDS.expire_after)),
     ),
 }
 
@@ -113,11 +111,11 @@ def reply_response(reply: Reply, **extra: Any) -> dict[str, Any]:
 async def _files(call: ServiceCall) -> list[OutgoingFile]:
     paths: list[str] = call.data[ATTR_ATTACHMENTS]
     cameras: list[str] = call.data[ATTR_SNAPSHOTS]
-    if len(paths) + len(cameras) > MAX_FILES_PER_SEND:
+    if len(paths) + len(cameras) > BOUNDS.files_per_send:
         raise ServiceValidationError(
             translation_domain=DOMAIN,
             translation_key="too_many_attachments",
-            translation_placeholders={"limit": str(MAX_FILES_PER_SEND)},
+            translation_placeholders={"limit": str(BOUNDS.files_per_send)},
         )
     files = [await async_read_file(call.hass, path) for path in paths]
     files += [await async_camera_snapshot(call.hass, entity_id) for entity_id in cameras]

@@ -61,8 +61,7 @@ from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.translation import async_get_exception_message
 
 from ..client import (
-    CHAT_MESSAGE,
-    MAX_SEND_TEXT_CHARS,
+    BOUNDS,
     DeviceTrust,
     OutgoingFile,
     PacerelleError,
@@ -85,7 +84,6 @@ from .sharing import async_grace
 
 _LOGGER = logging.getLogger(__name__)
 
-ANSWERED_KINDS: Final = frozenset({"text", CHAT_MESSAGE})
 # An agent (an LLM) may answer more than one message carries: the text is cut to fit, with
 # an ellipsis, rather than the send failing and the person hearing nothing.
 CUT_MARK: Final = "…"
@@ -149,7 +147,7 @@ class AssistBridge:
         if not answered:
             _LOGGER.debug("Assist bridge ignores %s from %s", request.message_id, request.sender_id)
             return
-        if request.kind not in ANSWERED_KINDS:
+        if not request.is_chat:
             return
         if not (request.text.strip() or self._is_voice(request)):
             return
@@ -256,8 +254,7 @@ class AssistBridge:
         current epoch's, client/values/group_epochs.py; anyone when it knows none), as for
         pacerelle.ask's response_mode: a member who left still holds an old key that
         opens, and their device may still be trusted."""
-        members = self._entry.runtime_data.agent.group_members(request.conversation_id)
-        return not members or request.sender_id in members
+        return self._entry.runtime_data.agent.is_member_now(request)
 
     def _is_voice(self, request: Request) -> bool:
         """A voice note the bridge must hear: a voice pipeline is chosen, or none is and
@@ -342,9 +339,9 @@ class AssistBridge:
 
 def fitted(answer: str) -> str:
     """The answer, cut with CUT_MARK if it is longer than one message may carry."""
-    if len(answer) <= MAX_SEND_TEXT_CHARS:
+    if len(answer) <= BOUNDS.send_text_chars:
         return answer
-    return answer[: MAX_SEND_TEXT_CHARS - len(CUT_MARK)] + CUT_MARK
+    return answer[: BOUNDS.send_text_chars - len(CUT_MARK)] + CUT_MARK
 
 
 def conversation_language(pipeline: Pipeline) -> str:

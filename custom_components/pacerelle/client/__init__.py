@@ -1,38 +1,26 @@
 """HA-free client library for Pacerelle: protocol, gateway and end-to-end encryption."""
 
 from .agent.agent import Agent
-from .agent.opening import AgentHost, Opening, install_agent, open_agent
-from .agent.views import AgentStatus, AgentSummary, SessionSummary
+from .agent.opening import (
+    AgentHost,
+    Opening,
+    install_agent,
+    open_agent,
+)
+from .agent.views import AgentStatus, AgentSummary
 from .agent_core import AgentConfig, AgentHooks, ConnectionState
 from .attachments import OutgoingFile
-from .conversations.membership import Member, MemberDevice
 from .conversations.seen import SeenConversation
-from .crypto_jobs import MissingGroupKeyError, UntrustedGroupKeysError
-from .encrypted_file import DocumentTooLargeError, EncryptedFile, StoreError, StoreProblem
+from .encrypted_file import StoreError, StoreProblem
 from .errors import (
+    ErrorKind,
     PacerelleApiError,
-    PacerelleAuthError,
-    PacerelleConnectionError,
     PacerelleError,
-    PacerelleResponseError,
     SendError,
     SendRefusal,
 )
-from .limits import (
-    MAX_AGENT_DESCRIPTION,
-    MAX_AGENT_NAME,
-    MAX_CHECKPOINT_LABEL_CHARS,
-    MAX_CHECKPOINT_TEXT_CHARS,
-    MAX_EXPIRE_AFTER,
-    MAX_FILE_BYTES,
-    MAX_FILES_PER_SEND,
-    MAX_HANDED_OVER,
-    MAX_HISTORY_ENTRIES,
-    MAX_NOTE_CHARS,
-    MAX_QUEUED_SEND_BYTES,
-    MAX_QUEUED_SENDS,
-    MAX_SEND_TEXT_CHARS,
-)
+from .limits import BOUNDS
+from .outbox.sender import Recipient
 from .relay.agent_connect import (
     AuthorizationRequest,
     Installation,
@@ -40,34 +28,18 @@ from .relay.agent_connect import (
     exchange_code,
     normalize_server_url,
     register_client,
-    request_runtime_token,
 )
-from .relay.frames import FrameError, group_recipient, is_group_recipient, is_relay_id
-from .relay.http import ResponseTooLargeError
-from .relay.tokens import InstallationRevokedError, IssuedToken, RuntimeTokens
+from .relay.frames import is_relay_id
 from .signal.native import native_crypto_unavailable
 from .state.agent_store import AgentStore, AgentStores, StoreLocation
-from .state.versions import STORE_VERSION, migrate, versioned
 from .trust.door import TrustDoor, TrustListener
-from .trust.kept import StartingBook, TrustLoss, kept_outside, starting_book
-from .values.agent_data import SECTIONS, AgentData, AgentDataError, UncertainSend
-from .values.checkpoints import ACTIVE, COMPLETED
+from .trust.kept import TrustLoss
+from .values.checkpoints import CheckpointStatus
 from .values.decrypt_failures import DecryptFailures, DecryptionOutcome, DeviceKey
-from .values.groups import GroupError
-from .values.history import History, Reply
-from .values.history_v1 import HistoryKeyError
-from .values.payloads import (
-    CHAT_MESSAGE,
-    PUBLIC_ATTACHMENT_FIELDS,
-    WIDGET_RESPONSE,
-    public_attachment,
-)
-from .values.requests import Request, RequestTooLargeError
-from .values.send_queue import (
-    DEFAULT_EXPIRE_AFTER,
-    QueueFullError,
-)
-from .values.sent_widgets import SentWidget
+from .values.history import Reply
+from .values.payloads import public_attachment
+from .values.requests import Request
+from .values.send_queue import QueueFullError
 from .values.trust_book import (
     DeviceTrust,
     KeyChangedError,
@@ -80,18 +52,11 @@ from .values.widget_answers import (
     MemberAnswers,
     WidgetResponse,
     answer_problem,
-    parse_response,
 )
 from .values.widgets import (
-    CHOICE,
-    CONFIRM,
-    DATETIME,
+    ASKABLE_KINDS,
     DATETIME_MODES,
-    FORM,
-    PERMISSION,
     RESPONSE_MODES,
-    WIDGET_STANDARD,
-    WIDGET_UPDATE,
     WidgetError,
     build_update,
     build_widget,
@@ -100,41 +65,13 @@ from .values.widgets import (
 )
 
 __all__ = [
-    "ACTIVE",
-    "CHAT_MESSAGE",
-    "CHOICE",
-    "COMPLETED",
-    "CONFIRM",
-    "DATETIME",
+    "ASKABLE_KINDS",
+    "BOUNDS",
     "DATETIME_MODES",
-    "DEFAULT_EXPIRE_AFTER",
-    "FORM",
-    "MAX_AGENT_DESCRIPTION",
-    "MAX_AGENT_NAME",
-    "MAX_CHECKPOINT_LABEL_CHARS",
-    "MAX_CHECKPOINT_TEXT_CHARS",
-    "MAX_EXPIRE_AFTER",
-    "MAX_FILES_PER_SEND",
-    "MAX_FILE_BYTES",
-    "MAX_HANDED_OVER",
-    "MAX_HISTORY_ENTRIES",
-    "MAX_NOTE_CHARS",
-    "MAX_QUEUED_SENDS",
-    "MAX_QUEUED_SEND_BYTES",
-    "MAX_SEND_TEXT_CHARS",
-    "PERMISSION",
-    "PUBLIC_ATTACHMENT_FIELDS",
     "RESPONSE_MODES",
-    "SECTIONS",
-    "STORE_VERSION",
-    "WIDGET_RESPONSE",
-    "WIDGET_STANDARD",
-    "WIDGET_UPDATE",
     "Addressee",
     "Agent",
     "AgentConfig",
-    "AgentData",
-    "AgentDataError",
     "AgentHooks",
     "AgentHost",
     "AgentStatus",
@@ -142,44 +79,27 @@ __all__ = [
     "AgentStores",
     "AgentSummary",
     "AuthorizationRequest",
+    "CheckpointStatus",
     "ConnectionState",
     "DecryptFailures",
     "DecryptionOutcome",
     "DeviceKey",
     "DeviceTrust",
-    "DocumentTooLargeError",
-    "EncryptedFile",
-    "FrameError",
-    "GroupError",
-    "History",
-    "HistoryKeyError",
+    "ErrorKind",
     "Installation",
-    "InstallationRevokedError",
-    "IssuedToken",
     "KeyChangedError",
-    "Member",
     "MemberAnswers",
-    "MemberDevice",
-    "MissingGroupKeyError",
     "Opening",
     "OutgoingFile",
     "PacerelleApiError",
-    "PacerelleAuthError",
-    "PacerelleConnectionError",
     "PacerelleError",
-    "PacerelleResponseError",
     "QueueFullError",
+    "Recipient",
     "Reply",
     "Request",
-    "RequestTooLargeError",
-    "ResponseTooLargeError",
-    "RuntimeTokens",
     "SeenConversation",
     "SendError",
     "SendRefusal",
-    "SentWidget",
-    "SessionSummary",
-    "StartingBook",
     "StoreError",
     "StoreLocation",
     "StoreProblem",
@@ -188,8 +108,6 @@ __all__ = [
     "TrustListener",
     "TrustLoss",
     "TrustState",
-    "UncertainSend",
-    "UntrustedGroupKeysError",
     "WidgetError",
     "WidgetResponse",
     "answer_problem",
@@ -199,20 +117,12 @@ __all__ = [
     "check_patch",
     "check_widget",
     "exchange_code",
-    "group_recipient",
     "install_agent",
-    "is_group_recipient",
     "is_relay_id",
-    "kept_outside",
-    "migrate",
     "native_crypto_unavailable",
     "normalize_server_url",
     "open_agent",
-    "parse_response",
     "public_attachment",
     "register_client",
-    "request_runtime_token",
     "same_code",
-    "starting_book",
-    "versioned",
 ]

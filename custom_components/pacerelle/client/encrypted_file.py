@@ -40,7 +40,7 @@ import orjson
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from .errors import PacerelleError
+from .errors import ErrorKind, PacerelleError
 from .limits import MAX_DOCUMENT_BYTES
 
 MAGIC = b"PCRL"
@@ -65,6 +65,8 @@ class StoreProblem(StrEnum):
 
 class StoreError(PacerelleError):
     """The store could not be read or written."""
+
+    kind = ErrorKind.STORE
 
     def __init__(self, problem: StoreProblem, detail: str) -> None:
         super().__init__(f"{problem}: {detail}")

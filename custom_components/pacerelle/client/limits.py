@@ -27,6 +27,7 @@ The sum stays under MAX_DOCUMENT_BYTES for every realistic state; what no budget
 store_bounds.shrink evicts further before writing.
 """
 
+from dataclasses import dataclass
 from typing import Final
 
 MAX_DOCUMENT_BYTES: Final = 64 * 1024 * 1024
@@ -169,6 +170,10 @@ sealed and base64-encoded): well inside the document's budget."""
 MAX_EXPIRE_AFTER: Final = 7 * 24 * 3600.0
 """Seconds a queued send may be told to wait for the connection: a week-old alert misleads."""
 
+DEFAULT_EXPIRE_AFTER: Final = 3600.0
+"""How long a queued send may wait for the connection unless the caller says otherwise: an
+alert an hour late is still worth reading; a day late it misleads."""
+
 MAX_CHECKPOINTS: Final = 200
 """Checkpoints kept (a model's notes of long tasks); the oldest completed go first."""
 
@@ -307,3 +312,26 @@ MAX_CHECKPOINT_TEXT_CHARS: Final = 2000
 
 MAX_CHECKPOINT_LABEL_CHARS: Final = 200
 """A checkpoint's host session label."""
+
+
+@dataclass(frozen=True, slots=True)
+class Bounds:
+    """The client's bounds a host shows and checks before calling (each defined above)."""
+
+    agent_name: int = MAX_AGENT_NAME
+    agent_description: int = MAX_AGENT_DESCRIPTION
+    send_text_chars: int = MAX_SEND_TEXT_CHARS
+    note_chars: int = MAX_NOTE_CHARS
+    history_entries: int = MAX_HISTORY_ENTRIES
+    file_bytes: int = MAX_FILE_BYTES
+    files_per_send: int = MAX_FILES_PER_SEND
+    queued_sends: int = MAX_QUEUED_SENDS
+    queued_send_bytes: int = MAX_QUEUED_SEND_BYTES
+    expire_after: float = MAX_EXPIRE_AFTER
+    default_expire_after: float = DEFAULT_EXPIRE_AFTER
+    checkpoint_text_chars: int = MAX_CHECKPOINT_TEXT_CHARS
+    checkpoint_label_chars: int = MAX_CHECKPOINT_LABEL_CHARS
+
+
+BOUNDS: Final = Bounds()
+"""The one instance: each field is the constant of its name above, with its reason."""

@@ -16,7 +16,12 @@ from typing import Any, Final
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 
-from ..client import MAX_FILE_BYTES, OutgoingFile, PacerelleError, Request
+from ..client import (
+    BOUNDS,
+    OutgoingFile,
+    PacerelleError,
+    Request,
+)
 from ..const import DOMAIN
 from .access import (
     NOT_ALLOWED,
@@ -97,6 +102,10 @@ def target_of(folder: str, item: Mapping[str, Any], index: int, message_id: obje
         raise _not_allowed(folder) from err
 
 
+class DownloadTimeoutError(TimeoutError):
+    """A file not downloaded in time: saved as unsaved, the message handed over anyway."""
+
+
 async def async_save_incoming(
     hass: HomeAssistant, folder: str, request: Request, download: Download
 ) -> dict[str, str | None]:
@@ -108,7 +117,7 @@ async def async_save_incoming(
             target = target_of(folder, item, index, request.message_id)
             content = await download(request.message_id, index)
             saved[attachment_id] = await async_save(hass, target, content)
-        except (PacerelleError, HomeAssistantError) as err:
+        except (PacerelleError, HomeAssistantError, DownloadTimeoutError) as err:
             _LOGGER.warning(
                 "Could not save attachment %d of message %r: %s",
                 index + 1,
@@ -127,7 +136,7 @@ async def async_read_file(hass: HomeAssistant, path: str) -> OutgoingFile:
                 read_regular_file,
                 path,
                 hass.config.is_allowed_path,
-                MAX_FILE_BYTES,
+                BOUNDS.file_bytes,
                 config_dir=hass.config.config_dir,
             )
         )
@@ -136,7 +145,7 @@ async def async_read_file(hass: HomeAssistant, path: str) -> OutgoingFile:
             raise ServiceValidationError(
                 translation_domain=DOMAIN,
                 translation_key="file_too_large",
-                translation_placeholders={"path": path, "limit": str(MAX_FILE_BYTES)},
+                translation_placeholders={"path": path, "limit": str(BOUNDS.file_bytes)},
             ) from err
         if err.reason == NOT_REGULAR:
             raise ServiceValidationError(

@@ -11,7 +11,9 @@ import probatio
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import llm
 
-from ..client import MAX_HISTORY_ENTRIES, WIDGET_RESPONSE
+from ..client import (
+    BOUNDS,
+)
 from .tools import AgentRef, PacerelleTool, request_view, timestamp, tool_schema
 
 READ_ONLY = llm.ToolAnnotations(
@@ -64,9 +66,11 @@ class GetHistoryTool(PacerelleTool):
             _CONVERSATION_FIELD: probatio.All(str, probatio.Length(min=1)),
             probatio.Optional(
                 "limit",
-                default=MAX_HISTORY_ENTRIES,
+                default=BOUNDS.history_entries,
                 description="How many of each, 1-50. Default 50.",
-            ): probatio.All(probatio.Coerce(int), probatio.Range(min=1, max=MAX_HISTORY_ENTRIES)),
+            ): probatio.All(
+                probatio.Coerce(int), probatio.Range(min=1, max=BOUNDS.history_entries)
+            ),
         }
     )
     annotations = READ_ONLY
@@ -76,7 +80,7 @@ class GetHistoryTool(PacerelleTool):
         if wanted is not None:
             ref.scope.check_conversation(wanted)
         limit: int = args["limit"]
-        history = ref.runtime.agent.history(wanted, MAX_HISTORY_ENTRIES)
+        history = ref.runtime.agent.history(wanted, BOUNDS.history_entries)
         requests = [i for i in history.requests if ref.listed(i.request)]
         replies = [reply for reply in history.replies if ref.scope.covers(reply.conversation_id)]
         return {
@@ -167,7 +171,7 @@ class GetPendingWidgetTool(PacerelleTool):
             (
                 r
                 for r in ref.runtime.agent.pending_requests()
-                if r.kind == WIDGET_RESPONSE and ref.listed(r)
+                if r.is_widget_answer and ref.listed(r)
             ),
             key=lambda request: request.received_at,
         )

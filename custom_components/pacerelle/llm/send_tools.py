@@ -15,12 +15,8 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import llm
 
 from ..client import (
-    ACTIVE,
-    COMPLETED,
-    MAX_CHECKPOINT_LABEL_CHARS,
-    MAX_CHECKPOINT_TEXT_CHARS,
-    MAX_NOTE_CHARS,
-    MAX_SEND_TEXT_CHARS,
+    BOUNDS,
+    CheckpointStatus,
     Reply,
     WidgetError,
     check_widget,
@@ -60,8 +56,10 @@ def _check_target(ref: AgentRef, args: Mapping[str, Any]) -> None:
         ref.request_in_scope(source)
         ref.check_answerable(source)
         return
-    conversation = args.get("conversationId") or ref.scope.direct_conversation_id
-    ref.scope.check_recipient(conversation, args.get("to") or ref.scope.owner_id)
+    found = ref.runtime.agent.recipient(
+        conversation_id=args.get("conversationId"), to=args.get("to")
+    )
+    ref.scope.check_recipient(found)
 
 
 def _sent(reply: Reply) -> dict[str, Any]:
@@ -85,7 +83,7 @@ class SendMessageTool(PacerelleTool):
     parameters = tool_schema(
         {
             probatio.Required("text", description="The reply text."): probatio.All(
-                str, probatio.Length(min=1, max=MAX_SEND_TEXT_CHARS)
+                str, probatio.Length(min=1, max=BOUNDS.send_text_chars)
             ),
             **_TARGET_FIELDS,
             probatio.Optional("replyToMessageId", description="Message to link the reply to."): _ID,
@@ -160,7 +158,7 @@ class MarkProcessedTool(PacerelleTool):
             probatio.Required("messageId", description="The request to mark."): _ID,
             probatio.Optional(
                 "note", description="Optional note, up to 2,000 characters."
-            ): probatio.All(str, probatio.Length(max=MAX_NOTE_CHARS)),
+            ): probatio.All(str, probatio.Length(max=BOUNDS.note_chars)),
         }
     )
     annotations = llm.ToolAnnotations(
@@ -186,17 +184,17 @@ class SaveCheckpointTool(PacerelleTool):
                 "sourceMessageId", description="The request this work belongs to."
             ): _ID,
             probatio.Required("summary", description="What has been done so far."): probatio.All(
-                str, probatio.Length(min=1, max=MAX_CHECKPOINT_TEXT_CHARS)
+                str, probatio.Length(min=1, max=BOUNDS.checkpoint_text_chars)
             ),
             probatio.Required("nextAction", description="What should happen next."): probatio.All(
-                str, probatio.Length(min=1, max=MAX_CHECKPOINT_TEXT_CHARS)
+                str, probatio.Length(min=1, max=BOUNDS.checkpoint_text_chars)
             ),
             probatio.Optional(
                 "hostSessionLabel", description="A label for the host session."
-            ): probatio.All(str, probatio.Length(max=MAX_CHECKPOINT_LABEL_CHARS)),
-            probatio.Optional("status", default=ACTIVE, description="active or completed."): (
-                probatio.In([ACTIVE, COMPLETED])
-            ),
+            ): probatio.All(str, probatio.Length(max=BOUNDS.checkpoint_label_chars)),
+            probatio.Optional(
+                "status", default=CheckpointStatus.ACTIVE.value, description="active or completed."
+            ): (probatio.In([status.value for status in CheckpointStatus])),
         }
     )
     annotations = llm.ToolAnnotations(

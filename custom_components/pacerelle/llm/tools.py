@@ -33,11 +33,8 @@ from homeassistant.helpers import llm
 
 from ..callers import async_require_admin
 from ..client import (
+    Recipient,
     Request,
-    SendError,
-    SendRefusal,
-    TrustState,
-    is_group_recipient,
 )
 from ..const import CONF_AGENT_ID, CONF_CONVERSATION_ID, CONF_OWNER_ID, DOMAIN
 from ..device import agent_name
@@ -79,13 +76,14 @@ class LlmScope:
                 translation_placeholders={"conversation_id": conversation_id},
             )
 
-    def check_recipient(self, conversation_id: str, to: str) -> None:
-        self.check_conversation(conversation_id)
-        if to != self.owner_id and not is_group_recipient(to, conversation_id):
+    def check_recipient(self, found: Recipient) -> None:
+        """A tool error unless the send goes, in scope, to the owner or the whole group."""
+        self.check_conversation(found.conversation_id)
+        if found.to != self.owner_id and not found.is_group:
             raise HomeAssistantError(
                 translation_domain=DOMAIN,
                 translation_key="llm_recipient_out_of_scope",
-                translation_placeholders={"to": to, "conversation_id": conversation_id},
+                translation_placeholders={"to": found.to, "conversation_id": found.conversation_id},
             )
 
 
@@ -107,21 +105,16 @@ class AgentRef:
     def check_answerable(self, message_id: str) -> None:
         """A refusal unless the request was judged trusted when opened: a prompt-injected
         model must not answer a device nobody trusted (it would read what it is told)."""
-        request = self.runtime.agent.find_request(message_id)
-        if request is not None and not request.judged.trusted:
-            judged = request.judged
-            raise SendError(
-                SendRefusal.UNTRUSTED_REQUEST,
-                f"{judged.person_id} device {judged.device_id} is {judged.state.value}",
-            )
+        agent = self.runtime.agent
+        request = agent.find_request(message_id)
+        if request is not None:
+            agent.trust.check_answerable(request)
 
     def listed(self, request: Request) -> bool:
         """Whether a view lists the request: in scope, and not from a key blocked now (a
         blocked key's later requests never reach the history at all)."""
-        judged = request.judged
-        rule = self.runtime.agent.trust.seal_rule()
-        blocked = rule.state(judged.person_id, judged.device_id, judged.identity_key)
-        return self.scope.covers(request.conversation_id) and blocked is not TrustState.BLOCKED
+        blocked = self.runtime.agent.trust.blocked_now(request)
+        return self.scope.covers(request.conversation_id) and not blocked
 
 
 def loaded_agents(hass: HomeAssistant) -> list[AgentRef]:

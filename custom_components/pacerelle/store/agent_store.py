@@ -19,18 +19,16 @@ from homeassistant.const import EVENT_HOMEASSISTANT_CLOSE
 from homeassistant.core import Event, HomeAssistant, callback
 from homeassistant.util.hass_dict import HassKey
 
-from ..client import STORE_VERSION, AgentStore, AgentStores, StoreLocation, migrate
+from ..client import AgentStore, AgentStores, StoreLocation
 
 _STORES: HassKey[AgentStores] = HassKey("pacerelle_agent_stores")
 
 STORE_DIRECTORY = ("pacerelle",)
 __all__ = [
-    "STORE_VERSION",
     "AgentStore",
     "agent_store",
     "async_pause_all",
     "async_resume_all",
-    "migrate",
 ]
 
 

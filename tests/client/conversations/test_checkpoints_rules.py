@@ -8,15 +8,16 @@ from custom_components.pacerelle.client.limits import (
     MAX_CHECKPOINTS,
 )
 from custom_components.pacerelle.client.values.checkpoints import (
-    ACTIVE,
-    COMPLETED,
     Checkpoint,
     Checkpoints,
+    CheckpointStatus,
     check_fields,
 )
 
 
-def _checkpoint(source: str, status: str = ACTIVE, conversation: str | None = "c-1") -> Checkpoint:
+def _checkpoint(
+    source: str, status: str = CheckpointStatus.ACTIVE, conversation: str | None = "c-1"
+) -> Checkpoint:
     return Checkpoint(source, conversation, "did a thing", "do the next", None, status, 1.0)
 
 
@@ -25,19 +26,25 @@ def test_fields_within_limits_pass() -> None:
         "s" * MAX_CHECKPOINT_TEXT_CHARS,
         "n" * MAX_CHECKPOINT_TEXT_CHARS,
         "l" * MAX_CHECKPOINT_LABEL_CHARS,
-        ACTIVE,
+        CheckpointStatus.ACTIVE,
     )
-    check_fields("s", "n", None, COMPLETED)
+    check_fields("s", "n", None, CheckpointStatus.COMPLETED)
 
 
 @pytest.mark.parametrize(
     ("summary", "next_action", "label", "status", "complaint"),
     [
-        ("", "n", None, ACTIVE, "summary"),
-        ("s" * (MAX_CHECKPOINT_TEXT_CHARS + 1), "n", None, ACTIVE, "summary"),
-        ("s", "", None, ACTIVE, "next_action"),
-        ("s", "n" * (MAX_CHECKPOINT_TEXT_CHARS + 1), None, ACTIVE, "next_action"),
-        ("s", "n", "l" * (MAX_CHECKPOINT_LABEL_CHARS + 1), ACTIVE, "host_session_label"),
+        ("", "n", None, CheckpointStatus.ACTIVE, "summary"),
+        ("s" * (MAX_CHECKPOINT_TEXT_CHARS + 1), "n", None, CheckpointStatus.ACTIVE, "summary"),
+        ("s", "", None, CheckpointStatus.ACTIVE, "next_action"),
+        ("s", "n" * (MAX_CHECKPOINT_TEXT_CHARS + 1), None, CheckpointStatus.ACTIVE, "next_action"),
+        (
+            "s",
+            "n",
+            "l" * (MAX_CHECKPOINT_LABEL_CHARS + 1),
+            CheckpointStatus.ACTIVE,
+            "host_session_label",
+        ),
         ("s", "n", None, "paused", "status"),
     ],
 )
@@ -50,18 +57,18 @@ def test_fields_over_limits_are_refused(
 
 def test_saving_again_replaces_and_moves_to_the_end() -> None:
     book = Checkpoints().with_checkpoint(_checkpoint("m-1")).with_checkpoint(_checkpoint("m-2"))
-    book = book.with_checkpoint(_checkpoint("m-1", COMPLETED))
+    book = book.with_checkpoint(_checkpoint("m-1", CheckpointStatus.COMPLETED))
     assert list(book.items) == ["m-2", "m-1"]
-    assert book.items["m-1"].status == COMPLETED
+    assert book.items["m-1"].status == CheckpointStatus.COMPLETED
 
 
 def test_past_the_cap_completed_ones_go_first_then_the_oldest() -> None:
     book = Checkpoints()
     book = book.with_checkpoint(_checkpoint("first-active"))
-    book = book.with_checkpoint(_checkpoint("done-1", COMPLETED))
+    book = book.with_checkpoint(_checkpoint("done-1", CheckpointStatus.COMPLETED))
     for index in range(MAX_CHECKPOINTS - 2):
         book = book.with_checkpoint(_checkpoint(f"m-{index}"))
-    book = book.with_checkpoint(_checkpoint("done-2", COMPLETED))
+    book = book.with_checkpoint(_checkpoint("done-2", CheckpointStatus.COMPLETED))
     assert len(book.items) == MAX_CHECKPOINTS
     assert "done-1" not in book.items  # the completed one went, not the older active one
     assert "first-active" in book.items
@@ -76,10 +83,10 @@ def test_past_the_cap_completed_ones_go_first_then_the_oldest() -> None:
 def test_listing_filters_by_status_and_conversation() -> None:
     book = Checkpoints()
     for checkpoint in (
-        _checkpoint("a", ACTIVE, "c-1"),
-        _checkpoint("b", COMPLETED, "c-1"),
-        _checkpoint("c", ACTIVE, "c-2"),
-        _checkpoint("d", ACTIVE, None),
+        _checkpoint("a", CheckpointStatus.ACTIVE, "c-1"),
+        _checkpoint("b", CheckpointStatus.COMPLETED, "c-1"),
+        _checkpoint("c", CheckpointStatus.ACTIVE, "c-2"),
+        _checkpoint("d", CheckpointStatus.ACTIVE, None),
     ):
         book = book.with_checkpoint(checkpoint)
     assert [c.source_message_id for c in book.listed(None, False)] == ["a", "c", "d"]
@@ -89,8 +96,10 @@ def test_listing_filters_by_status_and_conversation() -> None:
 
 
 def test_json_round_trip_keeps_everything_in_order() -> None:
-    book = Checkpoints().with_checkpoint(_checkpoint("x", COMPLETED, None))
-    book = book.with_checkpoint(Checkpoint("y", "c-9", "sum", "next", "label", ACTIVE, 2.5))
+    book = Checkpoints().with_checkpoint(_checkpoint("x", CheckpointStatus.COMPLETED, None))
+    book = book.with_checkpoint(
+        Checkpoint("y", "c-9", "sum", "next", "label", CheckpointStatus.ACTIVE, 2.5)
+    )
     again = Checkpoints.from_json(book.to_json())
     assert again == book
     assert list(again.items) == ["x", "y"]

@@ -15,11 +15,11 @@ from custom_components.pacerelle.client.signal.session import SessionRecord
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.state.assembly import document_of
 from custom_components.pacerelle.client.state.record_store import RecordStore
+from custom_components.pacerelle.client.state.versions import migrate
 from custom_components.pacerelle.client.values.agent_data import SECTIONS, AgentData, Conversations
 from custom_components.pacerelle.client.values.history import HandledRequest, History, Reply
 from custom_components.pacerelle.client.values.requests import Inbox
 from custom_components.pacerelle.client.values.trust_book import TrustBook
-from custom_components.pacerelle.store.agent_store import migrate
 from tests.helpers.reference_peer import reference_peer_available
 from tests.helpers.store_states import Shape, grown, model_session, request
 

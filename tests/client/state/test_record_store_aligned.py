@@ -16,17 +16,17 @@ from hypothesis import strategies as st
 from custom_components.pacerelle.client.limits import MAX_ALIGNED_CHANGES
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.state.record_store import RecordStore
+from custom_components.pacerelle.client.state.versions import migrate
 from custom_components.pacerelle.client.stored_sizes import StoredSizes
 from custom_components.pacerelle.client.values.agent_data import AgentData, Conversations
 from custom_components.pacerelle.client.values.alignment import align
 from custom_components.pacerelle.client.values.checkpoints import (
-    ACTIVE,
     Checkpoint,
     Checkpoints,
+    CheckpointStatus,
 )
 from custom_components.pacerelle.client.values.history import HandledRequest, History
 from custom_components.pacerelle.client.values.requests import Inbox, Request, stored_size
-from custom_components.pacerelle.store.agent_store import migrate
 from tests.helpers.store_states import request
 
 EXTRA = {"installation": {"token": "pit_aligned"}, "version": 2}
@@ -144,7 +144,9 @@ def _data(pending: dict[str, Request], keys: dict[str, Checkpoint]) -> AgentData
 
 
 def _checkpoint(message_id: str, n: int) -> Checkpoint:
-    return Checkpoint(message_id, "cnv_0", f"summary {n}", "next", None, ACTIVE, float(n))
+    return Checkpoint(
+        message_id, "cnv_0", f"summary {n}", "next", None, CheckpointStatus.ACTIVE, float(n)
+    )
 
 
 def _requests(records: dict[str, object]) -> dict[str, Request]:

@@ -25,8 +25,8 @@ from custom_components.pacerelle.client.signal.session_json import record_to_jso
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.state.kinds import ARCHIVED
 from custom_components.pacerelle.client.state.record_store import RecordStore
+from custom_components.pacerelle.client.state.versions import migrate
 from custom_components.pacerelle.client.values.agent_data import AgentData, identity_fingerprint
-from custom_components.pacerelle.store.agent_store import migrate
 from tests.client.signal.interop import AGENT_NAME, Agent
 from tests.helpers.reference_peer import ReferencePeer, reference_peer_available
 

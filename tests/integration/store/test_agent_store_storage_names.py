@@ -26,13 +26,9 @@ from custom_components.pacerelle.client.signal.session import (
     address_of,
     legacy_addresses,
 )
+from custom_components.pacerelle.client.state.versions import STORE_VERSION, migrate
 from custom_components.pacerelle.client.values.agent_data import AgentData
-from custom_components.pacerelle.store.agent_store import (
-    STORE_DIRECTORY,
-    STORE_VERSION,
-    agent_store,
-    migrate,
-)
+from custom_components.pacerelle.store.agent_store import STORE_DIRECTORY, agent_store
 from tests.client.signal.interop import AGENT_NAME, Agent
 from tests.helpers.reference_peer import ReferencePeer, reference_peer_available
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from custom_components.pacerelle.store.agent_store import migrate
+from custom_components.pacerelle.client.state.versions import migrate
 
 AMBIGUOUS = "human:a:b:c:device:1"  # ("a:b", "c") or ("a", "b:c")
 AS_A_B_IN_C = "human:a%3Ab:c:device:1"

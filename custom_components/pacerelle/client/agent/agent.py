@@ -28,6 +28,7 @@ from ..errors import SendError, SendRefusal
 from ..inbox import handling
 from ..inbox.pipeline import InboxPipeline
 from ..inbox.queue import InboundQueue
+from ..limits import DEFAULT_EXPIRE_AFTER
 from ..outbox.sender import Sender, checked_device
 from ..relay.api import AgentApi
 from ..relay.refusals import GatewayRefusals
@@ -40,7 +41,6 @@ from ..values.decrypt_failures import DecryptionOutcome
 from ..values.history import Reply
 from ..values.payloads import chat_payload
 from ..values.requests import Request
-from ..values.send_queue import DEFAULT_EXPIRE_AFTER
 from ..values.trust_book import TrustBook
 from .connection import ConnectionLoop
 from .prekeys import PrekeyPublisher

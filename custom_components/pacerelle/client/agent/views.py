@@ -14,10 +14,11 @@ from ..agent_core import AgentCore, ConnectionState
 from ..conversations.membership import GroupMemberships, Member, members_with_trust
 from ..conversations.seen import SeenConversation, seen_conversations
 from ..limits import MAX_HISTORY_ENTRIES
-from ..outbox.sender import Sender
+from ..outbox.sender import Recipient, Sender
 from ..signal.identity import verification_code
 from ..values.agent_data import AgentData, UncertainSend
 from ..values.checkpoints import Checkpoint
+from ..values.group_epochs import counts_as_member
 from ..values.history import History
 from ..values.requests import Request
 from ..values.sent_widgets import SentWidget, sent_widget
@@ -158,6 +159,23 @@ class AgentReads:
         return self._core.data.conversations.group_members(
             conversation_id, self._core.config.agent_id
         )
+
+    def is_member_now(self, request: Request) -> bool:
+        """Whether a group request's sender is a member now (group_epochs.py
+        `counts_as_member`): a member who left still holds an old key that opens."""
+        members = self.group_members(request.conversation_id)
+        return counts_as_member(members, request.sender_id)
+
+    def recipient(
+        self,
+        source_message_id: str | None = None,
+        conversation_id: str | None = None,
+        to: str | None = None,
+    ) -> Recipient:
+        """Who a send with these fields goes to, as the send resolves it (outbox/sender.py:
+        a whole group or a person, in which conversation). SendError: the request answered
+        is unknown."""
+        return self._sender.recipient(source_message_id, conversation_id, to)
 
     def blocked_in_groups(self) -> dict[str, tuple[str, str]]:
         """Group -> (person, device) of a device the user blocked that holds a key of the

@@ -28,7 +28,7 @@ from ..errors import (
     SendError,
     SendRefusal,
 )
-from ..limits import MAX_SEND_TEXT_CHARS
+from ..limits import DEFAULT_EXPIRE_AFTER, MAX_SEND_TEXT_CHARS
 from ..relay.answers import device_id
 from ..relay.api import AgentApi
 from ..relay.frames import build_message, is_group_recipient
@@ -38,8 +38,7 @@ from ..values.agent_data import AgentData, UncertainSend, device_key
 from ..values.history import FAILED, SENT, UNCERTAIN, Reply
 from ..values.payloads import chat_payload
 from ..values.requests import Request, payload_seal
-from ..values.send_queue import DEFAULT_EXPIRE_AFTER, QueuedSend, QueueFullError
-from ..values.trust_book import TrustState
+from ..values.send_queue import QueuedSend, QueueFullError
 from .confirmations import Outbox, Written
 from .flush import QUEUED, QueuedSends
 
@@ -55,6 +54,20 @@ class Target:
     device_id: str | None
     # A reply in a group: the key the answered message was sealed with.
     group_key: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Recipient:
+    """Who a send goes to: `to` (a person, or `group:<conversation>`) in a conversation, and
+    the request it answers, if any."""
+
+    conversation_id: str
+    to: str
+    request: Request | None
+
+    @property
+    def is_group(self) -> bool:
+        return is_group_recipient(self.to, self.conversation_id)
 
 
 class Sender:
@@ -78,6 +91,22 @@ class Sender:
                 return item.request
         return None
 
+    def recipient(
+        self, source_message_id: str | None, conversation_id: str | None, to: str | None
+    ) -> Recipient:
+        """Who a send goes to, the one rule: the sender of the request it answers (its
+        group, for a group request), else `to` (the owner by default) in `conversation_id`
+        (the agent's own by default). SendError: the request answered is unknown."""
+        if source_message_id is not None:
+            request = self.find_request(source_message_id)
+            if request is None:
+                raise SendError(SendRefusal.UNKNOWN_REQUEST, source_message_id)
+            to = request.to if request.is_group else request.sender_id
+            return Recipient(request.conversation_id, to, request)
+        core = self._core
+        conversation = conversation_id or core.config.conversation_id
+        return Recipient(conversation, to or core.config.owner_id, None)
+
     def resolve(
         self,
         source_message_id: str | None,
@@ -85,26 +114,25 @@ class Sender:
         to: str | None,
         to_device_id: str | None,
     ) -> Target:
-        if source_message_id is not None:
-            request = self.find_request(source_message_id)
-            if request is None:
-                raise SendError(SendRefusal.UNKNOWN_REQUEST, source_message_id)
-            if request.is_group:
-                return Target(request.conversation_id, request.to, None, request.group_key)
+        """The recipient and the device a send is sealed for (the seal checks its key)."""
+        found = self.recipient(source_message_id, conversation_id, to)
+        conversation, recipient, request = found.conversation_id, found.to, found.request
+        if request is not None:
+            if found.is_group:
+                return Target(conversation, recipient, None, request.group_key)
             # The device that wrote; the seal checks it is still the key that wrote.
-            return Target(request.conversation_id, request.sender_id, request.sender_device_id)
-        core = self._core
-        conversation = conversation_id or core.config.conversation_id
-        recipient = to or core.config.owner_id
-        if is_group_recipient(recipient, conversation):
+            return Target(conversation, recipient, request.sender_device_id)
+        if found.is_group:
             return Target(conversation, recipient, None)
-        trust = core.trust
+        trust = self._core.trust
         if to_device_id is not None:
-            # Named by the caller: that device or a refusal (the seal checks its key).
-            if trust.seal_rule().state(recipient, to_device_id, None) is TrustState.BLOCKED:
-                raise SendError(SendRefusal.BLOCKED_DEVICE, f"{recipient} device {to_device_id}")
+            # Named by the caller: that device or a refusal; a blocked one is known before its
+            # session's key is (the seal checks the rest of the rule on that key).
+            refusal = trust.seal_rule().direct_refusal(recipient, to_device_id, None, None)
+            if refusal is SendRefusal.BLOCKED_DEVICE:
+                raise SendError(refusal, f"{recipient} device {to_device_id}")
             return Target(conversation, recipient, to_device_id)
-        last = core.data.conversations.last_devices.get(device_key(recipient, conversation))
+        last = self._core.data.conversations.last_devices.get(device_key(recipient, conversation))
         device = trust.choose_device(recipient, last, self._session_key(recipient, conversation))
         return Target(conversation, recipient, device)
 

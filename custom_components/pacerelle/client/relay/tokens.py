@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..errors import PacerelleAuthError
+from ..errors import ErrorKind, PacerelleAuthError
 from ..limits import MAX_RENEW_MARGIN
 from .answers import checked_seconds
 
@@ -21,6 +21,8 @@ MIN_LIFETIME = 1.0
 
 class InstallationRevokedError(PacerelleAuthError):
     """The runtime-token endpoint refused the installation token: it was revoked."""
+
+    kind = ErrorKind.REVOKED
 
 
 class IssuedToken(Protocol):

@@ -66,20 +66,28 @@ class SealRule:
         first use at a seal)."""
         return self.book.readable(person_id, device_id, key)
 
+    def direct_refusal(
+        self, person_id: str, device_id: str, key: bytes | None, answered: bytes | None
+    ) -> SendRefusal | None:
+        """The direct-send rule, at the seal and again at the flush (`recheck`): why the
+        session to (person, device), whose remote identity key is `key`, may not read what
+        is sealed now (None: it may). A blocked device never; the key that wrote the request
+        answered (`answered`) always; else only a trusted key."""
+        state = self.state(person_id, device_id, key)
+        if state is TrustState.BLOCKED:
+            return SendRefusal.BLOCKED_DEVICE
+        if answered is not None:
+            return None if key == answered else SendRefusal.KEY_CHANGED
+        return None if state is TrustState.TRUSTED else SendRefusal.UNTRUSTED_DEVICE
+
     def check_direct(self, person_id: str, device_id: str, key: bytes | None) -> None:
         """SendError unless the session to (person, device), whose remote identity key is
-        `key`, may read what is sealed now."""
+        `key`, may read what is sealed now (`direct_refusal`)."""
         request = self.answering
-        state = self.state(person_id, device_id, key)
-        where = f"{person_id} device {device_id}"
-        if state is TrustState.BLOCKED:
-            raise SendError(SendRefusal.BLOCKED_DEVICE, where)
-        if request is not None and request.sender_identity is not None:
-            if key != request.sender_identity:
-                raise SendError(SendRefusal.KEY_CHANGED, where)
-            return  # the very key that wrote the request
-        if state is not TrustState.TRUSTED:
-            raise SendError(SendRefusal.UNTRUSTED_DEVICE, where)
+        answered = request.sender_identity if request is not None else None
+        refusal = self.direct_refusal(person_id, device_id, key, answered)
+        if refusal is not None:
+            raise SendError(refusal, f"{person_id} device {device_id}")
 
     def group_key_allowed(self, asker: GroupKey | None) -> Callable[[GroupKey], bool]:
         """Which group keys a group send may be sealed with: those a message would be
@@ -164,6 +172,22 @@ class TrustDoor:
         state = self._book.readable(judged.person_id, judged.device_id, judged.identity_key)
         return replace(judged, state=state)
 
+    def blocked_now(self, request: Request) -> bool:
+        """Whether the key that wrote `request` is blocked now (a view leaves it out)."""
+        judged = request.judged
+        state = self._book.readable(judged.person_id, judged.device_id, judged.identity_key)
+        return state is TrustState.BLOCKED
+
+    def check_answerable(self, request: Request) -> None:
+        """SendError (UNTRUSTED_REQUEST) unless `request` was judged trusted when opened: a
+        model must not act on what a device nobody trusted told it."""
+        judged = request.judged
+        if not judged.trusted:
+            raise SendError(
+                SendRefusal.UNTRUSTED_REQUEST,
+                f"{judged.person_id} device {judged.device_id} is {judged.state.value}",
+            )
+
     def decide(
         self, person_id: str, device_id: str, state: TrustState, *, key: bytes | None
     ) -> DeviceTrust:
@@ -219,12 +243,8 @@ def recheck(
             return None
     if send.group_key is not None:
         return _recheck_group(rule, send.group_key, conversations)
-    state = rule.state(to, device or "", key)
-    if state is TrustState.BLOCKED:
-        return SendRefusal.BLOCKED_DEVICE
-    if send.answers is None and state is not TrustState.TRUSTED:
-        return SendRefusal.UNTRUSTED_DEVICE
-    return None
+    # A reply was sealed for the key that wrote the request (checked at the seal).
+    return rule.direct_refusal(to, device or "", key, key if send.answers is not None else None)
 
 
 def _recheck_group(rule: SealRule, name: str, conversations: Conversations) -> SendRefusal | None:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..errors import PacerelleError
+from ..errors import ErrorKind, PacerelleError
 from ..limits import MAX_UNCERTAIN_SENDS
 from ..signal.errors import SignalError
 from ..signal.state import AgentSignalState
@@ -55,6 +55,8 @@ SECTIONS = (
 
 class AgentDataError(PacerelleError):
     """The runtime's part of the document is missing pieces or malformed."""
+
+    kind = ErrorKind.STORE
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,12 +2,15 @@
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from ..limits import MAX_CHECKPOINT_LABEL_CHARS, MAX_CHECKPOINT_TEXT_CHARS, MAX_CHECKPOINTS
 
-ACTIVE = "active"
-COMPLETED = "completed"
+
+class CheckpointStatus(StrEnum):
+    ACTIVE = "active"
+    COMPLETED = "completed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +41,7 @@ def check_fields(summary: str, next_action: str, label: str | None, status: str)
         raise ValueError(
             f"host_session_label must have at most {MAX_CHECKPOINT_LABEL_CHARS} characters"
         )
-    if status not in (ACTIVE, COMPLETED):
+    if status not in (CheckpointStatus.ACTIVE, CheckpointStatus.COMPLETED):
         raise ValueError("status must be active or completed")
 
 
@@ -51,7 +54,9 @@ class Checkpoints:
         items = {k: v for k, v in self.items.items() if k != checkpoint.source_message_id}
         items[checkpoint.source_message_id] = checkpoint
         while len(items) > MAX_CHECKPOINTS:
-            victims = [k for k, v in items.items() if v.status == COMPLETED] or list(items)
+            victims = [
+                k for k, v in items.items() if v.status == CheckpointStatus.COMPLETED
+            ] or list(items)
             del items[victims[0]]
         return Checkpoints(items)
 
@@ -59,7 +64,7 @@ class Checkpoints:
         return [
             item
             for item in self.items.values()
-            if (include_completed or item.status == ACTIVE)
+            if (include_completed or item.status == CheckpointStatus.ACTIVE)
             and (conversation_id is None or item.conversation_id == conversation_id)
         ]
 

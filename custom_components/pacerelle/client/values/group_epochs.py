@@ -153,6 +153,13 @@ def readers_of(
     return sealing_candidates(epoch, same)
 
 
+def counts_as_member(members: frozenset[str], sender_id: str) -> bool:
+    """Whether a sender is a member now: one of `members` (the current epoch's), or anyone
+    when none is known (keys stored before their sender was recorded; the relay delivers a
+    group's messages from its members only)."""
+    return not members or sender_id in members
+
+
 def member_ids(epoch: GroupEpoch | None, keys: Iterable[GroupKey], agent_id: str) -> frozenset[str]:
     """The members of now as people (the agent itself and unrecorded senders excluded)."""
     if epoch is None:

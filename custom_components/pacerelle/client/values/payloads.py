@@ -11,10 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..limits import MAX_ATTACHMENT_TEXT_CHARS
+from .widgets import WIDGET_RESPONSE, WIDGET_UPDATE
 
 CHAT_MESSAGE = "chat.message"
-WIDGET_RESPONSE = "widget.response"
-WIDGET_UPDATE = "widget.update"
 _SECRET_STRINGS = ("key_b64", "iv_b64")
 _SECRET_TEXT = ("name", "mime")
 _SECRET_COUNTS = ("size", "width", "height", "duration_ms")

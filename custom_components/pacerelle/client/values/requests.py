@@ -30,7 +30,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from ..errors import PacerelleError
 from ..limits import (
@@ -42,9 +42,12 @@ from ..limits import (
 )
 from ..relay.frames import InboundMessage, is_group_recipient
 from .groups import parse_message
-from .payloads import Content, public_attachment
+from .payloads import CHAT_MESSAGE, Content, public_attachment
 from .trust_book import DeviceTrust, TrustState
 from .widget_answers import WidgetResponse, parse_response
+from .widgets import WIDGET_RESPONSE
+
+CHAT_KINDS: Final = frozenset({"text", CHAT_MESSAGE})  # what a person writes
 
 __all__ = ["MAX_ACCEPTED_RECEIPTS", "MAX_PENDING", "MAX_REJECTED_RECEIPTS"]
 
@@ -115,6 +118,16 @@ class Request:
     @property
     def is_group(self) -> bool:
         return is_group_recipient(self.to, self.conversation_id)
+
+    @property
+    def is_chat(self) -> bool:
+        """Whether a person wrote it (a text, with files or not): not a widget's answer."""
+        return self.kind in CHAT_KINDS
+
+    @property
+    def is_widget_answer(self) -> bool:
+        """Whether it answers a widget (`answer`: its parse, none when it is malformed)."""
+        return self.kind == WIDGET_RESPONSE
 
     def for_host(self) -> Request:
         """This request as the host is given it: its attachments' public fields only (the

@@ -18,14 +18,10 @@ evicted: an alert queued first must not be pushed out by later chatter.
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Final
+from typing import Any
 
-from ..errors import PacerelleError
+from ..errors import ErrorKind, PacerelleError
 from ..limits import MAX_QUEUED_SEND_BYTES, MAX_QUEUED_SENDS
-
-DEFAULT_EXPIRE_AFTER: Final = 3600.0
-"""How long a queued send may wait for the connection unless the caller says otherwise: an
-alert an hour late is still worth reading; a day late it misleads."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +92,8 @@ def _key(value: Any) -> bytes | None:
 
 class QueueFullError(PacerelleError):
     """The queue holds MAX_QUEUED_SENDS sends or MAX_QUEUED_SEND_BYTES already."""
+
+    kind = ErrorKind.QUEUE_FULL
 
     def __init__(self, limit: str) -> None:
         super().__init__(f"the send queue is full ({limit})")

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
-from ..errors import PacerelleError
+from ..errors import ErrorKind, PacerelleError
 from ..limits import MAX_TRUST_RECORDS
 from ..signal.identity import verification_code
 from ..signal.session import address_of
@@ -92,6 +92,8 @@ class DeviceTrust:
 
 class KeyChangedError(PacerelleError):
     """The device presents another key than the one a decision was shown for."""
+
+    kind = ErrorKind.KEY_CHANGED
 
     def __init__(self, current: DeviceTrust) -> None:
         super().__init__(f"{current.person_id} device {current.device_id} presents another key")

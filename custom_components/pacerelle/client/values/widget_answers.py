@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from ..limits import MAX_WIDGET_ID_CHARS
 from ..relay.frames import is_group_recipient
-from .group_epochs import GroupEpoch, advance, member_ids
+from .group_epochs import GroupEpoch, advance, counts_as_member, member_ids
 from .groups import GroupKey
 from .widgets import (
     CHOICE,
@@ -180,7 +180,7 @@ class Addressee:
             return f"it came from conversation {conversation_id}, not {self.conversation_id}"
         if self.person_id is not None and sender_id != self.person_id:
             return f"it came from {sender_id}, not {self.person_id}"
-        if self.members and sender_id not in self.members:
+        if self.in_group and not counts_as_member(self.members, sender_id):
             return f"it came from {sender_id}, who is not a member of the group now"
         return None
 

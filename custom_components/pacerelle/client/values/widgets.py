@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from datetime import date, datetime, time
 from typing import Any, Final
 
-from ..errors import PacerelleError
+from ..errors import ErrorKind, PacerelleError
 from ..limits import (
     MAX_WIDGET_ACCEPT,
     MAX_WIDGET_BODY_CHARS,
@@ -47,6 +47,9 @@ DATETIME: Final = "datetime"
 KINDS: Final = (CONFIRM, CHOICE, PERMISSION, FORM, PROGRESS, FILE_PICKER, DATETIME)
 # Kinds that ask the person something (a progress bar only informs).
 QUESTION_KINDS: Final = (CONFIRM, CHOICE, PERMISSION, FORM, DATETIME, FILE_PICKER)
+ASKABLE_KINDS: Final = (CONFIRM, CHOICE, FORM, DATETIME, PERMISSION)
+"""The questions a host may ask and wait for: each answered by a value (a file picker's answer
+is files, which no waiting caller can take)."""
 
 RESPONSE_MODES: Final = ("individual", "collective")
 FIELD_TYPES: Final = (
@@ -67,6 +70,8 @@ _ACCEPT = re.compile(r"^(\.[A-Za-z0-9]{1,16}|[a-z]+/([a-z0-9.+-]+|\*))$")
 
 class WidgetError(PacerelleError, ValueError):
     """A widget, update or answer that breaks the rules; `path` names the field."""
+
+    kind = ErrorKind.INVALID_WIDGET
 
     def __init__(self, path: str, problem: str) -> None:
         super().__init__(f"{path}: {problem}")
@@ -324,7 +329,10 @@ def build_widget(
     expires: str | None = None,
     response_mode: str | None = None,
 ) -> dict[str, Any]:
-    """A checked widget.standard v1 payload (a new id unless given)."""
+    """A checked widget.standard v1 payload (a new id unless given); a datetime question
+    that names no mode asks for both (the wire requires one)."""
+    if kind == DATETIME and isinstance(spec, Mapping) and "mode" not in spec:
+        spec = {**spec, "mode": "datetime"}
     payload: dict[str, Any] = {
         "type": WIDGET_STANDARD,
         "v": WIDGET_VERSION,
