@@ -2,8 +2,11 @@
 
 import asyncio
 import base64
+import logging
 import os
 import time
+
+import pytest
 
 from custom_components.pacerelle.client.attachments import OutgoingFile
 from custom_components.pacerelle.client.signal.prekeys import (
@@ -11,6 +14,7 @@ from custom_components.pacerelle.client.signal.prekeys import (
     ONE_TIME_PREKEY_TARGET,
     ROTATION_INTERVAL,
 )
+from custom_components.pacerelle.client.signal.session import PeerAddress
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.values import groups
 from custom_components.pacerelle.client.values.agent_data import AgentData
@@ -78,7 +82,7 @@ async def test_send_then_drop_is_an_uncertain_send(emulator: EmulatorHandle) -> 
 
 
 async def test_changed_identity_of_a_reinstalled_app_is_reported_and_accepted(
-    emulator: EmulatorHandle,
+    emulator: EmulatorHandle, caplog: pytest.LogCaptureFixture
 ) -> None:
     installed = await emulator.install()
     recorder = Recorder()
@@ -86,13 +90,21 @@ async def test_changed_identity_of_a_reinstalled_app_is_reported_and_accepted(
         code = agent.verification_code
         await emulator.send(installed.conversation_id, text="before")
         await wait_for(lambda: len(recorder.delivered) == 1)
+        peer = PeerAddress(installed.owner_id, installed.conversation_id, 1)
+        before = agent.data.signal.record(peer).trusted_identity
         reset = f"/conversations/{installed.conversation_id}/devices/1/reset"
-        await emulator.admin("POST", reset)
-        await wait_for(lambda: recorder.identity_changes == [installed.owner_id])
+        with caplog.at_level(logging.WARNING):
+            await emulator.admin("POST", reset)
+            await wait_for(
+                lambda: f"The identity key of {installed.owner_id} changed" in caplog.text
+            )
         await emulator.send(installed.conversation_id, text="after reinstall")
         await wait_for(lambda: len(recorder.delivered) == 2)
         assert recorder.delivered[1].text == "after reinstall"
-        assert recorder.identity_changes == [installed.owner_id, installed.owner_id]
+        # The new key is the session's now (the trust door judges it as a new key).
+        after = agent.data.signal.record(peer).trusted_identity
+        assert after is not None
+        assert after != before
         assert agent.verification_code == code  # our own identity never changes
         reply = await agent.send_text(
             "welcome back", source_message_id=recorder.delivered[1].message_id

@@ -45,7 +45,6 @@ class Recorder:
     # (mark, trusted) as the store's `mark` keeps them, in order.
     marks: list[tuple[str, bool]] = field(default_factory=list)
     documents: list[dict[str, Any]] = field(default_factory=list)
-    identity_changes: list[str] = field(default_factory=list)
     revoked: int = 0
     token_requests: int = 0
 
@@ -99,7 +98,6 @@ def make_agent(
         run_blocking=to_thread,
         deliver=recorder.deliver,
         prepare=recorder.prepare,
-        identity_changed=recorder.identity_changes.append,
         revoked=recorder.on_revoked,
     )
     # As the host keeps the trust book beside the store: a restarted agent's book is the

@@ -106,7 +106,6 @@ class AgentHooks:
     run_blocking: BlockingRunner
     deliver: Callable[[Request], None]
     prepare: Callable[[Request], Awaitable[None] | None] = field(default=_nothing)
-    identity_changed: Callable[[str], None] = field(default=_nothing)
     status_changed: Callable[[], None] = field(default=_nothing)
     revoked: Callable[[], None] = field(default=_nothing)
     # Each direct message's decryption outcome, once the state after it is saved.

@@ -47,7 +47,6 @@ class Opened:
     request: Request | None = None
     refusal: str | None = None
     deferred: bool = False
-    identity_changed: bool = False
     # For decrypt_failures.py: the engine's error kind of a direct message that failed,
     # and whether one that decrypted was a PreKey message (a new session).
     signal_failure: str | None = None
@@ -101,7 +100,7 @@ def open_batch(
 def _open_one(
     data: AgentData, message: InboundMessage, require_encryption: bool, now: float
 ) -> tuple[AgentData, Opened]:
-    changed = new_session = False
+    new_session = False
     group_key: str | None = None
     # Who wrote it, as the trust door judges it (trust/door.py).
     identity: bytes | None = None
@@ -134,7 +133,7 @@ def _open_one(
         data = replace(data, conversations=data.conversations.with_group_key_used(key.name))
     else:
         peer = peer_of(message.sender_id, message.conversation_id, message.sender_device_id)
-        signal, raw, changed = _decrypt(data, peer, message.payload)
+        signal, raw, _changed = _decrypt(data, peer, message.payload)
         new_session = isinstance(parse_frame(message.payload), PreKeySignalMessage)
         data = replace(data, signal=signal)
         identity = signal.record(peer).trusted_identity
@@ -158,7 +157,7 @@ def _open_one(
         trust_device_id=judged_device,
     )
     return replace(data, conversations=conversations), Opened(
-        message, request, identity_changed=changed, new_session=new_session
+        message, request, new_session=new_session
     )
 
 

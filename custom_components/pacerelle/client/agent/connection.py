@@ -217,8 +217,8 @@ class ConnectionLoop:
             elif isinstance(frame, RefusedMessage):
                 await self._refuse(frame)
             elif isinstance(frame, IdentityChanged):
+                # A notice only: the trust door judges the new key when it writes.
                 _LOGGER.warning("The identity key of %s changed", frame.peer_id)
-                self._core.hooks.identity_changed(frame.peer_id)
             elif isinstance(frame, RelayError) and frame.message_id is not None:
                 await self._sender.relay_refused(frame.message_id, frame.error)
 

@@ -233,11 +233,8 @@ class InboxPipeline:
             await self.process(ready)
 
     def _tell(self, opened: Sequence[Opened], signal_before: AgentSignalState, now: float) -> None:
-        """Identity changes and decryption outcomes, once saved and before any hand-over."""
+        """Decryption outcomes, once saved and before any hand-over."""
         hooks = self._core.hooks
-        for item in opened:
-            if item.identity_changed:
-                hooks.identity_changed(item.message.sender_id)
         for item in opened:
             outcome = _decryption_outcome(item, signal_before, now)
             if outcome is not None:
