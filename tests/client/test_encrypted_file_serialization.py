@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from custom_components.pacerelle.client.encrypted_file import NONCE_SIZE, TAG_SIZE, EncryptedFile
+from custom_components.pacerelle.client.encrypted_file import EncryptedFile
+from custom_components.pacerelle.client.limits import GCM_NONCE_BYTES, GCM_TAG_BYTES
 from custom_components.pacerelle.client.values.requests import stored_size
 
 HEADER = 5  # MAGIC and FORMAT
@@ -38,5 +39,5 @@ def test_never_larger_than_the_bounds_estimate(store: EncryptedFile) -> None:
     """The bounds measure with the standard library's escapes; what is written is not larger."""
     document = {"text": "é" * 1000 + "\U0001f4a1" * 1000 + "\x01" * 1000}
     store.write(document)
-    plain = len(store.data_path.read_bytes()) - HEADER - NONCE_SIZE - TAG_SIZE
+    plain = len(store.data_path.read_bytes()) - HEADER - GCM_NONCE_BYTES - GCM_TAG_BYTES
     assert plain <= stored_size(document) == len(json.dumps(document, separators=(",", ":")))

@@ -15,12 +15,14 @@ import pytest
 
 from custom_components.pacerelle.client.agent_core import AgentConfig, AgentCore, AgentHooks
 from custom_components.pacerelle.client.encrypted_file import (
-    NONCE_SIZE,
-    TAG_SIZE,
     DocumentTooLargeError,
     EncryptedFile,
 )
-from custom_components.pacerelle.client.limits import MAX_DOCUMENT_BYTES
+from custom_components.pacerelle.client.limits import (
+    GCM_NONCE_BYTES,
+    GCM_TAG_BYTES,
+    MAX_DOCUMENT_BYTES,
+)
 from custom_components.pacerelle.client.signal.consts import (
     ARCHIVED_STATES_MAX_LENGTH,
     MAX_MESSAGE_KEYS,
@@ -45,7 +47,7 @@ def store(tmp_path: Path) -> EncryptedFile:
 def _document_of_size(size: int) -> dict[str, Any]:
     """A document whose encrypted file is exactly `size` bytes."""
     empty = len(json.dumps({"x": ""}, separators=(",", ":")))
-    filler = size - HEADER - NONCE_SIZE - TAG_SIZE - empty
+    filler = size - HEADER - GCM_NONCE_BYTES - GCM_TAG_BYTES - empty
     return {"x": "a" * filler}
 
 

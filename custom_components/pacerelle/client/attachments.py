@@ -23,14 +23,19 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from .agent_core import AgentCore, AgentHooks
 from .errors import PacerelleError, SendError, SendRefusal
-from .limits import GCM_TAG_BYTES, MAX_ANSWER_BYTES, MAX_FILE_BYTES, MAX_FILES_PER_SEND
+from .limits import (
+    GCM_NONCE_BYTES,
+    GCM_TAG_BYTES,
+    MAX_ANSWER_BYTES,
+    MAX_FILE_BYTES,
+    MAX_FILES_PER_SEND,
+)
 from .relay.api import AgentApi
 from .relay.http import ResponseTooLargeError
 from .values.requests import Request
 
 _LOGGER = logging.getLogger(__name__)
 
-BLOB_IV_BYTES = 12
 REDACTED_NAME = "attachment"
 REDACTED_MIME = "application/octet-stream"
 
@@ -77,7 +82,7 @@ class Files:
 
     async def _upload(self, file: OutgoingFile) -> dict[str, Any]:
         key = AESGCM.generate_key(bit_length=256)
-        iv = os.urandom(BLOB_IV_BYTES)
+        iv = os.urandom(GCM_NONCE_BYTES)
         content = file.data
         ciphertext = await self._core.hooks.run_blocking(
             lambda: AESGCM(key).encrypt(iv, content, None)

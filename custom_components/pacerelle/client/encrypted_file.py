@@ -41,15 +41,13 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from .errors import ErrorKind, PacerelleError
-from .limits import MAX_DOCUMENT_BYTES
+from .limits import GCM_NONCE_BYTES, GCM_TAG_BYTES, MAX_DOCUMENT_BYTES
 
 MAGIC = b"PCRL"
 FORMAT = 1
-NONCE_SIZE = 12
 KEY_SIZE = 32
 DIRECTORY_MODE = 0o700
 FILE_MODE = 0o600
-TAG_SIZE = 16
 _TEMPORARY_SUFFIX = re.compile(r"\.[0-9a-f]{8}\.tmp")
 
 
@@ -129,11 +127,11 @@ class EncryptedFile:
         name = self.data_path.name
         if len(blob) > MAX_DOCUMENT_BYTES or not blob.startswith(MAGIC):
             raise StoreError(StoreProblem.CORRUPT, f"{name} is not a Pacerelle store")
-        if not blob.startswith(header) or len(blob) < len(header) + NONCE_SIZE + TAG_SIZE:
+        if not blob.startswith(header) or len(blob) < len(header) + GCM_NONCE_BYTES + GCM_TAG_BYTES:
             raise StoreError(StoreProblem.CORRUPT, f"{name} has an unknown format")
-        nonce = blob[len(header) : len(header) + NONCE_SIZE]
+        nonce = blob[len(header) : len(header) + GCM_NONCE_BYTES]
         try:
-            plain = AESGCM(key).decrypt(nonce, blob[len(header) + NONCE_SIZE :], self._aad())
+            plain = AESGCM(key).decrypt(nonce, blob[len(header) + GCM_NONCE_BYTES :], self._aad())
         except InvalidTag:
             raise StoreError(
                 StoreProblem.UNDECRYPTABLE,
@@ -210,9 +208,9 @@ class EncryptedFile:
 
     def _write(self, key: bytes, document: dict[str, Any], *, sync_directory: bool = True) -> None:
         self._ensure_directory()
-        nonce = secrets.token_bytes(NONCE_SIZE)
+        nonce = secrets.token_bytes(GCM_NONCE_BYTES)
         plain = _serialized(document)
-        size = len(self._header()) + NONCE_SIZE + len(plain) + TAG_SIZE
+        size = len(self._header()) + GCM_NONCE_BYTES + len(plain) + GCM_TAG_BYTES
         if size > MAX_DOCUMENT_BYTES:
             raise DocumentTooLargeError(size, MAX_DOCUMENT_BYTES)
         blob = self._header() + nonce + AESGCM(key).encrypt(nonce, plain, self._aad())

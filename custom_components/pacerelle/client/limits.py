@@ -244,7 +244,10 @@ MAX_BLOB_BYTES: Final = 25 * 1024 * 1024
 descriptor may claim; uploads over it are refused before they leave, downloads are read no
 further."""
 
+GCM_NONCE_BYTES: Final = 12
 GCM_TAG_BYTES: Final = 16
+"""AES-GCM's nonce and tag (every AES-GCM the client does: files, group keys, history keys,
+the store's rows and its earlier file): 96-bit nonces, 128-bit tags."""
 MAX_FILE_BYTES: Final = MAX_BLOB_BYTES - GCM_TAG_BYTES
 """One file's plaintext: what fits one blob once sealed (AES-256-GCM adds its tag)."""
 

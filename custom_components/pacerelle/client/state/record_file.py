@@ -48,9 +48,9 @@ from ..encrypted_file import (
     read_key,
     store_name,
 )
+from ..limits import GCM_NONCE_BYTES, GCM_TAG_BYTES
 
 FORMAT = b"PCRL-rows/1"
-NONCE_SIZE = 12
 ROW_KEY_SIZE = 16
 PAGE_SIZE = 2048
 """A commit rewrites one leaf page per changed row (rows are spread by their hashed key):
@@ -341,16 +341,16 @@ class RecordFile:
 
     def _encrypt(self, table: str, rkey: bytes, seq: int, plain: bytes) -> bytes:
         assert self._aead is not None
-        nonce = secrets.token_bytes(NONCE_SIZE)
+        nonce = secrets.token_bytes(GCM_NONCE_BYTES)
         return nonce + self._aead.encrypt(nonce, plain, self._aad(table, rkey, seq))
 
     def _decrypt(self, table: str, rkey: bytes, seq: int, value: object) -> bytes:
         assert self._aead is not None
-        if not isinstance(value, bytes) or len(value) < NONCE_SIZE + 16:
+        if not isinstance(value, bytes) or len(value) < GCM_NONCE_BYTES + GCM_TAG_BYTES:
             raise StoreError(StoreProblem.CORRUPT, f"{self.db_path.name} has a bad row")
         try:
             return self._aead.decrypt(
-                value[:NONCE_SIZE], value[NONCE_SIZE:], self._aad(table, rkey, seq)
+                value[:GCM_NONCE_BYTES], value[GCM_NONCE_BYTES:], self._aad(table, rkey, seq)
             )
         except InvalidTag:
             raise StoreError(

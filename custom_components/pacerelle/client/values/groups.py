@@ -18,14 +18,13 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ..errors import PacerelleResponseError
-from ..limits import MAX_GROUP_KEY_ID_CHARS
+from ..limits import GCM_NONCE_BYTES, MAX_GROUP_KEY_ID_CHARS
 from ..relay.answers import parse_json
 
 SENDER_KEY_TYPE = "pacerelle.group.sender_key"
 MESSAGE_TYPE = "pacerelle.group.message"
 ALGORITHM = "AES-256-GCM"
 KEY_BYTES = 32
-IV_BYTES = 12
 
 
 class GroupError(PacerelleResponseError):
@@ -145,7 +144,7 @@ def parse_message(payload: bytes) -> GroupCiphertext:
         raise GroupError("a group payload is not JSON") from err
     _check_header(data, MESSAGE_TYPE)
     iv = _unb64(data.get("iv_b64"))
-    if len(iv) != IV_BYTES:
+    if len(iv) != GCM_NONCE_BYTES:
         raise GroupError("a group message IV is 12 bytes")
     return GroupCiphertext(
         data["conversation_id"],
@@ -168,7 +167,7 @@ def open_message(key: GroupKey, message: GroupCiphertext) -> str:
 
 def seal_message(key: GroupKey, plaintext: str) -> bytes:
     """The payload (to base64 into payload_b64) of a group MSG."""
-    iv = os.urandom(IV_BYTES)
+    iv = os.urandom(GCM_NONCE_BYTES)
     sealed = AESGCM(key.raw_key).encrypt(
         iv, plaintext.encode(), aad(key.conversation_id, key.key_id, key.epoch)
     )

@@ -17,13 +17,12 @@ from typing import Any
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ..errors import PacerelleResponseError
-from ..limits import MAX_GROUP_KEY_ID_CHARS
+from ..limits import GCM_NONCE_BYTES, MAX_GROUP_KEY_ID_CHARS
 
 DELIVERY_TYPE = "pacerelle.delivery"
 HISTORY_EPOCH = 1
 AAD_VERSION = 1
 KEY_BYTES = 32
-IV_BYTES = 12
 
 
 class HistoryKeyError(PacerelleResponseError):
@@ -101,7 +100,7 @@ def seal_record(
     plaintext: str, key: HistoryKey, *, conversation_id: str, message_id: str, agent_id: str
 ) -> dict[str, Any]:
     """The `history_record` of an outgoing MSG."""
-    iv = os.urandom(IV_BYTES)
+    iv = os.urandom(GCM_NONCE_BYTES)
     sealed = AESGCM(key.raw_key).encrypt(
         iv, plaintext.encode(), aad(conversation_id, message_id, agent_id, key)
     )
