@@ -317,6 +317,28 @@ MAX_CHECKPOINT_LABEL_CHARS: Final = 200
 """A checkpoint's host session label."""
 
 
+# Timing (seconds)
+
+PING_INTERVAL: Final = 30.0
+RECEIVE_TIMEOUT: Final = 2.5 * PING_INTERVAL
+"""The gateway is pinged every PING_INTERVAL; no frame and no pong for RECEIVE_TIMEOUT and
+the link is dead (a reconnect follows)."""
+
+STABLE_CONNECTION: Final = 60.0
+MIN_HEALTHY_CONNECTION: Final = 1.0
+"""A connection that lasted STABLE_CONNECTION resets the reconnect backoff; one that ended on
+an expired token sooner than MIN_HEALTHY_CONNECTION is backed off (no hot loop)."""
+
+RENEW_FRACTION: Final = 0.8
+MIN_LIFETIME: Final = 1.0
+"""A runtime token is renewed once RENEW_FRACTION of its life has passed (at most
+MAX_RENEW_MARGIN before its end); a lifetime under MIN_LIFETIME is a malformed answer."""
+
+CONFIRM_WINDOW: Final = 3.0
+"""A written send is confirmed once the connection stayed up this long after it without the
+relay answering `ERROR` for its id (outbox/confirmations.py)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Bounds:
     """The client's bounds a host shows and checks before calling (each defined above)."""

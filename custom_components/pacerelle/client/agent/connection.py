@@ -22,6 +22,7 @@ from ..agent_core import AgentCore, ConnectionState
 from ..encrypted_file import StoreError
 from ..errors import PacerelleError
 from ..inbox.queue import InboundQueue
+from ..limits import MIN_HEALTHY_CONNECTION, STABLE_CONNECTION
 from ..outbox.sender import Sender
 from ..relay.frames import IdentityChanged, InboundMessage, RefusedMessage, RelayError, build_ack
 from ..relay.gateway import CLOSE_TOKEN_EXPIRED, GatewayConnection
@@ -31,8 +32,6 @@ from .prekeys import PrekeyPublisher
 
 _LOGGER = logging.getLogger(__name__)
 
-STABLE_CONNECTION = 60.0  # a connection that lasted this long resets the backoff
-MIN_HEALTHY_CONNECTION = 1.0  # a shorter life before expiry is backed off: no hot loop
 FRAMES_PER_YIELD = 8  # a backlog is parsed in slices of this many frames
 
 

@@ -16,7 +16,7 @@ The gateway has no per-message receipt for what an agent sends. Our rule:
 
 from dataclasses import dataclass
 
-CONFIRM_WINDOW = 3.0
+from ..limits import CONFIRM_WINDOW
 
 
 @dataclass(frozen=True, slots=True)

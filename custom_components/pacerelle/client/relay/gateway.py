@@ -13,14 +13,12 @@ from typing import Self
 import aiohttp
 
 from ..errors import PacerelleApiError, PacerelleAuthError, PacerelleConnectionError
-from ..limits import HANDSHAKE_TIMEOUT, MAX_FRAME_BYTES
+from ..limits import HANDSHAKE_TIMEOUT, MAX_FRAME_BYTES, PING_INTERVAL, RECEIVE_TIMEOUT
 from .frames import FrameError, InboundFrame, parse_frame
 
 _LOGGER = logging.getLogger(__name__)
 
 GATEWAY_PATH = "/ws/agent"
-PING_INTERVAL = 30.0
-RECEIVE_TIMEOUT = 2.5 * PING_INTERVAL  # no frame and no pong for this long: the link is dead
 CLOSE_TOKEN_EXPIRED = 4401
 CLOSE_REVOKED = 4403
 

@@ -12,11 +12,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..errors import ErrorKind, PacerelleAuthError
-from ..limits import MAX_RENEW_MARGIN
+from ..limits import MAX_RENEW_MARGIN, MIN_LIFETIME, RENEW_FRACTION
 from .answers import checked_seconds
-
-RENEW_FRACTION = 0.8
-MIN_LIFETIME = 1.0
 
 
 class InstallationRevokedError(PacerelleAuthError):
