@@ -34,9 +34,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from custom_components.pacerelle.client.encrypted_file import EncryptedFile
 from custom_components.pacerelle.client.limits import MAX_HANDED_OVER
 from custom_components.pacerelle.client.signal.state import AgentSignalState
+from custom_components.pacerelle.client.state.encrypted_file import EncryptedFile
 from custom_components.pacerelle.client.state.handed_over_file import HandedOverFile
 from custom_components.pacerelle.client.state.record_store import RecordStore
 from custom_components.pacerelle.client.state.versions import migrate

@@ -7,12 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from custom_components.pacerelle.client import encrypted_file
-from custom_components.pacerelle.client.encrypted_file import (
-    EncryptedFile,
-    StoreError,
-    StoreProblem,
-)
+from custom_components.pacerelle.client.state import encrypted_file
+from custom_components.pacerelle.client.state.encrypted_file import EncryptedFile
+from custom_components.pacerelle.client.state.errors import StoreError, StoreProblem
 
 DOCUMENT = {"version": 1, "identity": "secret-identity", "sessions": {"a": [1, 2, 3]}}
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from custom_components.pacerelle.client.encrypted_file import EncryptedFile
 from custom_components.pacerelle.client.limits import GCM_NONCE_BYTES, GCM_TAG_BYTES
+from custom_components.pacerelle.client.state.encrypted_file import EncryptedFile
 from custom_components.pacerelle.client.values.requests import stored_size
 
 HEADER = 5  # MAGIC and FORMAT

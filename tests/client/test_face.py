@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from custom_components.pacerelle import client
-from custom_components.pacerelle.client.encrypted_file import DocumentTooLargeError
 from custom_components.pacerelle.client.errors import PacerelleAuthError
 from custom_components.pacerelle.client.relay.tokens import InstallationRevokedError
+from custom_components.pacerelle.client.state.errors import DocumentTooLargeError
 
 PACKAGE = Path(client.__file__).parent.parent
 CLIENT = PACKAGE / "client"

@@ -19,7 +19,6 @@ LAYERS: dict[str, int] = {
     "errors": 0,
     "limits": 0,
     "device_ids": 0,
-    "encrypted_file": 0,
     # The Signal engine and the relay's wire (frames, answers, HTTP, the gateway socket).
     "signal": 1,
     "relay": 1,

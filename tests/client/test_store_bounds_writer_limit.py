@@ -14,10 +14,6 @@ from typing import Any
 import pytest
 
 from custom_components.pacerelle.client.agent_core import AgentConfig, AgentCore, AgentHooks
-from custom_components.pacerelle.client.encrypted_file import (
-    DocumentTooLargeError,
-    EncryptedFile,
-)
 from custom_components.pacerelle.client.limits import (
     GCM_NONCE_BYTES,
     GCM_TAG_BYTES,
@@ -32,6 +28,8 @@ from custom_components.pacerelle.client.signal.double_ratchet import SkippedKey
 from custom_components.pacerelle.client.signal.engine import decrypt
 from custom_components.pacerelle.client.signal.session import PeerAddress, SessionRecord
 from custom_components.pacerelle.client.state.document_store import DocumentStore
+from custom_components.pacerelle.client.state.encrypted_file import EncryptedFile
+from custom_components.pacerelle.client.state.errors import DocumentTooLargeError
 from custom_components.pacerelle.client.values.agent_data import AgentData
 from tests.client.signal.interop import AGENT_NAME, Agent
 from tests.helpers.reference_peer import ReferencePeer, reference_peer_available

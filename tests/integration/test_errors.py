@@ -18,9 +18,9 @@ from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 
 from custom_components.pacerelle import client
 from custom_components.pacerelle.client import DeviceTrust, PacerelleError, TrustState
-from custom_components.pacerelle.client.encrypted_file import DocumentTooLargeError
 from custom_components.pacerelle.client.errors import PacerelleAuthError
 from custom_components.pacerelle.client.relay.tokens import InstallationRevokedError
+from custom_components.pacerelle.client.state.errors import DocumentTooLargeError
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.errors import (
     ERRORS,

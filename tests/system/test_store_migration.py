@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from custom_components.pacerelle.client.encrypted_file import EncryptedFile
+from custom_components.pacerelle.client.state.encrypted_file import EncryptedFile
 from custom_components.pacerelle.client.state.record_store import RecordStore
 from custom_components.pacerelle.client.state.versions import migrate
 from tests.helpers.store_states import request

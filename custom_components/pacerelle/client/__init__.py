@@ -11,7 +11,6 @@ from .agent.views import AgentStatus, AgentSummary
 from .agent_core import AgentConfig, AgentHooks, ConnectionState
 from .attachments import OutgoingFile
 from .conversations.seen import SeenConversation
-from .encrypted_file import StoreError, StoreProblem
 from .errors import (
     ErrorKind,
     PacerelleApiError,
@@ -32,6 +31,7 @@ from .relay.agent_connect import (
 from .relay.frames import is_relay_id
 from .signal.native import native_crypto_unavailable
 from .state.agent_store import AgentStore, AgentStores, StoreLocation
+from .state.errors import StoreError, StoreProblem
 from .trust.door import TrustDoor, TrustListener
 from .trust.kept import TrustLoss
 from .values.checkpoints import CheckpointStatus

@@ -4,7 +4,7 @@ What the agent keeps at rest comes first, then what the relay may send it, then 
 sends and the rules of its conversations. The Signal engine's own bounds (libsignal's) stay
 in signal/consts.py; the Home Assistant side's are in its limits.py.
 
-The agent's state was one encrypted JSON document (encrypted_file.py; the per-record store of
+The agent's state was one encrypted JSON document (state/encrypted_file.py; the per-record store of
 client/state/ keeps the same bounds, so what it holds would still fit one). Loading refuses a
 file larger than MAX_DOCUMENT_BYTES and the writer refuses to write one, so anything a
 sender or the relay can grow is bounded here, and store_bounds.py evicts (oldest first,

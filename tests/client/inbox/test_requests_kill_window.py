@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from custom_components.pacerelle.client import encrypted_file
-from custom_components.pacerelle.client.encrypted_file import EncryptedFile
+from custom_components.pacerelle.client.state import encrypted_file
+from custom_components.pacerelle.client.state.encrypted_file import EncryptedFile
 from tests.helpers.client_agent import Recorder, connected_agent, wait_for
 from tests.helpers.emulator import EmulatorHandle
 

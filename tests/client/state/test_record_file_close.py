@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from custom_components.pacerelle.client.encrypted_file import StoreError, StoreProblem
 from custom_components.pacerelle.client.signal.state import AgentSignalState
+from custom_components.pacerelle.client.state.errors import StoreError, StoreProblem
 from custom_components.pacerelle.client.state.record_store import RecordStore
 from custom_components.pacerelle.client.state.versions import STORE_VERSION, migrate
 from custom_components.pacerelle.client.values.agent_data import AgentData

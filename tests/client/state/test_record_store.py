@@ -6,14 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from custom_components.pacerelle.client.encrypted_file import (
-    EncryptedFile,
-    StoreError,
-    StoreProblem,
-)
 from custom_components.pacerelle.client.signal.session import SessionRecord
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.state.assembly import document_of
+from custom_components.pacerelle.client.state.encrypted_file import EncryptedFile
+from custom_components.pacerelle.client.state.errors import StoreError, StoreProblem
 from custom_components.pacerelle.client.state.record_store import RecordStore
 from custom_components.pacerelle.client.state.versions import migrate
 from custom_components.pacerelle.client.values.agent_data import SECTIONS, AgentData, Conversations

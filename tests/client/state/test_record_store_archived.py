@@ -13,7 +13,6 @@ from pathlib import Path
 import orjson
 import pytest
 
-from custom_components.pacerelle.client.encrypted_file import StoreError, StoreProblem
 from custom_components.pacerelle.client.signal.engine import decrypt, encrypt
 from custom_components.pacerelle.client.signal.errors import SignalError, SignalErrorKind
 from custom_components.pacerelle.client.signal.session import (
@@ -23,6 +22,7 @@ from custom_components.pacerelle.client.signal.session import (
 )
 from custom_components.pacerelle.client.signal.session_json import record_to_json
 from custom_components.pacerelle.client.signal.state import AgentSignalState
+from custom_components.pacerelle.client.state.errors import StoreError, StoreProblem
 from custom_components.pacerelle.client.state.kinds import ARCHIVED
 from custom_components.pacerelle.client.state.record_store import RecordStore
 from custom_components.pacerelle.client.state.versions import migrate

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle.client.encrypted_file import StoreError, StoreProblem
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.state import versions
+from custom_components.pacerelle.client.state.errors import StoreError, StoreProblem
 from custom_components.pacerelle.client.state.versions import STORE_VERSION, migrate
 from custom_components.pacerelle.client.values.agent_data import AgentData
 from custom_components.pacerelle.store.agent_store import agent_store

@@ -17,7 +17,6 @@ from homeassistant.core import HomeAssistant
 from hypothesis import given
 from hypothesis import strategies as st
 
-from custom_components.pacerelle.client.encrypted_file import EncryptedFile
 from custom_components.pacerelle.client.limits import MAX_DEVICE_ID
 from custom_components.pacerelle.client.signal.engine import decrypt, encrypt
 from custom_components.pacerelle.client.signal.errors import SignalError, SignalErrorKind
@@ -26,6 +25,7 @@ from custom_components.pacerelle.client.signal.session import (
     address_of,
     legacy_addresses,
 )
+from custom_components.pacerelle.client.state.encrypted_file import EncryptedFile
 from custom_components.pacerelle.client.state.versions import STORE_VERSION, migrate
 from custom_components.pacerelle.client.values.agent_data import AgentData
 from custom_components.pacerelle.store.agent_store import STORE_DIRECTORY, agent_store

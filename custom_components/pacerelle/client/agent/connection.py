@@ -19,7 +19,6 @@ from enum import Enum
 import aiohttp
 
 from ..agent_core import AgentCore, ConnectionState
-from ..encrypted_file import StoreError
 from ..errors import PacerelleError
 from ..inbox.queue import InboundQueue
 from ..limits import MIN_HEALTHY_CONNECTION, STABLE_CONNECTION
@@ -28,6 +27,7 @@ from ..relay.frames import IdentityChanged, InboundMessage, RefusedMessage, Rela
 from ..relay.gateway import CLOSE_TOKEN_EXPIRED, GatewayConnection
 from ..relay.refusals import GatewayRefusals
 from ..relay.tokens import InstallationRevokedError, RuntimeCredential, RuntimeTokens
+from ..state.errors import StoreError
 from .prekeys import PrekeyPublisher
 
 _LOGGER = logging.getLogger(__name__)

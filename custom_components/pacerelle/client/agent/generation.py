@@ -12,7 +12,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Final, Protocol
 
-from ..encrypted_file import StoreError
+from ..state.errors import StoreError
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -16,10 +16,10 @@ from typing import Any, Final, Protocol
 import aiohttp
 
 from ..agent_core import AgentConfig, AgentHooks
-from ..encrypted_file import StoreError, StoreProblem
 from ..relay.agent_connect import Installation, request_runtime_token
 from ..relay.tokens import IssuedToken, RuntimeTokens
 from ..state.agent_store import AgentStore
+from ..state.errors import StoreError, StoreProblem
 from ..trust.door import TrustDoor, TrustListener
 from ..trust.kept import TrustLoss, kept_outside, starting_book
 from ..values.agent_data import SECTIONS, AgentData, AgentDataError

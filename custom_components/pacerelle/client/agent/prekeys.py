@@ -15,11 +15,11 @@ from dataclasses import replace
 from functools import partial
 
 from ..agent_core import AgentCore
-from ..encrypted_file import StoreError
 from ..errors import PacerelleError
 from ..limits import MAX_HELD_FOR_REKEY
 from ..relay.api import AgentApi
 from ..signal.prekeys import one_time_prekeys_json
+from ..state.errors import StoreError
 from .restore import rekeyed_after_restore
 
 _LOGGER = logging.getLogger(__name__)

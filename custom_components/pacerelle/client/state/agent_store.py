@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..agent_core import BlockingRunner, Bound
-from ..encrypted_file import StoreError, StoreProblem
 from ..values.agent_data import SECTIONS, AgentData, AgentDataError
+from .errors import StoreError, StoreProblem
 from .handed_over_file import SECTION as HANDED_OVER
 from .handed_over_file import HandedOverFile
 from .record_store import RecordStore

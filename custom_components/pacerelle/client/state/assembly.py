@@ -11,12 +11,12 @@ from typing import Any
 
 import orjson
 
-from ..encrypted_file import StoreError, StoreProblem
 from ..signal.errors import SignalError, SignalErrorKind
 from ..signal.session import SessionRecord
 from ..signal.session_json import stored_state
 from ..signal.state import STATE_FORMAT
 from ..values.agent_data import AgentData
+from .errors import StoreError, StoreProblem
 from .kinds import ARCHIVED, KINDS, REQUESTS, SESSIONS
 from .records import Records, SessionEntry
 

@@ -12,10 +12,10 @@ from functools import partial
 from typing import Any
 
 from ..agent_core import BlockingRunner, Bound
-from ..encrypted_file import DocumentTooLargeError
 from ..limits import MAX_DOCUMENT_SHRINKS
 from ..store_bounds import shrink
 from ..values.agent_data import AgentData
+from .errors import DocumentTooLargeError
 
 type Save = Callable[[dict[str, Any]], Awaitable[None]]
 

@@ -40,15 +40,9 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from ..encrypted_file import (
-    DIRECTORY_MODE,
-    FILE_MODE,
-    StoreError,
-    StoreProblem,
-    read_key,
-    store_name,
-)
 from ..limits import GCM_NONCE_BYTES, GCM_TAG_BYTES
+from .encrypted_file import DIRECTORY_MODE, FILE_MODE, read_key, store_name
+from .errors import StoreError, StoreProblem
 
 FORMAT = b"PCRL-rows/1"
 ROW_KEY_SIZE = 16

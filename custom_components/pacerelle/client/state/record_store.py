@@ -14,9 +14,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..encrypted_file import EncryptedFile, StoreError, StoreProblem, create_key, read_key
 from ..values.agent_data import SECTIONS, AgentData
 from .assembly import baseline, document_of, loaded_rows
+from .encrypted_file import EncryptedFile, create_key, read_key
+from .errors import StoreError, StoreProblem
 from .record_file import RecordFile
 from .records import Records, encoded_rows
 

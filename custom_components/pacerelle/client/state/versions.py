@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ..encrypted_file import StoreError, StoreProblem
 from ..signal.session import PeerAddress, legacy_addresses
+from .errors import StoreError, StoreProblem
 
 _LOGGER = logging.getLogger(__name__)
 

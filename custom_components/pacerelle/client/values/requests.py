@@ -374,7 +374,7 @@ def payload_seal(payload: bytes) -> GroupSeal | None:
 
 
 def stored_size(value: Any) -> int:
-    """Bytes that `value` takes in the store's JSON (same encoding as encrypted_file.py)."""
+    """Bytes that `value` takes in the store's JSON (same encoding as state/encrypted_file.py)."""
     return len(json.dumps(value, separators=(",", ":")))
 
 

@@ -32,7 +32,6 @@ import os
 import re
 import secrets
 import stat
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +39,8 @@ import orjson
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from .errors import ErrorKind, PacerelleError
-from .limits import GCM_NONCE_BYTES, GCM_TAG_BYTES, MAX_DOCUMENT_BYTES
+from ..limits import GCM_NONCE_BYTES, GCM_TAG_BYTES, MAX_DOCUMENT_BYTES
+from .errors import DocumentTooLargeError, StoreError, StoreProblem
 
 MAGIC = b"PCRL"
 FORMAT = 1
@@ -49,41 +48,6 @@ KEY_SIZE = 32
 DIRECTORY_MODE = 0o700
 FILE_MODE = 0o600
 _TEMPORARY_SUFFIX = re.compile(r"\.[0-9a-f]{8}\.tmp")
-
-
-class StoreProblem(StrEnum):
-    """Why a store could not be read. Each is a repair issue, never a reason for a new identity."""
-
-    MISSING = "store_missing"
-    KEY_MISSING = "store_key_missing"
-    CORRUPT = "store_corrupt"
-    UNDECRYPTABLE = "store_undecryptable"
-    LOCKED = "store_locked"  # open in another process: nothing wrong with the store itself
-
-
-class StoreError(PacerelleError):
-    """The store could not be read or written."""
-
-    kind = ErrorKind.STORE
-
-    def __init__(self, problem: StoreProblem, detail: str) -> None:
-        super().__init__(f"{problem}: {detail}")
-        self.problem = problem
-        self.detail = detail
-
-
-class DocumentTooLargeError(StoreError):
-    """The document would be larger than loading accepts: nothing was written."""
-
-    def __init__(self, size: int, limit: int) -> None:
-        super().__init__(StoreProblem.CORRUPT, f"{size} bytes, over the limit of {limit}")
-        self.size = size
-        self.limit = limit
-
-    @property
-    def excess(self) -> int:
-        """Bytes of serialized document to drop before the write can succeed."""
-        return self.size - self.limit
 
 
 def store_name(name: str) -> str:
