@@ -30,6 +30,7 @@ from .group_epochs import (
     readers_of,
     sealing_candidates,
 )
+from .group_key_index import keys_by_group
 from .groups import GroupKey
 from .handed_over import HandedOver
 from .history import History
@@ -77,23 +78,10 @@ class Conversations:
     # Conversation -> the group's current epoch (group_epochs.py); absent for a group
     # whose keys came before it was kept: derived from its keys until the next ones come.
     group_epochs: Mapping[str, GroupEpoch] = field(default_factory=dict)
-    # The held keys by group, filled at the first question about a group (`keys_of`): a
-    # view over every group then reads each key once, not once per group. Derived, never
-    # compared nor stored; `replace` starts a new one.
-    _by_group: dict[str, tuple[GroupKey, ...]] = field(
-        default_factory=dict, init=False, repr=False, compare=False
-    )
 
     def keys_of(self, conversation_id: str) -> tuple[GroupKey, ...]:
         """The held keys of the group, the least recently used first."""
-        index = self._by_group
-        if not index and self.group_keys:
-            grouped: dict[str, list[GroupKey]] = {}
-            for key in self.group_keys.values():
-                grouped.setdefault(key.conversation_id, []).append(key)
-            # Whole at once (one C call): the executor and the loop may both ask.
-            index.update({cid: tuple(keys) for cid, keys in grouped.items()})
-        return index.get(conversation_id, ())
+        return keys_by_group(self.group_keys).get(conversation_id, ())
 
     def with_history_key(self, conversation_id: str, key: HistoryKey) -> Conversations:
         return replace(self, history_keys={**self.history_keys, conversation_id: key})
