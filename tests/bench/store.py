@@ -20,6 +20,8 @@ The wall time of the commit a message waits for on each path (incoming: the rela
 to the event; send: send_message to the relay), empty against the cap, with the fsyncs
 and fdatasyncs behind it (counted by an LD_PRELOAD shim, fsyncs.py): the store's share of
 the two latencies, so a slow disk can be judged from a fast one's fsync count and time.
+Then the two latencies themselves, with real hass and emulator processes, a fresh agent
+beside one at the cap (felt_latency.py): p50 and p95, the ratio, hass's CPU per message.
 """
 
 import gc
@@ -45,7 +47,7 @@ from custom_components.pacerelle.client.stored_sizes import StoredSizes
 from custom_components.pacerelle.client.values.agent_data import AgentData
 from custom_components.pacerelle.client.values.handed_over import HandedOver
 from custom_components.pacerelle.client.values.history import Reply
-from tests.bench import fsyncs
+from tests.bench import felt_latency, fsyncs
 from tests.helpers.store_states import SHAPES, grown, model_session, request
 
 ROUNDS = 3
@@ -263,7 +265,7 @@ def run() -> list[str]:
         f"the same, the two stores' commits alternating ({INTERLEAVED} of each, medians): "
         + _interleaved(empty, cap)
     )
-    return [*lines, _marks_line()]
+    return [*lines, _marks_line(), *felt_latency.run()]
 
 
 def _latency_lines(new: dict[str, dict[str, Any]]) -> list[str]:

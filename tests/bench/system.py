@@ -18,6 +18,9 @@
   again (polled every 20 ms). The three come one after the other, and the runtime's
   backoff (1 s base, with jitter) grows with each until a connection has lasted 60 s: the
   later ones include a longer wait.
+- uncertain sends: sends made around a drop of the connection (the relay closes it, the TCP
+  link cut, the token expired), how many end `uncertain` and how many of those the person
+  got anyway (uncertain_sends.py).
 - memory: hass's RSS (/proc) after onboarding, with one agent, and with ten agents (each
   online, each with a session from one message).
 With a state (`--state busy`, tests/helpers/store_states.py), the latency alone, of an agent whose
@@ -36,6 +39,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from tests.bench import uncertain_sends
 from tests.bench.seeded import Held, held, seed
 from tests.system.harness import Agent, System, running_system
 
@@ -74,6 +78,7 @@ class Figures:
     outbox_flush_seconds: float = 0.0
     outbox_queue_seconds: float = 0.0
     reconnects: dict[str, float] = field(default_factory=dict)
+    uncertain: dict[str, uncertain_sends.Drop] = field(default_factory=dict)
     rss: dict[str, int] = field(default_factory=dict)
     # The state the store was grown to, what it held then and after the measurement.
     seeded: tuple[str, Held, Held] | None = None
@@ -137,6 +142,7 @@ async def _measure(directory: Path) -> Figures:
             figures.outbox_reconnect_seconds,
             figures.outbox_flush_seconds,
         ) = await _outbox(system, agent)
+        figures.uncertain = await uncertain_sends.measure(system, agent)
     return figures
 
 
@@ -401,6 +407,7 @@ def _report(figures: Figures) -> list[str]:
         f"reconnect, {name}: {seconds * 1000:.0f} ms (drop {number} in a row)"
         for number, (name, seconds) in enumerate(figures.reconnects.items(), 1)
     ]
+    lines += uncertain_sends.report(figures.uncertain)
     lines += [f"hass RSS, {name}: {size / MIB:.1f} MiB" for name, size in figures.rss.items()]
     lines.append(
         f"memory per extra agent: {per_agent:.2f} MiB (target < {TARGET_PER_AGENT_MIB:g} MiB)"

@@ -414,3 +414,33 @@ async def test_an_agent_with_a_new_identity_gets_a_new_session(emulator: Emulato
     inbox = await emulator.wait_inbox(installed.conversation_id, 1)
     assert inbox[0]["text"] == "hello again"
     await reborn.close()
+
+
+async def test_a_relay_close_drops_the_frames_in_flight(emulator: EmulatorHandle) -> None:
+    """A close the relay starts reads nothing more of the agent's (README, Gateway): a
+    MSG written before its close frame reached the agent is kept, one written after it
+    (in flight, the agent not yet answering the close) is dropped, never delivered."""
+    installed, agent = await _online(emulator)
+    await emulator.send(installed.conversation_id, text="Anyone home?")
+    envelope = await agent.frame()
+    agent.open(envelope)
+    await agent.ack(envelope)
+    assert agent.ws is not None
+    await agent.ws.close()
+    url = agent.base_url.replace("http", "ws", 1) + f"/ws/agent?token={agent.token}"
+    agent.ws = await agent.session.ws_connect(url, autoclose=False)  # answers the close late
+    kept = await agent.reply(envelope, "Written before the close")
+    await emulator.wait_inbox(installed.conversation_id, 1)
+
+    dropping = asyncio.create_task(emulator.faults(drop_connections="close"))
+    message = await agent.ws.receive(timeout=5)
+    assert message.type is aiohttp.WSMsgType.CLOSE
+    lost = await agent.reply(envelope, "Written after the close left the relay")
+    await agent.ws.close()  # the agent's close: the relay has read everything before it
+    assert (await dropping)["dropped"] == 1
+
+    inbox = await emulator.inbox(installed.conversation_id)
+    assert [entry["message_id"] for entry in inbox] == [kept]
+    sent = [e["message_id"] for e in await emulator.admin("GET", "/events?kind=agent_sent")]
+    assert lost not in sent
+    await agent.close()

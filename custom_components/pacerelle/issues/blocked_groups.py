@@ -38,10 +38,13 @@ def async_watch_blocked_in_groups(hass: HomeAssistant, entry: PacerelleConfigEnt
 
     @callback
     def update(*_: object) -> None:
+        blocked = entry.runtime_data.agent.blocked_in_groups()
+        if not blocked and not shown:
+            return  # asked at each message and status: the names only when something shows
         names = {c.conversation_id: c.title for c in named_conversations(entry)}
         now = {
             group: (names.get(group, group), person, device)
-            for group, (person, device) in entry.runtime_data.agent.blocked_in_groups().items()
+            for group, (person, device) in blocked.items()
         }
         for group in shown.keys() - now.keys():
             ir.async_delete_issue(hass, DOMAIN, blocked_issue_id(entry.entry_id, group))

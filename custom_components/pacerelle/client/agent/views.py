@@ -8,11 +8,12 @@ key. So the HA side asks these questions and reads no `AgentData` (tests/client/
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from ..agent_core import AgentCore, ConnectionState
 from ..conversations.membership import GroupMemberships, Member, members_with_trust
-from ..conversations.seen import SeenConversation, seen_conversations
+from ..conversations.seen import SeenConversation, seen_conversation, seen_conversations
 from ..limits import MAX_HISTORY_ENTRIES
 from ..outbox.sender import Recipient, Sender
 from ..signal.identity import verification_code
@@ -22,6 +23,7 @@ from ..values.group_epochs import counts_as_member
 from ..values.history import History
 from ..values.requests import Request
 from ..values.sent_widgets import SentWidget, sent_widget
+from ..values.trust_book import TrustState
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +86,11 @@ class AgentReads:
     _core: AgentCore
     _sender: Sender
     _memberships: GroupMemberships
+    # blocked_in_groups' last answer and what it was worked out from: the blocked devices
+    # (their names and keys), the group keys and the epochs (immutable values, compared by
+    # identity and held, so never recycled).
+    _blocked_from: tuple[frozenset[tuple[str, bytes | None]], object, object] | None = None
+    _blocked: Mapping[str, tuple[str, str]] = MappingProxyType({})
 
     @property
     def status(self) -> AgentStatus:
@@ -183,11 +190,26 @@ class AgentReads:
         (trust/door.py `check_group`), so the host can say why."""
         rule = self._core.trust.seal_rule()
         conversations = self._core.data.conversations
+        blocked = frozenset(
+            (name, device.identity_key)
+            for name, device in rule.book.devices.items()
+            if device.state is TrustState.BLOCKED
+        )
+        source = (blocked, conversations.group_keys, conversations.group_epochs)
+        previous = self._blocked_from
+        if (
+            previous is not None
+            and previous[0] == blocked
+            and previous[1] is source[1]
+            and previous[2] is source[2]
+        ):
+            return dict(self._blocked)  # asked at each message and status: rarely changed
         found: dict[str, tuple[str, str]] = {}
         for group in sorted({k.conversation_id for k in conversations.group_keys.values()}):
             key = rule.blocked_reader(conversations.current_readers(group))
             if key is not None and key.sender_id and key.sender_device_id:
                 found[group] = (key.sender_id, key.sender_device_id)
+        self._blocked_from, self._blocked = source, MappingProxyType(dict(found))
         return found
 
     def conversations(self) -> list[SeenConversation]:
@@ -195,7 +217,7 @@ class AgentReads:
         return seen_conversations(self._core.data, self._core.config.agent_id)
 
     def conversation(self, conversation_id: str) -> SeenConversation | None:
-        return next((c for c in self.conversations() if c.conversation_id == conversation_id), None)
+        return seen_conversation(self._core.data, self._core.config.agent_id, conversation_id)
 
     def members(self, conversation_id: str) -> tuple[Member, ...]:
         """A conversation's members (as `conversations` lists them), each with the trust

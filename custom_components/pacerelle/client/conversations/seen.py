@@ -38,6 +38,22 @@ class _Seen:
 
 def seen_conversations(data: AgentData, agent_id: str) -> list[SeenConversation]:
     """Every conversation seen, the most recently active first (key-only groups last)."""
+    seen = _seen(data, None)
+    listed = [_listed(cid, found, data, agent_id) for cid, found in seen.items()]
+    return sorted(listed, key=lambda c: (c.last_active_at is None, -(c.last_active_at or 0.0)))
+
+
+def seen_conversation(
+    data: AgentData, agent_id: str, conversation_id: str
+) -> SeenConversation | None:
+    """The conversation as `seen_conversations` lists it, None if unseen; only what is
+    kept of it is worked out (a sensor asks at each of its messages)."""
+    found = _seen(data, conversation_id).get(conversation_id)
+    return None if found is None else _listed(conversation_id, found, data, agent_id)
+
+
+def _seen(data: AgentData, only: str | None) -> dict[str, _Seen]:
+    """What is kept of each conversation (of `only`, when given)."""
     seen: dict[str, _Seen] = {}
 
     def of(conversation_id: str) -> _Seen:
@@ -46,21 +62,28 @@ def seen_conversations(data: AgentData, agent_id: str) -> list[SeenConversation]
     requests = [item.request for item in data.history.requests]
     requests += list(data.inbox.pending.values())
     for request in requests:
+        if only is not None and request.conversation_id != only:
+            continue
         found = of(request.conversation_id)
         found.is_group = found.is_group or request.is_group
         found.active(request.received_at)
         found.members.add(request.sender_id)
     for reply in data.history.replies:
+        if only is not None and reply.conversation_id != only:
+            continue
         found = of(reply.conversation_id)
         in_group = is_group_recipient(reply.to, reply.conversation_id)
         found.is_group = found.is_group or in_group
         found.active(reply.sent_at)
         if not in_group:
             found.members.add(reply.to)
+    if only is not None:
+        if data.conversations.keys_of(only):
+            of(only).is_group = True
+        return seen
     for key in data.conversations.group_keys.values():
         of(key.conversation_id).is_group = True
-    listed = [_listed(cid, found, data, agent_id) for cid, found in seen.items()]
-    return sorted(listed, key=lambda c: (c.last_active_at is None, -(c.last_active_at or 0.0)))
+    return seen
 
 
 def _listed(conversation_id: str, found: _Seen, data: AgentData, agent_id: str) -> SeenConversation:

@@ -30,6 +30,7 @@ from .group_epochs import (
     readers_of,
     sealing_candidates,
 )
+from .group_key_index import keys_by_group
 from .groups import GroupKey
 from .handed_over import HandedOver
 from .history import History
@@ -80,6 +81,10 @@ class Conversations:
     # whose keys came before it was kept: derived from its keys until the next ones come.
     group_epochs: Mapping[str, GroupEpoch] = field(default_factory=dict)
 
+    def keys_of(self, conversation_id: str) -> tuple[GroupKey, ...]:
+        """The held keys of the group, the least recently used first."""
+        return keys_by_group(self.group_keys).get(conversation_id, ())
+
     def with_history_key(self, conversation_id: str, key: HistoryKey) -> Conversations:
         return replace(self, history_keys={**self.history_keys, conversation_id: key})
 
@@ -113,7 +118,7 @@ class Conversations:
         stored = self.group_epochs.get(conversation_id)
         if stored is not None:
             return stored
-        return advance(None, self.group_keys.values(), conversation_id)
+        return advance(None, self.keys_of(conversation_id), conversation_id)
 
     def with_group_keys_learned(
         self, conversation_id: str, learned: Iterable[str]
@@ -137,7 +142,7 @@ class Conversations:
 
     def group_members(self, conversation_id: str, agent_id: str) -> frozenset[str]:
         """The group's members now (group_epochs.py); empty when no key of it is held."""
-        keys = [k for k in self.group_keys.values() if k.conversation_id == conversation_id]
+        keys = self.keys_of(conversation_id)
         return member_ids(self.group_epoch(conversation_id), keys, agent_id)  # group_members
 
     def sealing_group_key(
@@ -146,21 +151,22 @@ class Conversations:
         """The key to seal with: of the group's current epoch, from one of its members
         (group_epochs.py rule 5), of those `allowed` when given; the least recently used
         first, as before."""
-        keys = [k for k in self.group_keys.values() if k.conversation_id == conversation_id]
+        keys = self.keys_of(conversation_id)
         candidates = sealing_candidates(self.group_epoch(conversation_id), keys)
         return next((k for k in candidates if allowed is None or allowed(k)), None)
 
     def group_readers(self, key: GroupKey) -> list[GroupKey]:
         """The held keys of the members who read what `key` seals (group_epochs.readers_of)."""
-        return readers_of(self.group_epoch(key.conversation_id), self.group_keys.values(), key)
+        held = self.keys_of(key.conversation_id)
+        return readers_of(self.group_epoch(key.conversation_id), held, key)
 
     def current_readers(self, conversation_id: str) -> list[GroupKey]:
         """The held keys of the group's members of now: who reads what is sealed now."""
-        keys = [k for k in self.group_keys.values() if k.conversation_id == conversation_id]
+        keys = self.keys_of(conversation_id)
         return sealing_candidates(self.group_epoch(conversation_id), keys)
 
     def holds_group_key(self, conversation_id: str) -> bool:
-        return any(k.conversation_id == conversation_id for k in self.group_keys.values())
+        return bool(self.keys_of(conversation_id))
 
     def within_held_groups(self) -> Conversations:
         """Without the epochs of groups whose keys all went (store_bounds.py)."""
