@@ -34,8 +34,15 @@ DEFAULT_AGENT_DESCRIPTION: Final = (
 DEFAULT_SERVER_URL: Final = "https://api.pacerelle.com"
 # Development only: scripts/develop sets it so that new agents talk to the local emulator.
 ENV_DEFAULT_SERVER_URL: Final = "PACERELLE_DEFAULT_SERVER_URL"
+ENV_PLAINTEXT: Final = "PACERELLE_DEVELOPMENT_PLAINTEXT"
 
 
 def default_server_url() -> str:
     """The server URL the config flow offers: Pacerelle's, unless development overrides it."""
     return os.environ.get(ENV_DEFAULT_SERVER_URL) or DEFAULT_SERVER_URL
+
+
+def development_plaintext() -> bool:
+    """Whether every agent sends and accepts unencrypted messages: a development override
+    (`PACERELLE_DEVELOPMENT_PLAINTEXT=1`, for Pacerelle's debugging servers), never a setting."""
+    return os.environ.get(ENV_PLAINTEXT) == "1"

@@ -41,6 +41,8 @@ from .const import (
     CONF_SERVER_URL,
     DEFAULT_SERVER_URL,
     DOMAIN,
+    ENV_PLAINTEXT,
+    development_plaintext,
 )
 from .device import agent_name
 from .errors import async_start_reauth, setup_error
@@ -179,16 +181,19 @@ class AgentCoordinator:
         return VoiceNotes(self.hass, policy)
 
     def _config(self) -> AgentConfig:
-        if not self.options.encrypted:
+        encrypted = not development_plaintext()
+        if not encrypted:
             _LOGGER.warning(
-                "Agent %s runs WITHOUT end-to-end encryption (debugging option)", self.agent_id
+                "Agent %s runs WITHOUT end-to-end encryption (%s is set: development only)",
+                self.agent_id,
+                ENV_PLAINTEXT,
             )
         return AgentConfig(
             agent_id=self.agent_id,
             owner_id=self.owner_id,
             conversation_id=str(self.entry.data[CONF_CONVERSATION_ID]),
             server_url=self.server_url,
-            encrypted=self.options.encrypted,
+            encrypted=encrypted,
         )
 
     def _hooks(self, events: MessageEvents) -> AgentHooks:

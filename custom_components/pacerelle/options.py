@@ -2,14 +2,14 @@
 
 An entry created by the config flow has no options at all: every setting falls back to its
 default here. A later setting is a new field with a default plus its line in the options
-flow; old entries then keep working without a migration.
+flow; old entries then keep working without a migration, and a setting removed is ignored
+(`encrypted`, until 0.2: a development override now, const.py).
 """
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Final, Self
 
-CONF_ENCRYPTED: Final = "encrypted"
 CONF_MEDIA_FOLDER: Final = "media_folder"
 CONF_ASSIST_AGENT: Final = "assist_agent"
 CONF_LLM_CONVERSATIONS: Final = "llm_conversations"
@@ -23,8 +23,6 @@ CONF_VOICE_SPOKEN_ANSWER: Final = "voice_spoken_answer"
 class AgentOptions:
     """Typed view of `entry.options`."""
 
-    # Debugging only: off sends and accepts `encrypted: false` messages (plain base64 text).
-    encrypted: bool = True
     # Where incoming attachments are saved; empty means they are not downloaded by themselves.
     media_folder: str = ""
     # The conversation agent that answers through Assist; None means no Assist bridge.

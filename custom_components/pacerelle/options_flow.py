@@ -21,7 +21,6 @@ import probatio
 from homeassistant.components.assist_pipeline import OPTION_PREFERRED, async_get_pipelines
 from homeassistant.config_entries import ConfigFlowResult, OptionsFlowWithReload
 from homeassistant.core import HomeAssistant
-from homeassistant.data_entry_flow import section
 from homeassistant.helpers.selector import (
     BooleanSelector,
     ConversationAgentSelector,
@@ -37,7 +36,6 @@ from .entity import named_conversations
 from .options import (
     CONF_ASSIST_AGENT,
     CONF_ASSIST_IN_GROUPS,
-    CONF_ENCRYPTED,
     CONF_LLM_CONVERSATIONS,
     CONF_MEDIA_FOLDER,
     CONF_VOICE_PIPELINE,
@@ -47,7 +45,6 @@ from .options import (
 )
 from .subentry_flow import label
 
-SECTION_DEBUGGING = "debugging"
 # The voice list's "no voice" entry (stored as None: voice notes are not transcribed).
 VOICE_NONE = "none"
 
@@ -89,12 +86,6 @@ def options_schema(
             ),
             probatio.Optional(CONF_VOICE_TRANSCRIPTS, default=False): BooleanSelector(),
             probatio.Optional(CONF_VOICE_SPOKEN_ANSWER, default=False): BooleanSelector(),
-            probatio.Required(SECTION_DEBUGGING): section(
-                probatio.Schema(
-                    {probatio.Required(CONF_ENCRYPTED, default=True): BooleanSelector()}
-                ),
-                {"collapsed": True},
-            ),
         }
     )
 
@@ -107,9 +98,6 @@ class PacerelleOptionsFlow(OptionsFlowWithReload):
         current = AgentOptions.from_options(self.config_entry.options)
         if user_input is not None:
             chosen = AgentOptions(
-                encrypted=user_input.get(SECTION_DEBUGGING, {}).get(
-                    CONF_ENCRYPTED, current.encrypted
-                ),
                 media_folder=user_input.get(CONF_MEDIA_FOLDER, "").strip(),
                 assist_agent=user_input.get(CONF_ASSIST_AGENT) or None,
                 assist_in_groups=bool(user_input.get(CONF_ASSIST_IN_GROUPS, False)),
@@ -127,7 +115,6 @@ class PacerelleOptionsFlow(OptionsFlowWithReload):
             current = chosen
         suggested: dict[str, Any] = {
             CONF_MEDIA_FOLDER: current.media_folder,
-            SECTION_DEBUGGING: {CONF_ENCRYPTED: current.encrypted},
             CONF_LLM_CONVERSATIONS: list(current.llm_conversations),
             CONF_ASSIST_IN_GROUPS: current.assist_in_groups,
             CONF_VOICE_TRANSCRIPTS: current.voice_transcripts,

@@ -13,13 +13,10 @@ pytest_plugins = ["tests.helpers.config_flow_fixtures"]
 
 
 def test_defaults_work_for_an_entry_without_options() -> None:
-    assert AgentOptions.from_options({}) == AgentOptions(
-        encrypted=True, media_folder="", assist_agent=None
-    )
+    assert AgentOptions.from_options({}) == AgentOptions(media_folder="", assist_agent=None)
     # Settings of a newer version are ignored by this one, not fatal.
-    assert AgentOptions.from_options({"encrypted": False, "later_setting": 3}) == AgentOptions(
-        encrypted=False
-    )
+    # A setting of later versions, and one removed (`encrypted`: a development override now).
+    assert AgentOptions.from_options({"encrypted": False, "later_setting": 3}) == AgentOptions()
 
 
 async def test_options_shown_saved_and_reloaded(
@@ -36,15 +33,13 @@ async def test_options_shown_saved_and_reloaded(
         "voice_pipeline": "none",
         "voice_transcripts": False,
         "voice_spoken_answer": False,
-        "debugging": {"encrypted": True},
     }
     # The LLM API's scope is offered from the conversations the agent knows; the owner's
     # direct one by its name (its subentry's title, named with the entry).
     [scope] = [field for field in form["data_schema"] if field["name"] == "llm_conversations"]
     direct = entry.data["conversation_id"]
     assert scope["selector"]["select"]["options"] == [{"value": direct, "label": "Owner"}]
-    [debugging] = [field for field in form["data_schema"] if field["name"] == "debugging"]
-    assert debugging["expanded"] is False
+    assert "debugging" not in {field["name"] for field in form["data_schema"]}
 
     folder = tmp_path / "media" / "pacerelle"
     folder.mkdir(parents=True)
@@ -57,20 +52,17 @@ async def test_options_shown_saved_and_reloaded(
         "voice_pipeline": "preferred",
         "voice_transcripts": True,
         "voice_spoken_answer": True,
-        "debugging": {"encrypted": False},
     }
     result = await submit_options(driver, form, chosen)
     assert result["type"] == "create_entry"
-    # Saved flat: the section's field beside the others.
-    saved = {name: value for name, value in chosen.items() if name != "debugging"}
-    assert entry.options == {**saved, "encrypted": False}
+    assert entry.options == chosen
     await hass.async_block_till_done()
     assert entry.state is ConfigEntryState.LOADED
 
     # Shown again as saved; emptied fields really become empty.
     form = await open_options(driver, entry)
     assert suggested(form) == chosen
-    result = await submit_options(driver, form, {"debugging": {"encrypted": True}})
+    result = await submit_options(driver, form, {})
     assert result["type"] == "create_entry"
     assert AgentOptions.from_options(entry.options) == AgentOptions()
 
@@ -82,7 +74,7 @@ async def test_media_folder_must_be_usable(
     hass.config.allowlist_external_dirs.add(str(tmp_path))
     form = await open_options(driver, entry)
     for folder in ("/etc", "relative/folder", str(tmp_path / "missing")):
-        body = {"media_folder": folder, "debugging": {"encrypted": True}}
+        body = {"media_folder": folder}
         form = await submit_options(driver, form, body)
         assert (form["type"], form["errors"]) == ("form", {"media_folder": "invalid_media_folder"})
         # The rejected value stays in the field, to be corrected.

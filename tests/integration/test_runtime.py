@@ -151,11 +151,13 @@ async def test_server_down_at_setup_retries(hass: HomeAssistant, emulator: Emula
     assert entry.state is ConfigEntryState.SETUP_RETRY
 
 
-async def test_unencrypted_debugging_option_and_status_signal(
-    hass: HomeAssistant, emulator: EmulatorHandle
+async def test_unencrypted_development_override_and_status_signal(
+    hass: HomeAssistant, emulator: EmulatorHandle, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Plaintext only with the development override set, never from a setting."""
+    monkeypatch.setenv("PACERELLE_DEVELOPMENT_PLAINTEXT", "1")
     installed = await emulator.install()
-    entry = await add_entry(hass, emulator, installed, options={"encrypted": False})
+    entry = await add_entry(hass, emulator, installed, options={"encrypted": True})
     events = async_capture_events(hass, EVENT_MESSAGE)
     signals: list[None] = []
     async_dispatcher_connect(hass, status_signal(entry.entry_id), lambda: signals.append(None))

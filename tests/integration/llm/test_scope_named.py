@@ -48,7 +48,7 @@ async def test_the_scope_option_lists_named_conversations_by_name(
     assert BEN in choices[neighbours]
 
     done = await hass.config_entries.options.async_configure(
-        form["flow_id"], {CONF_LLM_CONVERSATIONS: [family], "debugging": {"encrypted": True}}
+        form["flow_id"], {CONF_LLM_CONVERSATIONS: [family]}
     )
     assert done["type"] is FlowResultType.CREATE_ENTRY, done
     assert agent.entry.options[CONF_LLM_CONVERSATIONS] == [family]
@@ -58,7 +58,7 @@ async def test_the_scope_option_lists_named_conversations_by_name(
     again = await hass.config_entries.options.async_init(agent.entry.entry_id)
     assert scope_options(again)[family] == "Family"
     await hass.config_entries.options.async_configure(
-        again["flow_id"], {CONF_LLM_CONVERSATIONS: [family], "debugging": {"encrypted": True}}
+        again["flow_id"], {CONF_LLM_CONVERSATIONS: [family]}
     )
     # The tools now read the group (and not the owner's direct conversation).
     await hass.async_block_till_done()

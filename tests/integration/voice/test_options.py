@@ -44,7 +44,7 @@ async def voice(hass: HomeAssistant) -> VoiceAssistant:
 async def _save(driver: FlowDriver, entry: ConfigEntry, **chosen: Any) -> dict[str, Any]:
     """Open the options, check the voice list, save `chosen` as the frontend sends it."""
     form = await open_options(driver, entry)
-    body = {"debugging": {"encrypted": True}, **chosen}
+    body = dict(chosen)
     result = await submit_options(driver, form, body)
     await driver.hass.async_block_till_done()
     return result
@@ -72,7 +72,6 @@ async def test_preferred_is_kept_and_answers_a_voice_note(
     chosen = {
         CONF_ASSIST_AGENT: HOME_ASSISTANT_AGENT,
         CONF_VOICE_PIPELINE: "preferred",
-        "debugging": {"encrypted": True},
     }
     result = await submit_options(driver, form, chosen)
     assert result["type"] == "create_entry"
