@@ -14,7 +14,10 @@ from custom_components.pacerelle.client.signal.state import AgentSignalState
 
 @cache
 def written() -> dict[str, object]:
-    return json.loads(json.dumps(AgentSignalState.new(now=1_700_000_000).to_json()))
+    state: dict[str, object] = json.loads(
+        json.dumps(AgentSignalState.new(now=1_700_000_000).to_json())
+    )
+    return state
 
 
 def test_what_is_written_reads_back() -> None:

@@ -45,6 +45,7 @@ def test_a_signal_message_frame_parses_back_to_the_message() -> None:
     frame = frame_signal_message(message)
     assert frame[0] == FrameType.SIGNAL_MESSAGE
     parsed = parse_frame(frame)
+    assert isinstance(parsed, SignalMessage)
     assert parsed == message
     assert parsed.counter == 7
     assert parsed.ciphertext == b"sealed bytes"
