@@ -77,7 +77,7 @@ async def test_a_group_is_named_and_its_notify_reaches_all_its_members_devices(
     assert entity is not None
     assert entity.config_subentry_id == subentry.subentry_id
     # On the conversation's own device: the agent's device (and its entities) stay the
-    # entry's (test_conversation_entities.py).
+    # entry's (test_entity_conversations.py).
     assert entity.device_id not in (None, agent.device_id(hass))
     await wait_until(lambda: hass.states.get(entity_id) is not None)
     # The owner's own notify entity is untouched.

@@ -157,6 +157,7 @@ async def test_sending_while_disconnected(hass: HomeAssistant, emulator: Emulato
     agent = await start_agent(hass, emulator, spoken=True)
     await emulator.faults(gateway_status=503, drop_connections=True)
     await wait_until(lambda: agent.runtime.status.state is not ConnectionState.CONNECTED)
-    # expire_after 0: no waiting in the queue (tests/client/outbox/test_queue.py covers the queue).
+    # expire_after 0: no waiting in the queue (tests/client/values/test_send_queue.py covers
+    # the queue).
     error = await refused(hass, "send_message", {"text": "x", "expire_after": 0}, "not_connected")
     assert "Home" in str(error)

@@ -164,7 +164,8 @@ async def test_limit_cursor_and_conversation_filter(
     assert [m["message_id"] for m in again["messages"]] == [ids[0], ids[2]]
     only = await call(hass, "wait_for_messages", timeoutMs=0, conversationId=conversation)
     assert len(only["messages"]) == 2
-    # Another conversation is out of the LLM API's scope (tests/integration/llm/test_scope.py).
+    # Another conversation is out of the LLM API's scope
+    # (tests/integration/llm/test_tools_scope.py).
     with pytest.raises(HomeAssistantError, match="outside what the Pacerelle LLM API"):
         await call(hass, "wait_for_messages", timeoutMs=0, conversationId="conv_nobody")
 

@@ -38,7 +38,7 @@ from custom_components.pacerelle.client.signal.wire.messages import PreKeySignal
 from tests.helpers.reference_peer import ReferencePeer, reference_peer_available
 
 VECTORS: dict[str, Any] = json.loads(
-    (Path(__file__).parent / "data" / "spqr_encoding" / "vectors.json").read_text()
+    (Path(__file__).parents[2] / "data" / "spqr_encoding" / "vectors.json").read_text()
 )
 MASK64 = (1 << 64) - 1
 

@@ -34,7 +34,7 @@ native = pytest.mark.skipif(not reference_peer_available(), reason="reference pe
 
 # Prekeys saved by the engine before this change (commit 8940c23, pure-Python round 3
 # Kyber and XEdDSA): a current and a retired signed/Kyber pair, five one-time prekeys.
-LEGACY_PREKEYS = Path(__file__).parent / "data" / "legacy_prekeys.json"
+LEGACY_PREKEYS = Path(__file__).parents[1] / "data" / "legacy_prekeys.json"
 LEGACY_CREATED = 1_790_000_000
 RANK = 4  # ML-KEM-1024's k, the byte FIPS 203 appends to d in key generation
 

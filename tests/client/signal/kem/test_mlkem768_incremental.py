@@ -30,7 +30,7 @@ from custom_components.pacerelle.client.signal.kem.ntt import Q
 # The first vectors of libcrux-ml-kem's tests/kats/nistkats_mlkem_768.json (FIPS 203 final,
 # seeds from NIST's KAT DRBG).
 KATS = json.loads(
-    (Path(__file__).parent / "data" / "kem" / "mlkem768_nist_kats_libcrux.json").read_text()
+    (Path(__file__).parents[1] / "data" / "kem" / "mlkem768_nist_kats_libcrux.json").read_text()
 )
 
 

@@ -48,7 +48,7 @@ from custom_components.pacerelle.client.signal.kem.ntt import (
 from custom_components.pacerelle.client.signal.kem.sampling import sample_matrix
 from tests.helpers.reference_peer import ReferencePeer, reference_peer_available
 
-DATA = Path(__file__).parent / "data" / "kem"
+DATA = Path(__file__).parents[1] / "data" / "kem"
 
 # SHA-256 of the official round 3 known-answer file PQCkemKAT_3168.rsp (Kyber1024, 100
 # vectors; the copy in GiacomoPope/kyber-py assets/, which starts at "count = 0").
