@@ -12,7 +12,6 @@ from custom_components.pacerelle.options import (
 def test_an_entry_without_options_takes_the_defaults() -> None:
     options = AgentOptions.from_options({})
     assert options == AgentOptions()
-    assert options.encrypted
     assert options.assist_agent is None
     assert options.llm_conversations == ()
 
