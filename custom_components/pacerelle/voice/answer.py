@@ -8,20 +8,27 @@ converts with its ffmpeg when an engine speaks another format). It is bounded in
 (SPOKEN_ANSWER_TIMEOUT) and size (MAX_SPOKEN_ANSWER_BYTES); the caller sends the text
 answer alone when anything fails. Unlike the pipeline's own stage, the answer skips the TTS
 file cache: what Home Assistant answered a person stays in memory, never on disk.
+
+Only the tts integration's public functions are used: a media source id with `cache=False`
+(generate_media_source_id) and its audio (async_get_media_source_audio). That function
+returns the whole audio at once, so the size is checked on the result; the time bound
+still holds while the engine speaks.
 """
 
 import asyncio
+import mimetypes
 from dataclasses import dataclass
 from typing import Final
 
 from homeassistant.components import tts
 from homeassistant.components.assist_pipeline import Pipeline
-from homeassistant.components.tts.const import DATA_TTS_MANAGER
 from homeassistant.core import HomeAssistant
 
 from ..limits import MAX_SPOKEN_ANSWER_BYTES, SPOKEN_ANSWER_TIMEOUT
 
 SPOKEN_ANSWER_NAME: Final = "answer"
+# What Home Assistant's tts calls an extension it cannot name (its default format is MP3).
+DEFAULT_SPOKEN_MIME: Final = "audio/mpeg"
 
 
 class SpokenAnswerError(Exception):
@@ -42,23 +49,19 @@ async def async_speak(hass: HomeAssistant, pipeline: Pipeline, text: str) -> Spo
     options: dict[str, str] = {}
     if pipeline.tts_voice:
         options[tts.ATTR_VOICE] = pipeline.tts_voice
-    stream = hass.data[DATA_TTS_MANAGER].async_create_result_stream(
-        pipeline.tts_engine,
-        use_file_cache=False,
+    media_id = tts.generate_media_source_id(
+        hass,
+        text,
+        engine=pipeline.tts_engine,
         language=pipeline.tts_language,
         options=options,
+        cache=False,
     )
-    stream.async_set_message(text)
-    chunks: list[bytes] = []
-    size = 0
     async with asyncio.timeout(SPOKEN_ANSWER_TIMEOUT):
-        async for chunk in stream.async_stream_result():
-            size += len(chunk)
-            if size > MAX_SPOKEN_ANSWER_BYTES:
-                raise SpokenAnswerError(f"over {MAX_SPOKEN_ANSWER_BYTES} bytes")
-            chunks.append(chunk)
-    if not size:
+        extension, data = await tts.async_get_media_source_audio(hass, media_id)
+    if len(data) > MAX_SPOKEN_ANSWER_BYTES:
+        raise SpokenAnswerError(f"over {MAX_SPOKEN_ANSWER_BYTES} bytes")
+    if not data:
         raise SpokenAnswerError("no audio")
-    return SpokenAnswer(
-        b"".join(chunks), stream.content_type, f"{SPOKEN_ANSWER_NAME}.{stream.extension}"
-    )
+    name = f"{SPOKEN_ANSWER_NAME}.{extension}"
+    return SpokenAnswer(data, mimetypes.guess_type(name)[0] or DEFAULT_SPOKEN_MIME, name)

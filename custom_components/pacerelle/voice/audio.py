@@ -10,18 +10,18 @@ A voice note is a stranger's file until proven otherwise. Decisions:
 - A WAV that already is 16 kHz mono 16-bit PCM is unpacked in Python (`wave`, in the
   executor): no ffmpeg needed.
 - Everything else goes through Home Assistant's own ffmpeg (the `ffmpeg` integration's
-  configured binary; that integration is set up with its defaults if nothing loaded it,
-  as assist_pipeline does through tts), in a subprocess, so hostile media is decoded outside Home
-  Assistant's process. The command is locked down: the demuxer is forced (`-f`) from the
-  sniffed format and is the only one allowed (`-format_whitelist`), so a playlist, concat
-  list or image pattern is never interpreted; only the decoders of the accepted codecs
-  may open (`-codec_whitelist`); the only protocol is `fd` (`-protocol_whitelist`), so
-  no file and no network; the note is read from an anonymous in-memory file (memfd,
-  seekable, which MP4 needs), never written to disk; decoding stops at
-  MAX_VOICE_SECONDS + 1 s (`-t`) and stdout is read up to that many bytes; the process
-  runs in its own session and is killed with its whole group, and reaped, after
-  CONVERT_TIMEOUT_SECONDS or when the caller gives up; stderr is bounded and logged at
-  debug only. At most MAX_CONCURRENT_CONVERSIONS run at once; others wait their turn.
+  configured binary, from its public get_ffmpeg_manager; `ffmpeg` is one of the manifest's
+  dependencies, as it is tts's, so it is set up before this integration), in a subprocess,
+  so hostile media is decoded outside Home Assistant's process. The command is locked down:
+  the demuxer is forced (`-f`) from the sniffed format and is the only one allowed
+  (`-format_whitelist`), so a playlist, concat list or image pattern is never interpreted;
+  only the decoders of the accepted codecs may open (`-codec_whitelist`); the only protocol
+  is `fd` (`-protocol_whitelist`), so no file and no network; the note is read from an
+  anonymous in-memory file (memfd, seekable, which MP4 needs), never written to disk;
+  decoding stops at MAX_VOICE_SECONDS + 1 s (`-t`) and stdout is read up to that many bytes;
+  the process runs in its own session and is killed with its whole group, and reaped, after
+  CONVERT_TIMEOUT_SECONDS or when the caller gives up; stderr is bounded and logged at debug
+  only. At most MAX_CONCURRENT_CONVERSIONS run at once; others wait their turn.
 - Bounds: MAX_VOICE_BYTES of input (`too_large`, before any work), MAX_VOICE_SECONDS of
   audio (`too_long`; 2 minutes is a long spoken command and 3.75 MiB of PCM), with
   VOICE_LENGTH_SLACK_SECONDS for codec padding.
@@ -40,9 +40,8 @@ import signal
 import wave
 from typing import Final
 
-from homeassistant.components.ffmpeg import DATA_FFMPEG, get_ffmpeg_manager
+from homeassistant.components.ffmpeg import get_ffmpeg_manager
 from homeassistant.core import HomeAssistant
-from homeassistant.setup import async_setup_component
 from homeassistant.util.hass_dict import HassKey
 
 from ..const import DOMAIN
@@ -70,7 +69,6 @@ from .formats import (
 _LOGGER = logging.getLogger(__name__)
 
 FFMPEG_READ_CHUNK: Final = 64 * 1024
-FFMPEG_DOMAIN: Final = "ffmpeg"
 # The only protocol ffmpeg may open: the memfd. No file:, no network, no nesting.
 FFMPEG_INPUT_PROTOCOLS: Final = "fd"
 # What an ffmpeg older than 6.0 (no `fd` protocol) says: it cannot convert any note.
@@ -113,7 +111,7 @@ async def async_voice_to_pcm(hass: HomeAssistant, data: bytes, mime: str) -> byt
         pcm = await hass.async_add_executor_job(_pcm_from_voice_wav, data)
         if pcm is not None:
             return _checked_length(pcm)
-    binary = await _async_ffmpeg_binary(hass)
+    binary = _ffmpeg_binary(hass)
     slots = hass.data.setdefault(_CONVERSION_SLOTS, asyncio.Semaphore(MAX_CONCURRENT_CONVERSIONS))
     async with slots:
         pcm = await async_ffmpeg_to_pcm(binary, data, voice_format)
@@ -149,11 +147,12 @@ def _pcm_from_voice_wav(data: bytes) -> bytes | None:
         return None  # not a plain PCM WAV: ffmpeg decides
 
 
-async def _async_ffmpeg_binary(hass: HomeAssistant) -> str:
-    """The ffmpeg the user configured for Home Assistant; set up with defaults if unused."""
-    if DATA_FFMPEG not in hass.data and not await async_setup_component(hass, FFMPEG_DOMAIN, {}):
-        raise VoiceAudioError(NO_CONVERTER, "the ffmpeg integration did not set up")
-    return get_ffmpeg_manager(hass).binary
+def _ffmpeg_binary(hass: HomeAssistant) -> str:
+    """The ffmpeg the user configured for Home Assistant (a manifest dependency)."""
+    try:
+        return get_ffmpeg_manager(hass).binary
+    except ValueError as err:  # only where this integration was not set up by Home Assistant
+        raise VoiceAudioError(NO_CONVERTER, "the ffmpeg integration is not set up") from err
 
 
 def _ffmpeg_command(binary: str, voice_format: VoiceFormat, fd: int) -> list[str]:
