@@ -175,3 +175,19 @@ def test_readme_images_are_absolute_and_exist() -> None:
     for path in ours:
         assert path.startswith("docs/images/"), path
         assert (REPO / path).is_file(), path
+
+
+FILES = "https://github.com/pacerelle/ha-pacerelle/blob/main/"
+
+
+def test_readme_links_to_files_are_absolute_and_exist() -> None:
+    """Likewise every link to a file of the repository (the changelog, the developer's
+    document): absolute, and naming a file that exists; the rest are anchors or sites."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    links = re.findall(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)", readme)
+    relative = [link for link in links if not link.startswith(("https://", "http://", "#"))]
+    assert relative == []
+    ours = [link.removeprefix(FILES).split("#")[0] for link in links if link.startswith(FILES)]
+    assert "CHANGELOG.md" in ours
+    for path in ours:
+        assert (REPO / path).is_file(), path
