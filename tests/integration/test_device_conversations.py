@@ -199,11 +199,16 @@ async def ours(hass: HomeAssistant, kind: DeviceAutomationType, device_id: str) 
 async def test_trust_and_block_are_the_agents_device_actions_only(
     hass: HomeAssistant, emulator: EmulatorHandle
 ) -> None:
+    """A conversation's device offers sending a message into it, never a trust decision."""
     agent = await two_named_groups(hass, emulator)
     conversation = family_device(hass).id
     actions = DeviceAutomationType.ACTION
-    assert await ours(hass, actions, agent.device_id(hass)) == ["block_device", "trust_device"]
-    assert await ours(hass, actions, conversation) == []
+    assert await ours(hass, actions, agent.device_id(hass)) == [
+        "block_device",
+        "send_message",
+        "trust_device",
+    ]
+    assert await ours(hass, actions, conversation) == ["send_message"]
     # Its triggers are still offered: they fire for that conversation's messages.
     assert await ours(hass, DeviceAutomationType.TRIGGER, conversation) == [
         "message_received",
