@@ -86,6 +86,31 @@ def resolve_entry(hass: HomeAssistant, call: ServiceCall) -> PacerelleConfigEntr
     return entry
 
 
+def each_conversation(call: ServiceCall) -> list[ServiceCall]:
+    """The call once per conversation entity it names (`target: entity_id: [a, b]`, as Home
+    Assistant's entity actions take several), each checked (its agent, its fields) before
+    anything is sent; the call itself when it names one or none."""
+    entity_ids: list[str] = call.data.get(ATTR_ENTITY_ID) or []
+    if len(entity_ids) <= 1:
+        calls = [call]
+    else:
+        calls = [
+            ServiceCall(
+                call.hass,
+                call.domain,
+                call.service,
+                {**call.data, ATTR_ENTITY_ID: [entity_id]},
+                call.context,
+                call.return_response,
+            )
+            for entity_id in dict.fromkeys(entity_ids)
+        ]
+    for each in calls:
+        resolve_entry(each.hass, each)
+        target_fields(each)
+    return calls
+
+
 def reached_conversations(call: ServiceCall) -> list[str]:
     """The conversation entities a send reaches: those it names, else its widget's (an
     update), else the owner's; empty when its conversation has no entity."""

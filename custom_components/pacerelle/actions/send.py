@@ -34,6 +34,7 @@ from .common import (
     ATTR_WIDGET_ID,
     TARGET_FIELDS,
     client_errors,
+    each_conversation,
     resolve_entry,
     target_fields,
 )
@@ -96,6 +97,13 @@ def expire_after(call: ServiceCall) -> float:
     return period.total_seconds()
 
 
+def _one_each(responses: list[dict[str, Any]]) -> dict[str, Any]:
+    """The first send's answer, with each send's where and id under `messages`."""
+    shown = ("message_id", "conversation_id", "to", "to_device_id", "status")
+    messages = [{name: response[name] for name in shown} for response in responses]
+    return {**responses[0], "messages": messages}
+
+
 def reply_response(reply: Reply, **extra: Any) -> dict[str, Any]:
     """What a send action returns: where the message went and its id."""
     return {
@@ -123,6 +131,12 @@ async def _files(call: ServiceCall) -> list[OutgoingFile]:
 
 
 async def async_send_message(call: ServiceCall) -> ServiceResponse:
+    """One message to each conversation named (in order; a refusal stops the rest): the
+    answer of the first, and every message under `messages`."""
+    return _one_each([await _send_message(each) for each in each_conversation(call)])
+
+
+async def _send_message(call: ServiceCall) -> dict[str, Any]:
     entry = resolve_entry(call.hass, call)
     target = target_fields(call)
     text: str = call.data[ATTR_TEXT]
@@ -159,6 +173,11 @@ def parse_widget_field(value: Any) -> dict[str, Any]:
 
 
 async def async_send_widget(call: ServiceCall) -> ServiceResponse:
+    """The widget to each conversation named, as `send_message` does."""
+    return _one_each([await _send_widget(each) for each in each_conversation(call)])
+
+
+async def _send_widget(call: ServiceCall) -> dict[str, Any]:
     entry = resolve_entry(call.hass, call)
     target = target_fields(call)
     widget = parse_widget_field(call.data[ATTR_WIDGET])

@@ -176,6 +176,8 @@ async def test_what_is_not_one_conversation_is_refused_translated_and_sends_noth
         for service, extra in EXTRA.items():
             if service == "get_history" and ("to" in data or "source_message_id" in data):
                 continue  # get_history takes no target, only a conversation
+            if key == "one_conversation" and service in ("send_message", "send_widget"):
+                continue  # a send takes several (one message each: tested below)
             error = await refused(hass, service, {**data, **extra}, key, response=True)
             assert error.translation_placeholders == placeholders, (service, data)
         assert message(key, placeholders)
@@ -198,3 +200,42 @@ async def test_a_conversation_of_another_agent_is_refused_for_the_chosen_one(
     # With two agents, the entity alone says which one sends.
     sent = await call(hass, "send_message", {"entity_id": "notify.family", "text": "Hi"})
     assert sent["conversation_id"] == group_id
+
+
+async def test_send_message_to_several_conversations_at_once(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    """`target: entity_id: [notify.family, notify.home]`: one message each, in order; the
+    answer is the first's, with every message under `messages`."""
+    agent, group_id, members = await named_family(hass, emulator)
+    sent = await hass.services.async_call(
+        DOMAIN,
+        "send_message",
+        {"text": "Dinner is ready"},
+        target={"entity_id": ["notify.family", "notify.home"]},
+        blocking=True,
+        return_response=True,
+    )
+    assert sent is not None
+    owner = agent.installed.conversation_id
+    messages = sent["messages"]
+    assert [m["conversation_id"] for m in messages] == [group_id, owner]
+    assert sent["message_id"] == messages[0]["message_id"]
+    family = await emulator.wait_inbox(group_id, len(members) * len(DEVICES))
+    assert {e["text"] for e in family} == {"Dinner is ready"}
+    [home] = [e for e in await emulator.wait_inbox(owner, 1) if e["text"] == "Dinner is ready"]
+    assert home["message_id"] == messages[1]["message_id"]
+
+
+async def test_several_conversations_are_all_checked_before_anything_is_sent(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    _agent, group_id, _members = await named_family(hass, emulator)
+    before = len(await emulator.wait_inbox(group_id, 0))
+    await refused(
+        hass,
+        "send_message",
+        {"text": "Dinner", "entity_id": ["notify.family", "light.kitchen"]},
+        "not_a_conversation",
+    )
+    assert len(await emulator.wait_inbox(group_id, 0)) == before
