@@ -1,33 +1,15 @@
 """Config flow for Pacerelle: Agent Connect in the Home Assistant UI.
 
-The user pastes a one-time connection key; the flow registers (or reuses) an OAuth client
-for this server and callback URL, starts the installation with PKCE S256 and a state bound
-to this flow, and sends the browser to Pacerelle's approval page. Pacerelle sends it back to
-Home Assistant's OAuth2 callback (oauth_callback.py), which resumes the flow; the flow then
-checks the state before anything else, exchanges the code, keeps the installation token in
-the agent's encrypted store (never in the entry) and creates the entry. The entry's unique
-id is the owner's Pacerelle account (owner id): one agent per account, and a reauth (which
-always brings a new agent id) must come from the same account, or it aborts with
-wrong_account. The device and the entities are keyed on the entry, so a reauth keeps them.
-The entry comes with the owner's direct conversation as a subentry (owner_conversation.py).
-
-Errors. Before the browser leaves, a problem is a form error and the user fixes it in place
-(the key is spent only when the request was accepted): invalid_connection_key (unknown or
-already used), cannot_connect (unreachable, timeout, server error), invalid_response (not
-Pacerelle's protocol), request_refused (any other refusal), invalid_server_url,
-insecure_server_url (plain http off loopback: server_url.py), invalid_agent_name,
-invalid_agent_description. After the browser came back, the key is spent and the
-authorization answered, so the flow aborts with the reason and a retry starts anew with a
-new key: access_denied (the user denied in Pacerelle), authorization_failed (another error
-or no code), state_mismatch, authorization_expired, exchange_refused, cannot_connect,
-invalid_response, already_configured, wrong_account, store_failed. An already_configured or
-wrong_account abort comes after Pacerelle created the agent: Agent Connect tells whose
-account approved only in the exchange, and gives the integration no call to revoke an
-installation (only the user can, in Pacerelle). So the abort names the agent to revoke (its
-name and agent id) and, for already_configured, the one to keep. no_redirect_uri aborts at
-once: without a frontend request (and without My Home Assistant) the flow cannot know its
-callback URL. Nothing is left behind by an abort: the store is created last and removed if
-it fails.
+The user pastes a one-time connection key; the flow registers (or reuses) an OAuth client,
+starts the installation with PKCE S256 and a state bound to this flow, and sends the browser
+to Pacerelle's approval page; Home Assistant's OAuth2 callback (oauth_callback.py) resumes
+it. The state is checked before anything else; the installation token is kept in the agent's
+encrypted store, never in the entry. The unique id is the owner's account: one agent per
+account, and a reauth from another account aborts with wrong_account (the device and
+entities are keyed on the entry, so a reauth keeps them). Before the browser leaves, errors
+are form errors; after, the key is spent and the flow aborts with the reason. Agent Connect
+offers no revoke, so an already_configured or wrong_account abort names the agent the user
+must revoke in Pacerelle. Nothing is left behind by an abort (the store is created last).
 """
 
 import contextlib

@@ -1,20 +1,13 @@
 """What every Pacerelle entity shares: its agent's device and the status signal.
 
-One device per agent (a service, not hardware), registered in async_setup_entry (device.py);
-entities point at it by its identifiers. Unique ids are the config entry id and the entity's
-key: a reauth (a new agent id) keeps every entity id. Entities never poll: the runtime sends
-`status_signal(entry_id)` whenever the connection or the agent's counters may have changed,
-and each entity writes its state again from `runtime.status`.
-
-A named conversation's entities (`ConversationEntity`) are on the conversation's own device
-(device.py), each keyed on the conversation, so naming it again after a removal gives back
-the same entity ids. They are available while the agent is and the agent is in the
-conversation: a group the relay says the agent left (client: `Agent.has_left`) shows its
-entities unavailable, not deleted, until the agent is in it again. `async_add_named` adds
-them for each subentry, those added while the agent runs at once (no reload). The owner's
-direct conversation, when a subentry names it, gets its device, event entity, members
-sensor and triggers too, but no notify entity: notify.<agent> is its notify and stays the
-entry's, on the agent's device.
+One device per agent (device.py); unique ids are the config entry id and the entity's key, so
+a reauth (a new agent id) keeps every entity id. Entities never poll: they write their state
+again from `runtime.status` at each `status_signal(entry_id)`.
+A named conversation's entities (`ConversationEntity`) are on the conversation's device,
+keyed on the conversation, so naming it again gives back the same entity ids. They are
+available while the agent is and is in it: a group left (`Agent.has_left`) shows unavailable.
+`async_add_named` adds them per subentry, at once while the agent runs. The owner's direct
+conversation gets no notify entity: notify.<agent> is its notify and stays the entry's.
 """
 
 from collections.abc import Callable, Iterable

@@ -85,7 +85,7 @@ MAX_WAIT_TIMEOUT_MS: Final = 30_000
 """How long the LLM's wait tool may wait: under the time a model's tool call is given."""
 
 MAX_WAIT_REQUESTS: Final = 50
-"""Requests the wait tool returns at once (seed 001's range)."""
+"""Requests the wait tool returns at once (the MCP server's range)."""
 
 # Files on disk (files/, store/).
 

@@ -1,22 +1,13 @@
 """Where Pacerelle sends the browser back: Home Assistant's standard OAuth2 callback.
 
-The `auth` integration serves `/auth/external/callback`. It decodes `state` as a JWT signed
-with this instance's secret, reads the flow id from it, and resumes that flow with
-`{"state": <decoded claims>, "code" or "error": ...}`. With My Home Assistant loaded the
-redirect URI is https://my.home-assistant.io/redirect/oauth, which forwards the browser to
-the user's own instance (so Home Assistant need not be reachable from the internet);
-otherwise it is the URL the frontend is served from.
-
-Only Home Assistant can sign a state that its callback view accepts, and it does so
-through one public API: an OAuth2 implementation's `async_generate_authorize_url`. Agent
-Connect does not let Home Assistant build the authorization URL (Pacerelle returns it once
-it has the state), so `StateSigner` is an implementation whose URL is never visited: Home
-Assistant signs `{flow_id, redirect_uri}` into it and the state is read back from its
-query. No private Home Assistant name is used.
-
-What binds the answer to this authorization: the flow id (one flow asks Pacerelle once: a
-form error comes before the external step, and the external step never goes back to the
-form) and PKCE (a code issued for another request does not exchange with our verifier).
+The `auth` integration serves `/auth/external/callback`: it decodes `state` as a JWT signed
+with this instance's secret and resumes the flow it names. With My Home Assistant the redirect
+URI is its oauth redirect (Home Assistant need not be reachable from the internet), otherwise
+the URL the frontend is served from. Only Home Assistant can sign that state, through one
+public API, `async_generate_authorize_url`; Pacerelle builds the authorization URL itself, so
+`StateSigner` is an implementation whose URL is never visited, and the state is read back from
+its query (no private Home Assistant name). The flow id (one flow asks Pacerelle once) and PKCE
+bind the answer to this authorization.
 """
 
 from dataclasses import dataclass

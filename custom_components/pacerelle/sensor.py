@@ -1,20 +1,11 @@
 """Sensors of an agent: its connection, its queues, its identity, its last message.
 
-The connection sensor is always available: it is how the user sees that the agent is
-reconnecting, revoked (`disconnected`) or stopped. The others describe a running agent:
-they stay available while it (re)connects (what it knows stays true during an outage) and
-become unavailable once it is revoked or stopped, when no agent is behind them any more.
-"Unconfirmed sends" is disabled by default: it is almost always 0, and the same figure is
-in pacerelle.get_status and the diagnostics. "Undecryptable messages" counts the direct
-messages the agent could not decrypt since it started (per device in the diagnostics; see
-issues/decrypt.py). "Queued sends" counts the messages kept while offline, waiting for the
-connection (client/values/send_queue.py): above 0 only during an outage.
-
-Each named conversation has a "Members" sensor on its device (entity.py): how many people
-are in it besides the agent (client: `Agent.members`, a group's members of now), with their
-pseudonymous ids and each of their devices' trust state as the trust repair names it
-(`trusted`, `unverified`, `changed`, `blocked`), written again on every change of trust
-and every message of the conversation.
+The connection sensor is always available: it shows reconnecting, revoked (`disconnected`) or
+stopped. The others stay available while the agent (re)connects (what it knows stays true) and
+become unavailable once it is revoked or stopped. "Unconfirmed sends" is disabled by default
+(also in pacerelle.get_status). Each named conversation has a "Members" sensor on its device
+(`Agent.members`), with each member's devices' trust state, written again at every change of
+trust and every message of the conversation. README "Entities" describes each sensor.
 """
 
 from collections.abc import Callable

@@ -1,23 +1,12 @@
 """Naming a conversation: the `conversation` config subentry ("Add conversation").
 
-The flow lists the conversations the running agent has seen (client: `Agent.conversations`)
-that are not named yet, each with its members and when it was last active, and asks for a
-name. Naming one only adds Home Assistant objects (its notify entity, notify.py):
-nothing of the agent's sessions or trust decisions is made or changed here, and removing
-the subentry removes only its entities.
-
-The owner's direct conversation is named from the start (owner_conversation.py), so it is
-not offered. Its subentry may be removed (Home Assistant offers no way to refuse it):
-that removes only what is the subentry's own, never notify.home (the owner's notify, which
-stays the entry's with the agent's device), and the flow then offers the owner's
-conversation again, seen or not, to be named anew.
-
-Aborts (translated): agent_not_loaded (no running agent to ask), no_conversations (every
-seen one is named), unknown_conversation (an id the agent has not seen, e.g. typed or gone
-since the form was shown), already_named. A pasted text that is no relay id at all (the
-client's `is_relay_id`) gets the form again with invalid_conversation_id. The chosen id is
-compared exactly as received (the relay's ids may have outer spaces); an abort shows it as
-escaped markdown (issues/markdown.py).
+Lists the conversations the running agent has seen (`Agent.conversations`) not named yet,
+and asks for a name. Naming only adds Home Assistant objects (its notify entity); nothing of
+the agent's sessions or trust is made or changed, and removing the subentry removes only its
+entities. The owner's direct conversation is named from the start (owner_conversation.py);
+removing its subentry never removes notify.home, and it is then offered again. Aborts are
+translated; a text that is no relay id (`is_relay_id`) gets the form again. The chosen id is
+compared exactly as received, and shown as escaped markdown (issues/markdown.py).
 """
 
 from datetime import UTC, datetime

@@ -1,31 +1,16 @@
 """Trust on the Home Assistant side: the client's trust book shown, decided, and told.
 
-The decisions themselves are the client's (client/trust/door.py, one door: every request
-judged once when opened, every seal checked against the key it is for), and so is where
-the book is kept: in the agent's encrypted store, committed with its data, so the store's
-restore detection covers it (client/trust/kept.py). This adapter hands the client, once,
-the book that earlier versions kept in a file of their own, `.storage/pacerelle.trust.<entry
-id>`, and deletes that file once the store holds the book; a store with its book never reads
-it, so a copy of the file put back later changes nothing. It tells its listeners
-(repairs.py) of every change of state, before the message that revealed it acts, and raises
-the `trust_restored` / `trust_lost` repair when the book the agent starts with may be older
-than the decisions made since (every device it made unverified gets its own repair too).
-
-Group messages: a member seals them with their group sender key, which reached the agent
-over a Signal session with one device of that member. That session is all the agent can
-check, so a group message is judged as that device presenting that session's identity key
-(recorded with the key at delivery, client/values/groups.py), whichever device the relay says
-wrote it: a member's second device is trusted once the key of the device that delivered
-the member's sender key is, and blocking that device drops all the member's group
-messages. Its sender is the key's owner: a message whose frame names another member is
-refused (client/crypto_jobs.py), so the relay cannot write as a member. What remains:
-members of a group share their sender keys with each other, so one member can seal a
-message with another's key and write as them; a group message is only as trustworthy as
-every member of the group. Keys stored before their sender was recorded judge unverified.
-The agent seals its own group messages only with a key a message would be trusted from,
-or, for a reply, the asker's own: a key the relay delivers over a session it made up is
-never used to seal, and a group where nobody is trusted gets replies only
-(`no_trusted_device` otherwise, as for a person's unverified devices).
+The decisions and the book's keeping are the client's (client/trust/door.py, kept.py). This
+adapter hands the client, once, the book earlier versions kept in
+`.storage/pacerelle.trust.<entry id>` and deletes that file once the store holds it (a copy put
+back later changes nothing). It tells its listeners (repairs.py) of every change, before the
+message that revealed it acts, and raises `trust_restored` / `trust_lost` when the starting
+book may be older than later decisions. A group message is judged as the device whose session
+delivered the member's sender key (client/values/groups.py), whichever device the relay names;
+a frame naming another member is refused (client/crypto_jobs.py). Members share sender keys,
+so a group message is only as trustworthy as every member. The agent seals group messages only
+with a key a message would be trusted from (or, for a reply, the asker's own): never a key
+over a session the relay made up.
 """
 
 import logging

@@ -1,43 +1,15 @@
 """`pacerelle.ask`: send a question widget, wait for the person, return the answer.
 
-The widget expires when the wait ends, so the app stops offering it. The action always
-returns one of three answers, told apart by `status`: `answered` (with `value`),
-`cancelled` (the person dismissed it) or `timeout` (nobody answered in time). An answer
-that does not fit the question (a confirm answered "maybe") is logged and ignored, and so
-is an answer from anyone but the person asked, or from another conversation (see
-`Addressee`): someone else in a group, or a relay forging a sender, cannot answer for them.
-Nor does an answer from a device that is not trusted (trust.py), the person's own included.
-The person's answer is marked processed: it was consumed by the waiting script.
-Asked while the agent is offline, the question is queued (client/values/send_queue.py) with the
-ask's own `timeout` as its expiry: it goes out when the connection is back, or never.
-
-`response_mode` (groups only; put on the widget, so the apps show it too):
-- not given: as above, the person asked settles it, in a group as anywhere (in a group,
-  only while they are a member: see below).
-- `collective`: the first answer that counts from ANY current member settles it; the
-  response has the same fields as without a mode.
-- `individual`: every member answers for themself (each answer fires its events as
-  always). The action waits until every current member has answered or cancelled, or
-  the timeout, and returns the fields of the first answer that is no cancel (else of the
-  first cancel; `status` is `answered`, `cancelled` when only cancels came, `timeout` when
-  nothing came) plus `answers`: `{sender_id, sender_device_id, value, cancelled,
-  answer_message_id, answered_at}` per member, in arrival order. A member's FIRST answer
-  counts; their later ones are logged and ignored (and left pending).
-- In a group (any mode), `sender_device_id` is the device the answer's trust was judged
-  by: the one that delivered the member's group key (trust.py), as named in trust repairs
-  and accepted by `block_device`; the widget event keeps the device the relay names.
-- Members are the group as the agent knows it: the members of the group's current epoch
-  (client/values/group_epochs.py: never one a removed member made alone), itself excluded,
-  recomputed at each answer. An answer from anyone else (a member who left, a forged
-  sender) never counts, nor one from an untrusted device. When the agent knows no member
-  (only keys stored before their sender was recorded), anyone in the group's
-  conversation counts and `individual` waits for the timeout. A member leaves this list
-  when the agent holds the new epoch's keys (fetched before every group send, and with
-  the first message of that epoch); `individual` checks for completion at each answer, so
-  a member who leaves mid-wait ends it at the next answer or the timeout.
-- A mode for a question to one person (a direct conversation, or no group target) is
-  refused with a translated ServiceValidationError before anything is sent.
-Every answer that counted is marked processed.
+Returns `status` `answered` (with `value`), `cancelled` or `timeout`; the widget expires when
+the wait ends. An answer counts only if it fits the question and comes from the person asked
+(or, with a `response_mode`, a current member), in this conversation (`Addressee`), from a
+trusted device (trust.py): a group member or a forging relay cannot answer for someone else.
+Others are logged and ignored; every answer that counted is marked processed. Asked offline,
+the question is queued (client/values/send_queue.py) with the ask's `timeout` as its expiry.
+`response_mode` (groups only; README "`pacerelle.ask`"): members are those of the group's
+current epoch (client/values/group_epochs.py), recomputed at each answer; with no known
+member anyone in the conversation counts. A member's first answer counts. A mode for a
+direct conversation is refused with a translated ServiceValidationError before any send.
 """
 
 import asyncio

@@ -1,49 +1,15 @@
 """The Assist bridge: the owner's messages answered by a Home Assistant conversation agent.
 
-Off unless the options name a conversation agent (Assist is `conversation.home_assistant`;
-an LLM agent works the same way). Only the installation's owner, writing directly to the
-agent, is answered: other senders and group messages are left pending for automations or
-LLM tools. With `assist_in_groups`, a group message from a trusted device of any member
-is answered too, the reply going to the group (trust as judged for groups in trust.py;
-the same age and trust refusals, told to the group), if the sender is a member now: one
-of the members of the group's current epoch (client/values/group_epochs.py, as for
-pacerelle.ask). A member who left keeps an old key that still
-opens (recent epochs are kept for messages in flight): what they seal with it fires its
-event but is not run, and nothing is told to the group. Until the agent holds the new
-epoch's keys (the relay delivers them with the first message of that epoch, and before
-every group send) it cannot know who left. Each Pacerelle conversation keeps
-one Home Assistant conversation id (a fixed id, so the agent keeps its context across
-messages and restarts). Answers go back encrypted, as a reply to the request, which is
-then marked processed; a failure answers with a short apology and is logged. An answer
-ready while the agent reconnects is queued by the agent's outbox (client/values/send_queue.py)
-for ANSWER_EXPIRE_AFTER: one mechanism for every send made offline, rather than a wait of
-the bridge's own. Requests are answered one at a time, in order.
-
-Keyword automations come first (assist/sharing.py): a request an automation answered or
-marked processed within a short grace after its event is left alone.
-
-Requests still pending from before a start are not answered: a command from hours ago
-("unlock the door") must not run on its own when Home Assistant comes back. For the same
-reason a request older than MAX_REQUEST_AGE is not run: it waited at the relay while Home
-Assistant was off or disconnected. Its age counts from the older of our receive time and
-the relay's `created_at` (a relay that lies can only make a request look older, never
-younger: a future time changes nothing). It stays pending for automations and tools, and
-the person is told it was too old to run. Without a relay time only our receive time
-counts (a limit of the protocol: the message itself carries no time).
-
-Only a trusted device of the owner drives Assist (trust.py): a message from an unverified
-or changed device is not run, and the person is told why, with the device's verification
-code to compare in Home Assistant.
-
-Voice notes (voice.py), when the options also choose a voice pipeline: the note's
-transcript is answered like a typed request, by the PIPELINE's conversation agent and
-language (the note behaves as if spoken to that voice assistant), under the same age and
-trust rules. With `voice_spoken_answer` and a pipeline with text-to-speech, the answer is
-also spoken (voice/answer.py) and sent as an encrypted audio attachment of the same reply;
-if that fails the text goes alone. A note that cannot be heard (format, length, size,
-nothing recognised, a timeout, a failure) is answered with a short reason and stays
-pending. Without a voice pipeline, a note with text is answered by its text, and one
-without is answered that voice notes are not set up.
+Off unless the options name a conversation agent (README "Talk to your home by voice",
+"Who can talk to your home"). Only a trusted device (trust.py) of the owner writing directly,
+or with `assist_in_groups` of a current member (client/values/group_epochs.py), drives it;
+others are left pending for automations (assist/sharing.py come first) and tools. Requests
+are answered one at a time, in order, as encrypted replies, then marked processed.
+Never run on its own: a request pending from before a start, or older than MAX_REQUEST_AGE
+(the older of our receive time and the relay's `created_at`, so a lying relay can only make
+it older), stays pending and the person is told why. An answer made offline goes through the
+outbox queue (client/values/send_queue.py) for ANSWER_EXPIRE_AFTER. Voice notes follow the
+same rules through the options' voice pipeline (voice/).
 """
 
 import asyncio

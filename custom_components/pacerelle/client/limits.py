@@ -1,30 +1,14 @@
 """Every bound of the client, in one place (as libsignal's consts.rs): one name per bound.
 
-What the agent keeps at rest comes first, then what the relay may send it, then what it
-sends and the rules of its conversations. The Signal engine's own bounds (libsignal's) stay
-in signal/consts.py; the Home Assistant side's are in its limits.py.
-
-The agent's state was one encrypted JSON document (state/encrypted_file.py; the per-record store of
-client/state/ keeps the same bounds, so what it holds would still fit one). Loading refuses a
-file larger than MAX_DOCUMENT_BYTES and the writer refuses to write one, so anything a
-sender or the relay can grow is bounded here, and store_bounds.py evicts (oldest first,
-logged and counted) before a save rather than let the document reach that size.
-
-Worst case of each part, serialized (JSON escapes can make a character up to 12 bytes, so
-budgets are in bytes of the stored form, never in characters):
-    requests received, not yet handed over   MAX_RECEIVED x MAX_REQUEST_BYTES  16 MiB
-    pending requests                         MAX_PENDING_BYTES               16 MiB
-    history (requests and replies)           MAX_HISTORY_BYTES                8 MiB
-    sessions                                 MAX_SESSION_RECORDS records, each ~2 KiB
-                                             fresh, more with archived states and
-                                             skipped keys (libsignal's own bounds)
-    group keys                               MAX_KEYED_GROUPS x MAX_KEYS_PER_GROUP
-                                             x MAX_GROUP_KEY_BYTES     4 MiB
-    group message seals                      MAX_GROUP_SEALS x ~19 bytes       2 MiB
-    receipts, checkpoints, other keys, rest  well under 2 MiB
-The sum stays under MAX_DOCUMENT_BYTES for every realistic state; what no budget covers
-(a session record swollen by skipped keys, say) is caught by the writer's size check, and
-store_bounds.shrink evicts further before writing.
+Order: what the agent keeps at rest, what the relay may send, what it sends and the rules of
+its conversations. The Signal engine's bounds are in signal/consts.py, Home Assistant's in its
+limits.py. Loading refuses a stored state over MAX_DOCUMENT_BYTES and the writer refuses to
+write one, so whatever a sender or the relay can grow is bounded here, and store_bounds.py
+evicts (oldest first, logged, counted) before a save. Budgets are in bytes of the stored form
+(a JSON escape can make one character 12 bytes), never characters: received and pending
+requests 16 MiB each, history 8 MiB, group keys 4 MiB, group seals 2 MiB, the rest under
+2 MiB; sessions are bounded by MAX_SESSION_RECORDS. Whatever no budget covers is caught by
+the writer's size check (store_bounds.shrink).
 """
 
 from dataclasses import dataclass
@@ -50,7 +34,7 @@ MAX_PENDING_BYTES: Final = 16 * 1024 * 1024
 the low-water marks below."""
 
 MAX_HISTORY_ENTRIES: Final = 50
-"""Handled requests, and replies, kept as history per kind (seed 001's history): what a
+"""Handled requests, and replies, kept as history per kind (as the MCP server's history): what a
 model or an owner looks back on; older ones rotate out."""
 
 MAX_HISTORY_BYTES: Final = 8 * 1024 * 1024

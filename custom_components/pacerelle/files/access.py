@@ -1,21 +1,13 @@
 """Blocking file primitives that hold against links and swaps (run them in the executor).
 
-A path is checked, then used: in between, anyone who can write in an allowed folder can
-swap a file for a link (to the agent's key, say) or a FIFO. So both directions work on
-descriptors: the file or folder is opened first, without following a final link and
-without blocking, and what was opened is what gets checked (its type, its size, and its
-real path, read back from the descriptor) and then read or written.
-
-A hard link is no link to resolve: a second name of the same file, which the real-path
-check takes for a file of the allowed folder. So a file to send that has more than one
-name (st_nlink > 1) is refused when it is one of the files whose content must never leave:
-any regular file under the configuration's `.storage` (Home Assistant's own storage, with
-its tokens; every agent's store and its `.key`) or `secrets.yaml`, compared by device and
-inode. A file with one name is not looked up (st_nlink > 1 alone would refuse legitimate
-files: deduplicated media, backup tools' links). Left open, on purpose: a link to an older
-version of a file that was replaced since (written to a temporary file and renamed, as
-`.storage` files are) is the only name of that older content, and cannot be told apart;
-the agent's `.key` is written once and never replaced, so a link to it always is.
+A checked path can be swapped for a link or a FIFO before use, so everything works on
+descriptors: opened first, without following a final link and without blocking, then what was
+opened is checked (type, size, real path read back from the descriptor) and used.
+A hard link passes the real-path check, so a file to send with st_nlink > 1 is refused when it
+is one whose content must never leave (any regular file under `.storage`, or `secrets.yaml`,
+compared by device and inode); single-name files are not looked up, so deduplicated media
+still go. Left open on purpose: a hard link to an older version of a replaced file cannot be
+told apart; the agent's `.key` is never replaced, so a link to it is always caught.
 """
 
 import errno

@@ -1,23 +1,13 @@
 """What the user learns about messages the agent could not decrypt.
 
-Each failed direct message fires `pacerelle_decryption_failed` (see events.py: who, which
-device, when and the engine's reason; never the ciphertext or the plaintext) and is counted
-per person and device (client/values/decrypt_failures.py; the `decryption_failures` sensor and the
-diagnostics show the counts). A run of failures from a device the agent had a session with
-raises a repair issue that says the agent's state is probably older than the conversation
-(a restored backup) and what the person must do in Pacerelle; the issue clears itself when
-that device starts a new session (a PreKey message that decrypts), and its count resets;
-so does the start-up warning of store/generation.py.
-
-Recovery, decided: nothing is sent back. libsignal offers a receiver that cannot decrypt a
-DecryptionErrorMessage (the failed message's ratchet key, its timestamp and our device id,
-wrapped unencrypted in PlaintextContent, ciphertext type 8); Signal's apps answer it by
-archiving the session and sending again on a new one ("retry receipts"). Pacerelle's
-material has no such thing: the gateway frames carry only PreKey (0x01) and Signal (0x02)
-messages (PROTOCOL.md), the SDK's native ABI can neither build nor read one, and the SDK
-simply raises when a message does not decrypt. A frame the person's app ignores would help
-no one, and an unauthenticated "start over" signal would be one more thing a hostile relay
-could forge; so the repair issue asks the person to start a new session themselves.
+Each failed direct message fires `pacerelle_decryption_failed` (events.py; never ciphertext or
+plaintext) and is counted per person and device (client/values/decrypt_failures.py). A run of
+failures from a device the agent had a session with raises a repair issue: the agent's state is
+probably older than the conversation (a restored backup), with what the person must do; it
+clears when that device starts a new session (a PreKey message that decrypts).
+Nothing is sent back: Pacerelle's gateway carries only PreKey and Signal messages (PROTOCOL.md),
+no retry receipt, and an unauthenticated "start over" signal is one more thing a hostile relay
+could forge; so the issue asks the person to start a new session themselves.
 """
 
 from collections.abc import Callable

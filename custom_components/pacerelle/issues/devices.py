@@ -1,27 +1,13 @@
 """Which devices have a trust repair ("a device of <person> wants to talk to <agent>").
 
-One fixable repair per device that waits for a decision (unverified, or its key changed);
-repairs.py makes its fix flow. The relay can announce devices at will, so the repairs are
-bounded and follow the trust book, never the other way round:
-
-- At most MAX_DEVICE_REPAIRS of one agent are shown at once (those the user ignored aside).
-  A device past that gets none; one more repair, "more devices want to talk", counts them.
-  As room frees (a decision, a repair fixed or ignored, its device gone) the waiting device
-  seen last gets its repair. The bound is far below the book's (MAX_TRUST_RECORDS): a
-  person brings a phone or two at a time, a family group a handful; a list of hundreds
-  would be read by nobody.
-- A repair goes when its device leaves the book (the book's bound forgets the least
-  recently seen undecided devices first), once the device is decided, and with its entry
-  (issues/entry.py). Every change of the book is told here (trust.py), evictions included.
-- Every undecided device stays decidable in the UI: it has a repair (shown or ignored) or
-  is counted, waiting for room. Only a decision (trust or block) or the book forgetting the
-  device ends its repair; "keep it unverified" in the fix flow leaves it (repairs.py), and
-  Home Assistant's "Ignore" is the user's way to hide one. At every start the waiting
-  devices are taken from the book (each undecided one without a repair), so a repair lost
-  before (one "kept" by an earlier version) comes back. The shown repairs are persistent and
-  checked against the book (and the bound) at every start.
-
-Titles are plain text; a fix flow's description is markdown and names no relay id.
+One fixable repair per device waiting for a decision (unverified, or its key changed; repairs.py
+makes the fix flow). The relay can announce devices at will, so repairs follow the trust book
+and are bounded: at most MAX_DEVICE_REPAIRS shown per agent (ignored ones aside), and one "more
+devices want to talk" repair counts the rest; as room frees, the waiting device seen last gets
+its repair. A repair goes once its device is decided, leaves the book, or with its entry
+(issues/entry.py); every change of the book is told here (trust.py). Every undecided device
+stays decidable: it has a repair or is counted; at each start the waiting devices are taken
+again from the book. Titles are plain text; a fix flow's markdown names no relay id.
 """
 
 from collections.abc import Callable

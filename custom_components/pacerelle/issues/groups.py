@@ -1,20 +1,11 @@
 """The notice that an agent was added to a group: a repair issue whose fix flow names it.
 
-Raised at a message from a group conversation that is not named (no `conversation`
-subentry, subentry_flow.py): "<agent> was added to a group", one per group and agent (the
-issue id). Its fix flow asks for a name and names the group through the "Add conversation"
-subentry flow itself, driven as the frontend drives it (the same checks, the same
-subentry, the same translated refusals). The notice is gone once the group is named (by the
-fix flow or by "Add conversation": the entry's change clears it) or the entry removed
-(issues/entry.py).
-Ignored, it stays in Home Assistant's issue registry as dismissed (it is persistent), and a
-dismissed issue stays dismissed when raised again: it is never shown again. A group named
-and later unnamed is a group without a name again: its next message raises a new notice.
-
-Bounded: a relay can invent groups (and members writing in them), so at most
-MAX_GROUP_NOTICES notices of one agent are shown at once. A group beyond that gets none
-until one is named or dismissed; then its next message raises it. "Add conversation" lists
-every group the agent has seen, whatever the bound.
+Raised at a message from a group that is not named (no `conversation` subentry), one per
+group and agent. Its fix flow names the group through the "Add conversation" subentry flow
+itself (subentry_flow.py: the same checks and refusals). It goes once the group is named or
+the entry removed (issues/entry.py). It is persistent: dismissed, it is never shown again; a
+group unnamed later raises a new notice at its next message. A relay can invent groups, so at
+most MAX_GROUP_NOTICES are shown per agent; "Add conversation" lists every group regardless.
 """
 
 import logging

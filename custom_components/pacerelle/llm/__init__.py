@@ -1,1 +1,1 @@
-"""The Pacerelle LLM API: seed 001's MCP tools for Home Assistant's LLM agents."""
+"""The Pacerelle LLM API: the tools of Pacerelle's MCP server for Home Assistant's LLM agents."""

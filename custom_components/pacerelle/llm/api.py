@@ -1,4 +1,4 @@
-"""The "Pacerelle" LLM API: the tools of Pacerelle's MCP server (seed 001) for Home Assistant.
+"""The "Pacerelle" LLM API: the tools of Pacerelle's MCP server for Home Assistant.
 
 Registered once by the integration. A conversation agent configured with it holds
 conversations through Pacerelle; Home Assistant's MCP Server integration offers the same

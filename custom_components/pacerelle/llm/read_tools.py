@@ -1,4 +1,4 @@
-"""Reading tools: status, history, checkpoints, and seed 001's two resources as tools.
+"""Reading tools: status, history, checkpoints, and the MCP server's two resources as tools.
 
 Home Assistant's LLM APIs carry tools and a prompt, not resources (its MCP server only
 publishes its own Assist snapshot), so `conversation://current` and `widget://pending`

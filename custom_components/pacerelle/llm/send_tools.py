@@ -138,7 +138,7 @@ class SendWidgetTool(PacerelleTool):
 
 
 def _widget(value: str | Mapping[str, Any]) -> dict[str, Any]:
-    """The widget, checked per kind; the model may send it as JSON text (seed 001)."""
+    """The widget, checked per kind; the model may send it as JSON text (as to the MCP server)."""
     if isinstance(value, str):
         try:
             value = json.loads(value)

@@ -1,22 +1,12 @@
 """What every Pacerelle LLM tool shares: argument checks, agent addressing, errors, views.
 
-Arguments are checked against the tool's schema: a bad argument raises `probatio.Invalid`,
-which Home Assistant's chat log and MCP server both turn into an error result for the
-model. Refusals (unknown request, not connected...) are translated HomeAssistantErrors
-(errors.py: the same table as the actions').
-
-Addressing: every tool takes an optional `agent`, the agent id or its name (either
-case-insensitive; two agents with one name need the id). Without it the only loaded agent
-is used; with several loaded, the model must name one (the error and the API prompt list
-them).
-
-Callers: the tools read what people wrote, so they are for administrators and calls of no
-user (callers.py), as the actions that read are.
-
-Scope: a model's arguments may be prompt-injected by any message it reads, so every tool is
-held to the conversations the user chose in the options (`LlmScope`; none chosen: the
-owner's direct conversation only). Reads leave out what lies outside; a call that names
-another conversation, or a request or recipient outside it, is a tool error.
+A bad argument raises `probatio.Invalid` (an error result for the model); refusals are
+translated HomeAssistantErrors (errors.py, the actions' table). Every tool takes an optional
+`agent` (id or name, case-insensitive); with several agents loaded the model must name one.
+The tools read what people wrote, so only administrators and calls of no user may use them
+(callers.py). A model's arguments may be prompt-injected by any message it reads, so every
+tool is held to the conversations chosen in the options (`LlmScope`; none: the owner's direct
+conversation only): reads leave the rest out, and naming anything outside is a tool error.
 """
 
 from abc import abstractmethod

@@ -23,7 +23,7 @@ from .cursor import Cursor, CursorError, after, in_order
 from .tools import AgentRef, PacerelleTool, request_view, tool_schema
 
 DEFAULT_TIMEOUT_MS: Final = 25_000
-# Seed 001 gives the range but no default; 20 keeps one answer readable for a model.
+# The MCP server gives the range but no default; 20 keeps one answer readable for a model.
 DEFAULT_LIMIT: Final = 20
 
 

@@ -1,31 +1,15 @@
 """Keep the group keys the agent holds bounded, whatever a relay delivers (limits.py).
 
-A relay can invent Signal sessions (a person, a device, an identity key of its own) and
-deliver over each any number of group key envelopes, for any conversation, key id and
-epoch. Unbounded, these would grow the store until its size forced evictions of what
-matters (sessions, pending requests). So, before every save (store_bounds.py):
-
-1. Per group and per sender (the person and device whose session delivered the key): one
-   key per epoch (the one learned last: a member makes one key per epoch) and only the
-   newest MAX_GROUP_KEY_EPOCHS epochs. A message still in flight from before the last
-   two changes of members opens; one from earlier is lost. A relay-invented sender only
-   ever crowds out its own keys here.
-2. Per group, at most MAX_KEYS_PER_GROUP keys; then at most MAX_KEYED_GROUPS groups.
-3. The seals kept against replays (inbox.py: per key, its last messages) of all keys kept,
-   at most MAX_GROUP_SEALS together: beyond, whole keys go with their seals, so a replay
-   refusal holds as long as its key is held.
-
-Beyond 2 and in 3, the least valuable go first: keys that `valued` refuses (trust.py: the keys a
-group message would be trusted from, those the agent may seal with), then the least
-recently used (learned, opened a message, sealed one: `Conversations.group_keys` is kept
-in that order). A key of a trusted session is so never evicted in favour of one from a
-session the relay made up, the way sessions keep established records first. A group's
-value is that of its most valuable key. Without `valued` (no host policy yet), every key
-is judged alike: recency alone.
-
-The stored form is unchanged (no store migration): the keys were already stored as a list in
-the order learned, which is now also the order of use; a store from before is bounded at its
-first save. `evictions.group_keys` counts the keys evicted, shown in diagnostics.
+A relay can invent sessions and deliver over each any number of group key envelopes, so
+before every save (store_bounds.py):
+1. per group and sender, one key per epoch (the last learned), newest MAX_GROUP_KEY_EPOCHS
+   epochs only: a relay-invented sender crowds out only its own keys;
+2. per group at most MAX_KEYS_PER_GROUP keys, then at most MAX_KEYED_GROUPS groups;
+3. replay seals (inbox.py) at most MAX_GROUP_SEALS together, whole keys going with their
+   seals, so a replay refusal holds as long as its key is held.
+Beyond 2 and in 3, keys `valued` refuses (trust.py) go first, then the least recently used
+(`Conversations.group_keys` is kept in that order): a trusted key never yields to an invented
+one. Without `valued`, recency alone. `evictions.group_keys` counts evictions (diagnostics).
 """
 
 from collections.abc import Callable, Mapping

@@ -1,19 +1,11 @@
 """Whether the agent is still in a group, as the relay last said, and who is in it.
 
-Pacerelle tells an agent nothing when it is taken out of a group: the relay stops routing
-the group to it and refuses it the group's keys (`GET /agent/group-keys` answers 403, "not
-a member", to a token it has just issued). So the host asks for the groups it shows
-(`Agent.check_groups`) and the answer is kept in memory (asked again at every start):
-
-- a group whose keys the relay refuses is left;
-- it is joined again when the relay hands out its keys or delivers one of its messages;
-- an answer that says neither (no connection, a 401, another error) changes nothing.
-
-Membership is the relay's word (it routes), so a lying relay can only show a group as left,
-which it can make true anyway by routing nothing. Being left changes no key, session or
-trust decision: it only tells the host to show the group's objects unavailable. Bounded:
-only groups asked about are kept, at most MAX_KEYED_GROUPS; they are asked concurrently,
-all within CHECK_SECONDS (a relay holding an answer back leaves that group as it was).
+Pacerelle does not tell an agent it was removed: the relay answers `GET /agent/group-keys`
+with 403. So the host asks (`Agent.check_groups`), kept in memory and asked again each start:
+a refusal leaves the group; keys handed out or a message of the group joins it again; any
+other answer changes nothing. A lying relay can only show a group as left, which it can make
+true anyway; being left changes no key, session or trust decision, it only makes the host show
+the group unavailable. At most MAX_KEYED_GROUPS groups, asked concurrently within CHECK_SECONDS.
 """
 
 import asyncio

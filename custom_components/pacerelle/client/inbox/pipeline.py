@@ -1,39 +1,16 @@
 """The inbox pipeline: decrypt, persist, hand over, acknowledge; nothing lost or doubled.
 
-For a batch of incoming messages, in order:
-1. classify each by its receipt (inbox.py) and its hand-over mark (handed_over.py):
-   acknowledged again, handed over from the stored copy, accepted without a second event
-   (its mark says it was handed over), refused as a conflict, or new;
-2. decrypt the new ones in the executor (one job for the batch), with the group key
-   envelopes fetched for them before 1, WITHOUT the lock (group_key_fetch.py);
-3. save the Signal state and the decrypted requests together, as received (one write);
-   then tell the host the decryption outcomes, before any hand-over;
-4. let the host prepare the requests with files (delivery.py), WITHOUT the agent's lock;
-   a batch without files skips 4: 5 follows 3 under the same hold of the lock;
-5. hand them over (delivery.py): for each, its mark kept by the host and its event fired,
-   on the loop with nothing in between (Storage.mark: a journal a killed process keeps at
-   once); then save them as accepted with the marks, durable against a power cut (one
-   commit), and send ACK_READ for each.
-Steps 1-3 and 5 are transactions under the agent's lock; step 4 and the group key fetch
-run outside it, so that a send (or anything else that takes the lock) never waits for a
-download. The host bounds each download in time and in number (events.py); requests are
-prepared concurrently and handed over in arrival order once all are ready. Only this
-pipeline (one task, one batch at a time) hands requests over, so releasing the lock
-between 3 and 5 lets no one else hand the same requests over.
-What a kill leaves: before 3, the messages are replayed on the old state; after 3, each
-request is either marked (its event fired: accepted at the redelivery, no second event) or
-not (handed over from its stored copy, never decrypted twice); after 5 a redelivery is only
-acknowledged. Only a kill in the instant between a mark and its event (a few bytecodes, no
-system call, no await) loses that event: the mark is what makes the acceptance certain, so
-nothing slower than the mark (the executor, a disk write) may stand between it and the
-event. That is why acceptance is saved after the events: saved before them, a kill in the
-executor's hand-back lost a message 1 run in 10 under load.
-A power cut before 5's commit can take back the marks and the acceptance: the relay, never
-acknowledged, redelivers, and the events fire again (at least once across a power cut).
-A request handed over before is never handed over again, even after the store was put
-back from an older copy: the marks are kept outside the restorable folder
-(state/agent_store.py), and step 1 refuses a new message whose mark is held (acknowledged,
-logged, no event).
+Per batch: 1. classify by receipt (inbox.py) and hand-over mark (handed_over.py); 2. decrypt
+the new ones in the executor, group keys fetched first without the lock (group_key_fetch.py);
+3. save Signal state and decrypted requests in one write, then report decryption outcomes;
+4. let the host prepare files (delivery.py) without the lock (skipped when none); 5. per
+request, keep its mark (Storage.mark, a journal) and fire its event with nothing in between,
+then save acceptance with the marks in one commit and send ACK_READ. Steps 1-3 and 5 hold the
+agent's lock; only this task hands requests over, so releasing it around 4 is safe.
+Nothing slower than the mark may stand between it and the event: a kill there loses the
+event. After a kill a request is either marked (no second event) or handed over from its
+stored copy; across a power cut before 5's commit, events fire again (at least once). Marks
+live outside the restorable folder (state/agent_store.py), so a restore never re-hands one.
 """
 
 import asyncio

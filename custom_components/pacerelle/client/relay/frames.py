@@ -1,19 +1,12 @@
 """The gateway's JSON frames: strict parsing of what the relay sends, building what we send.
 
-Every inbound field is checked for type and size before anything uses it: a frame that does
-not fit is a FrameError (the caller logs it and goes on), never a crash or an unbounded
-allocation. The JSON itself is parsed by server_answers (size and nesting bounded: a deeply
-nested frame is a FrameError, not a RecursionError). Unknown frame types are ignored, as the
-protocol says.
-
-A `MSG` that breaks a rule (over MAX_FRAME_CHARS, or a field that does not fit) is refused
-for good: the same frame would be refused again at every redelivery. If its id, sender and
-conversation can still be read it becomes a RefusedMessage, which the agent acknowledges
-(ACK_READ) so that the relay stops redelivering it; otherwise it is a FrameError and is
-skipped. A frame over the cap is read only when it holds at most MAX_OVERSIZED_VALUES JSON
-separators and containers: then parsing it allocates a bounded number of objects and
-strings no longer than the frame (aiohttp's max_msg_size, gateway.MAX_FRAME_BYTES, bounds
-that), whatever the relay packed into it.
+Every inbound field is checked for type and size first: a frame that does not fit is a
+FrameError (logged, skipped), never a crash or an unbounded allocation; server_answers bounds
+the JSON's size and nesting. Unknown frame types are ignored, as the protocol says. A `MSG`
+that breaks a rule is refused for good: if its id, sender and conversation can be read it is a
+RefusedMessage, acknowledged so the relay stops redelivering it. A frame over MAX_FRAME_CHARS
+is parsed only with at most MAX_OVERSIZED_VALUES separators and containers, so its parse stays
+bounded (gateway.MAX_FRAME_BYTES caps its size).
 """
 
 import base64

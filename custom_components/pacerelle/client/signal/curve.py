@@ -1,22 +1,13 @@
 """Curve25519 keys as Signal uses them: X25519 agreement and XEdDSA signatures.
 
-Signal signs with the X25519 identity key itself (XEdDSA): the Montgomery private scalar is
-used as an Ed25519 scalar. libsignal departs from the XEdDSA paper in one way that matters
-for interoperability: instead of negating the scalar to force the Edwards sign bit to 0, it
-keeps the scalar and stores the sign bit of the Edwards public key in the otherwise unused
+Signal signs with the X25519 identity key itself (XEdDSA). Unlike the XEdDSA paper,
+libsignal keeps the scalar un-negated and stores the Edwards public key's sign bit in the
 top bit of the signature's last byte; the verifier takes it from there.
-
-Side channels: everything that touches a private key runs in constant-time native code,
-libsodium's through PyNaCl: X25519 (key pairs and agreement, on the raw bytes we store,
-about half the cost of building `cryptography` key objects each time) and, for signing,
-which needs the raw scalar that no `cryptography` API accepts, the Ed25519 group and scalar
-operations (fixed-base multiplication without clamping, scalar reduction, multiply and add
-modulo the group order); SHA-512 is OpenSSL's through hashlib. Verification, on public
-data, stays with `cryptography`. Python only moves the secret bytes between those calls
-(and clamps them, which touches two bytes whatever their value). PyNaCl is a requirement of
-the integration (Home Assistant's mobile_app, part of default_config, ships it too); without
-it key operations raise INVALID_STATE rather than fall back to slow, variable-time
-arithmetic, and setup refuses to start (`native_signing_unavailable` says why).
+Everything touching a private key runs in constant-time libsodium code through PyNaCl
+(X25519, and the Ed25519 scalar and group operations signing needs); Python only moves and
+clamps the secret bytes. Verification, on public data, uses `cryptography`. Without PyNaCl,
+key operations raise INVALID_STATE rather than fall back to variable-time arithmetic, and
+setup refuses to start (`native_signing_unavailable`).
 """
 
 import hashlib

@@ -1,22 +1,15 @@
 """The agent's prekey material: identity, signed and Kyber prekeys, one-time prekeys.
 
-Everything here is an immutable value: every change returns a new `PreKeys` and leaves the
-old one intact, so the session layer can drop what a failed decryption would have changed.
-Time is passed in (Unix seconds) to keep the module free of I/O and easy to test.
-
-Schedule, and why:
-- The signed prekey and the Kyber prekey (the last-resort PQXDH key, reused by every human
-  who finds no one-time prekey) rotate together every `ROTATION_INTERVAL` (7 days). Rotation
-  limits how many sessions a stolen prekey exposes; the agent runs on a home server that may
-  be offline for days, and every rotation means publishing a new bundle, so weekly (rather
-  than the few days of Signal's phones) keeps publishing rare while bounding the exposure.
-- A retired pair stays usable for `RETIRED_GRACE` (30 days): a human may fetch the bundle
-  just before a rotation and the first message can wait in Pacerelle's queue while Home
-  Assistant is down. Signal's clients also keep old signed prekeys for 30 days. Lookups
-  do not check the clock: retired pairs past their grace go at the next `rotate_if_due`
-  or `drop_expired`, which the runtime calls at each connect.
-- One-time prekeys: `ONE_TIME_PREKEY_TARGET` (50, as Pacerelle's SDK publishes), refilled
-  when fewer than `ONE_TIME_PREKEY_LOW_WATER` remain. Each is deleted once used.
+Immutable values: every change returns a new `PreKeys`, so the session layer can drop what a
+failed decryption would have changed. Time is passed in (Unix seconds): no I/O here.
+- The signed and Kyber (last-resort) prekeys rotate together every `ROTATION_INTERVAL`
+  (7 days): it bounds what a stolen prekey exposes while keeping bundle publishing rare for a
+  home server that may be offline for days.
+- A retired pair stays usable for `RETIRED_GRACE` (30 days, as Signal's clients), for a first
+  message that waited in the relay's queue. Lookups ignore the clock; expired pairs go at the
+  next `rotate_if_due` or `drop_expired` (called at each connect).
+- One-time prekeys: `ONE_TIME_PREKEY_TARGET` (50), refilled below `ONE_TIME_PREKEY_LOW_WATER`;
+  each is deleted once used.
 """
 
 import binascii

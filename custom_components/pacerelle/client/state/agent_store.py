@@ -1,19 +1,13 @@
 """One agent's store, owned by the client: its records, its hand-over marks, one writer.
 
-The records (record_store.py: SQLite, encrypted rows) live in `StoreLocation.records`, the
-marks (handed_over_file.py) in `StoreLocation.marks`, outside the records' folder, so that
-putting that folder back from an older copy leaves them as the newer state wrote them: they
-are merged into the document at each load, replaced when a whole document is saved, and
-never held by the records. A store of an earlier version (`.enc`, encrypted_file.py) is
-migrated at its first load (versions.py).
-
-Every file operation runs through the host's `run_blocking` (never on the event loop), one
-at a time under the store's lock, except `mark`: a store into the mapping, on the loop, with
-no system call (inbox/pipeline.py). `AgentStores` keeps one AgentStore, so one RecordStore
-and one lock, per agent and location: whoever asks (the host's setup, the agent, a removal)
-gets the same one. `pause_writes` returns once the commits in flight are done and holds the
-next ones until `resume_writes` (a backup copies a complete database file meanwhile), for
-WRITE_HOLD_SECONDS at most: a backup that never ends never stops the home.
+Records (record_store.py) live in `StoreLocation.records`, marks (handed_over_file.py) in
+`StoreLocation.marks`, outside the records' folder, so a restore of that folder leaves them as
+the newer state wrote them: merged into the document at each load, never held by the records.
+A store of an earlier version (`.enc`) is migrated at its first load (versions.py).
+Every file operation runs through the host's `run_blocking`, one at a time under the store's
+lock, except `mark` (on the loop, no system call: inbox/pipeline.py). `AgentStores` keeps one
+AgentStore (one RecordStore, one lock) per agent and location. `pause_writes` holds new commits
+until `resume_writes` (a backup copies the database meanwhile), for WRITE_HOLD_SECONDS at most.
 """
 
 import asyncio

@@ -1,28 +1,15 @@
-"""One agent's state at rest as earlier versions kept it: an AES-256-GCM encrypted JSON file
-and its separate key. The store is now per record (client/state/); this file is read once,
-to migrate it, and its key (`create_key`, `read_key`) is the new store's key.
+"""The agent's state as earlier versions kept it: an AES-256-GCM encrypted JSON file and its key.
 
-Layout of a store directory (mode 0700):
-    <name>.key   32 random bytes, base64 (mode 0600), made once with the store
-    <name>.enc   MAGIC || FORMAT || 12-byte nonce || AES-256-GCM(JSON document) (mode 0600)
-The header and the store's name are the AEAD's associated data, so a file renamed to
-another agent's name, or a header edited, does not decrypt. Writes are atomic (temporary
-file, fsync, rename, fsync of the directory): a crash leaves the old or the new document,
-never a torn one. Both files must be backed up together; without the key the state is lost.
-
-Size: reading refuses a file larger than MAX_DOCUMENT_BYTES, and writing refuses (with
-DocumentTooLargeError, before touching the disk) to produce one, so no write can leave a store
-that loading would refuse; the caller evicts and tries again (store_bounds.py).
-Temporary files: a kill during a write leaves `.<name>.<8 hex>.tmp`; reading removes this
-store's leftovers (its own name and pattern only, regular files only, links never followed).
-
-Serialization: orjson when it takes the document (Home Assistant's own JSON library,
-~10x faster than the standard one: 0.4 ms instead of 3.7 ms for a 430 KB store, and a
-store is written for every incoming message), else the standard library. Both write
-compact JSON that json.loads reads; orjson writes UTF-8 where the standard one escapes,
-so a document is never larger than the bounds' estimates (inbox.stored_size).
-
-This module is synchronous file I/O: call it from an executor, never from an event loop.
+Read once, to migrate it to the per-record store (client/state/); its key (`create_key`,
+`read_key`) is the new store's key. Layout (directory 0700, files 0600):
+    <name>.key   32 random bytes, base64, made once with the store
+    <name>.enc   MAGIC || FORMAT || 12-byte nonce || AES-256-GCM(JSON document)
+The header and the store's name are associated data: a renamed or edited file does not
+decrypt. Writes are atomic (temporary file, fsync, rename, directory fsync). Reading refuses a
+file over MAX_DOCUMENT_BYTES and writing refuses to produce one (DocumentTooLargeError, before
+touching the disk). Reading removes this store's leftover `.<name>.<8 hex>.tmp` files only.
+orjson is used when it takes the document, else the standard library; both stay within the
+bounds' size estimates (inbox.stored_size). Synchronous file I/O: call it from an executor.
 """
 
 import base64

@@ -1,34 +1,16 @@
 """The agent's hand-over marks, in a mapped file of their own outside the agent's folder.
 
-`<marks folder>/pacerelle.handed_over.<agent id>` (in Home Assistant `.storage/`, beside the
-generation witness `.storage/pacerelle.generations`): putting the agent's folder back
-from an older copy leaves it as it was, so the restored agent still refuses what the newer
-state handed over (client/values/handed_over.py). A full restore of Home Assistant's storage puts
-it back with the folder: then the marks are as old as the state, a limit written down in
-the host's restore detection and the README's "Backups".
-
-Why a mapping: a mark must be on record when its request's event fires, with nothing in
-between. The inbox pipeline (client/inbox/pipeline.py) appends it on the event loop right
-before the event; a store into a shared mapping is in the kernel's page cache as it is
-made, so a killed process keeps it, and no system call runs on the loop (the file is
-allocated in full when created: no block is allocated by a store). After a kill the agent
-then knows for each request whether its event fired: marked, it did; unmarked, it did not
-(its stored copy is handed over at the redelivery). `sync_pending` (msync, in the executor,
-before any ACK_READ) makes the marks survive a power cut too.
-
-Layout, little endian: a header of HEADER_BYTES (MAGIC, VERSION, the slots per window, then
-for each of the client's two windows, "all" and "trusted", the count of marks ever put in
-it) and per window a ring of `slots` marks of 16 bytes. An append stores the mark in its
-slot, then the count: a kill between the two leaves the mark uncounted (the window one
-shorter), never a torn mark counted. Digests of ciphertexts only, never a message, a key or
-an id in clear, so the file is not encrypted (mode 0600). A file that is not of this shape
-is reported at warning and read as no marks (started anew); a file that cannot be made,
-mapped or synced at error, once (`report`): either weakens the refusal of a restore's
-replays and of a kill's redelivery, never refuses or loses a message.
-
-Blocking file work (open, read, create, msync): call those from an executor. `append` is
-the one call made on the loop. Only the agent's pipeline appends, and only while it holds
-the agent's lock, as every other writer does: nothing writes the file concurrently.
+`<marks folder>/pacerelle.handed_over.<agent id>` (in `.storage/`): a restore of the agent's
+folder leaves it, so the restored agent still refuses what the newer state handed over
+(client/values/handed_over.py); a full restore of `.storage/` takes it back too (README
+"Backups"). A store into a shared mapping survives a killed process and makes no system call,
+so `append` runs on the loop right before the event (inbox/pipeline.py); `sync_pending` (msync,
+in the executor, before any ACK_READ) makes marks survive a power cut. Layout: a header
+(MAGIC, VERSION, slots, per window "all" and "trusted" the count of marks) and per window a
+ring of 16-byte marks; the mark is stored before its count, so a kill never counts a torn mark.
+Digests only, never clear data (mode 0600, unencrypted). A malformed or unusable file is
+reported once and read as no marks: that weakens replay refusal, never loses a message.
+Everything but `append` is blocking; only the pipeline appends, under the agent's lock.
 """
 
 import contextlib

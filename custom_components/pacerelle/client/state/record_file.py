@@ -1,27 +1,15 @@
 """One agent's records at rest: SQLite (the standard library's), each value AES-256-GCM.
 
-Layout of the store directory (mode 0700; files 0600, SQLite's own files take the
-database's mode):
-    <name>.key     the store key, as encrypted_file.py makes it (back it up with the store)
-    <name>.db      records(id, tbl, rkey, seq, value), id = rkey's first 8 bytes: one
-                   b-tree and no index, so a changed row rewrites one leaf (a second
-                   index doubled the bytes per message); -wal and -shm beside it while open
-    <name>.lock    held (flock) by the one process that has the store open; the kernel
-                   releases it when that process dies, so a crash never leaves it taken
-Each row: rkey = HMAC-SHA256(row key, table NUL logical key)[:16], so the file names no
-person, conversation or message; value = nonce || AES-256-GCM(JSON, aad), aad = format,
-the agent's name, the table, rkey and seq: a row moved to another key, table, position or
-agent's store does not decrypt. Both keys are derived from the store key (HKDF-SHA256).
-
-Durability: WAL with synchronous=FULL, one transaction per commit: the commit returns once
-the WAL is fsynced, so what was accepted survives a kill and a power cut before anything
-is acknowledged (no separate sync step is needed). The WAL is folded into the database
-past 1,000 pages by `checkpoint_when_due`, on a connection of its own beside the commits
-(never inside one); `checkpoint` does it at once (before a backup). A new
-database (a new agent, the migration from the `.enc` file) is built beside as
-`<name>.db.partial` and renamed in place once complete, so a kill never leaves a
-half-built store under the real name.
-Synchronous file I/O: call it from an executor, never from an event loop.
+Store directory (0700; files 0600): `<name>.key` (the store key, as encrypted_file.py makes
+it), `<name>.db` (records(id, tbl, rkey, seq, value), one b-tree, no index) and `<name>.lock`
+(flock by the one process holding the store; the kernel frees it if that process dies).
+rkey = HMAC-SHA256(row key, table NUL logical key)[:16], so the file names no one; value =
+nonce || AES-256-GCM(JSON), aad = format, agent name, table, rkey, seq: a moved row does not
+decrypt. Both keys come from the store key (HKDF-SHA256). WAL with synchronous=FULL, one
+transaction per commit: a commit returns once durable, before anything is acknowledged.
+`checkpoint_when_due` folds the WAL past 1,000 pages on its own connection; `checkpoint` at
+once (before a backup). A new database is built as `<name>.db.partial` and renamed once
+complete. Synchronous file I/O: call it from an executor, never from an event loop.
 """
 
 import fcntl

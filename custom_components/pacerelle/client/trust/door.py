@@ -1,32 +1,16 @@
 """The trust door: at run time, the one place that answers the two questions of trust.
 
-The agent owns it (agent_core.py): its book is committed with the agent's data, in the same
-transaction as the request it judged, and a decision is kept (`keep`) before it is
-returned; the host starts it with the stored book (kept.py) and shows what changed
-(`changed`: the integration's repairs). The rules are TrustBook's (book.py); here is where
-they are applied, each once:
-
-- **May this request act?** `judge_request`, when the inbox pipeline opens it: the state
-  of the (person, device, identity key) that wrote it is recorded in the book and carried
-  by the Request (inbox.py: `sender_identity`, `trust_device_id`, `trust_state`). Every
-  consumer reads that judgement, never the book. A direct message is judged by its
-  session's remote identity key at decryption; a group message by the device and key
-  recorded on the group key that delivered the sender's key (groups.py). A blocked key's
-  request is refused there: it reaches no consumer and no history.
-- **May this key read what we seal?** `SealRule`, checked inside crypto_jobs.seal on the
-  identity key of the very session (or group key) it seals with, whatever path the send
-  came from (automation, notify, Assist, LLM, a group member), and again for each queued
-  send at the flush (`recheck`, outbox/flush.py). A send without a source goes only to a key
-  the user trusts; an answer (`source_message_id`) only to the exact key that wrote the
-  request (`key_changed` otherwise), never to a blocked one; a group message not while a
-  device the user blocked holds a key of the epoch (`check_group`: it is sealed once for
-  all the members, and every member's device reads it). A refused send fails with a
-  SendRefusal; it never goes to another device instead. An answer to an unverified
-  device's own request is sealed for the key that wrote it: the Assist bridge tells it
-  that its device is not trusted, with its code.
-
-A request stored before judgements were kept carries none: it is unverified (it drives
-nothing) and an answer to it goes only to a key the user trusts.
+Owned by the agent (agent_core.py): its book is committed with the agent's data, in the
+transaction of the request it judged, and a decision is kept before it is returned. The rules
+are TrustBook's (book.py); here each is applied once:
+- **May this request act?** `judge_request`, when the pipeline opens it: the judgement is
+  carried by the Request (`trust_state` and kin) and every consumer reads that, never the book.
+  A blocked key's request is refused here: it reaches no consumer and no history.
+- **May this key read what we seal?** `SealRule`, inside crypto_jobs.seal on the key sealed
+  with, whatever the send's path, and again at the queue's flush (`recheck`). No source: only
+  a trusted key; an answer: only the exact key that wrote the request; a group: not while a
+  blocked device holds a key of the epoch. A refusal is a SendRefusal, never another device.
+A request stored before judgements were kept is unverified and acts on nothing.
 """
 
 import json

@@ -1,28 +1,14 @@
 """Where the trust book is kept, and the book an agent starts with when its own is older or lost.
 
-The book is records of the agent's encrypted store (state/kinds.py: a row per device and one
-for the book), committed with the rest of the agent's data, so whatever puts an older store
-back puts back its book with it, and the store's restore detection covers both. Hosts of
-earlier versions kept it in a file of their own beside the store; a store of then has no book
-in it (`Unkept.OUTSIDE`), and the host hands that file's content to `starting_book` once,
-deleting the file after the book is committed; a store with its book never reads that file.
-
-The rules at a start (`starting_book`); none trusts more than the newer state did:
-
-- the store's own book is taken as it is;
-- a store put back from an older copy (`restored`: the host's witness) may have missed later
-  decisions: every trusted device becomes unverified (blocked ones stay blocked), and first
-  use is spent (`TrustBook.first_use`), so nothing acts until the user verifies again;
-- a store whose book cannot be read (`Unkept.LOST`) gets one with every session's device
-  unverified and no first use;
-- a store from before the book moved in takes the host's file; without one, it is seeded
-  from the sessions (the owner's devices trusted: `TrustBook.seeded`) only when it can be a
-  store of before trust existed, not restored and no stored request judged (every request
-  is judged once trust exists, trust/door.py), so a deleted file never re-seeds trust, nor
-  does a store put back from before the move; otherwise it is unverified as a lost one.
-
-A new agent (no identity yet) starts with an empty book, first use open: its owner's first
-device is trusted on first use. Every loss is returned (`TrustLoss`) for the host to show.
+The book is records of the agent's encrypted store (state/kinds.py), committed with its data,
+so a restore puts its book back with it. A store of an earlier host has none (`Unkept.OUTSIDE`):
+the host hands over its old file once and deletes it after the book is committed.
+At a start (`starting_book`), never trusting more than the newer state did: the store's book
+as it is; a restored store's trusted devices become unverified (blocked stay blocked) with
+first use spent; an unreadable book (`Unkept.LOST`) leaves every device unverified; a store
+from before the move without the host's file is seeded from its sessions (`TrustBook.seeded`)
+only if it may predate trust (not restored, no request judged), else treated as lost. A new
+agent starts empty with first use open. Every loss is returned (`TrustLoss`) for the host.
 """
 
 import time

@@ -1,4 +1,4 @@
-"""Checkpoints (seed 001): progress saved on a request so that later work can resume it."""
+"""Checkpoints (as Pacerelle's MCP server has): progress saved on a request, for later work."""
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field

@@ -1,24 +1,12 @@
 """Bookkeeping of incoming messages that could not be decrypted, per person and device.
 
-After the agent's Signal state is put back to an older copy (a restored backup), every
-message of a person's device fails (`invalid_mac`: their ratchet moved on to keys whose
-private halves only the lost state had) until that device starts a new session. One failure
-can be noise (a relay replaying an old message); a run of STALLED_RUN failures in a row
-from a device we had a session with is the sign of a stalled conversation.
-
-A hostile relay can forge such a run (garbage "from" a known device) and so raise the
-repair issue; it could as well drop the person's messages, so this gives it nothing more
-than a misleading notice, whose words name a restore only as the usual cause. The devices
-it can invent are bounded (MAX_DECRYPT_FAILURE_DEVICES).
-
-Only the outcome of Signal decryption of direct (1:1) messages is recorded: the kind of
-the engine's error (`SignalErrorKind`, a stable string), never the ciphertext or plaintext.
-A message that decrypts ends the run, but only one that starts a new session (a PreKey
-message) clears a stall: after a restore, an ordinary message may still decrypt on a chain
-the old state knows while the person's device refuses what the agent sends on keys it
-already used; a new session makes the conversation whole again in both directions. Kept in
-memory only: it describes the running agent, and a restart begins a new count (the
-repair issue it led to is raised again by the next run of failures).
+After a restore of the agent's Signal state, a device's messages fail (`invalid_mac`) until it
+starts a new session; STALLED_RUN failures in a row from a device we had a session with mark a
+stalled conversation. A hostile relay can forge such a run, gaining only a misleading notice
+(it could drop the messages anyway); the devices it can invent are bounded
+(MAX_DECRYPT_FAILURE_DEVICES). Only direct messages' outcomes are recorded, as the engine's
+error kind, never content. A decrypted message ends a run, but only a PreKey message (a new
+session) clears a stall. Kept in memory only: a restart begins a new count.
 """
 
 from __future__ import annotations

@@ -1,37 +1,16 @@
 """Who a group's members are now, as the agent decides it: the group's current epoch.
 
-Membership is the relay's word (it routes to whom it calls members and hands out their
-keys), but epochs and keys come from the members' apps: every change of members starts an
-epoch, and every member of then makes a key for it. A removed member still holds a trusted
-session with the agent and can seal a key of his own, for any epoch, over it. The rule, so
-that nothing a removed member sends alone makes him a member again:
-
-1. Per group the agent stores its current epoch; it only ever moves forward.
-2. It moves from epoch E to a newer E' only on a key for E' delivered by a founder of E
-   (a session whose key for E came with the change that started E: in the fetch that
-   moved the group to E, or before from a founder of the epoch before): the nearest such
-   epoch first, step by step (several changes learned in one fetch are followed). A key
-   from anyone else (a removed member, a device the relay adds to a member later), for
-   any epoch, never moves the group on.
-3. The members of E are the senders of the keys held for E, except those removed: whoever
-   was a member before E (or removed earlier) and is no founder of E is removed from E: a
-   key he sends later for E does not count. A newcomer's key counts whenever it comes. The
-   cost: a remaining member whose new key reaches the relay after the agent moved on
-   counts again from the next change of members (Pacerelle's apps upload every member's
-   key at the change, as the emulator does).
-4. A key of an epoch newer than the current one opens nothing (its messages wait,
-   inbox/pipeline.py); one of an older epoch still opens (a message in flight across a
-   change), but only what a member of now asks is acted on (Assist, `ask`).
-5. The agent seals with a key of the current epoch from one of its members (that the trust
-   policy allows): only the members of that epoch read it (`readers_of`: the trust door
-   refuses the seal if a device the user blocked is among them).
-
-Founders are sessions (person and device), so a device the relay makes up for a member
-cannot move the group; a group whose founders all deliver their next keys from other
-devices stays at its epoch (messages sealed for later epochs wait, unopened).
-The first keys of a group (or a store from before this rule) start at the lowest epoch
-they hold and walk up by rule 2. A group whose keys all went (group_key_bounds.py) forgets
-its epoch with them and starts again so.
+Epochs and keys come from the members' apps, and a removed member can still seal a key for
+any epoch, so nothing he sends alone makes him a member again:
+1. the stored current epoch only moves forward, from E to the nearest newer E' only on a key
+   for E' from a founder of E (a session whose key for E came with the change that started E);
+2. the members of E are the senders of keys held for E, less whoever was a member before E
+   and is no founder of E; a newcomer's key counts whenever it comes;
+3. a key of a newer epoch opens nothing yet; an older one still opens, but only what a
+   current member asks is acted on (Assist, `ask`);
+4. the agent seals with a current-epoch key of a member: only that epoch's members read it.
+Founders are sessions, so a device the relay invents cannot move a group. First keys (or a
+group whose keys all went, group_key_bounds.py) start at the lowest epoch held.
 """
 
 from collections.abc import Collection, Iterable, Mapping

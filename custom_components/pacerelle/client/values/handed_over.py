@@ -1,39 +1,15 @@
 """What this agent already handed over, kept where a restore of its state does not reach.
 
-A state put back from an older copy (a restore) has forgotten the requests the newer state
-handed over after the copy was made, yet it still holds the keys that open them: a direct
-message sent on a chain the copy knew decrypts again (its message keys were used up only in
-the lost state), a group message opens as long as its sender's key is held. A relay that
-redelivers such a message, by mistake or on purpose (under its id or a new one), would make
-the home act on it again. So each hand-over leaves a mark, the agent's `handed_over`
-section, which the agent's store keeps OUTSIDE its restorable folder (state/agent_store.py,
-state/handed_over_file.py), and the inbox pipeline refuses (acknowledges,
-logs, never hands over) a message whose mark it holds, whatever the inbox says.
-
-A mark is what the relay cannot change without the message failing to open: the digest of
-the inner Signal message (its bytes are covered by the MAC, which binds both identities),
-of a group message's key name and IV (inbox.payload_seal), and for an unencrypted message
-(a debugging option) of its conversation and id. Holding a mark refuses only a copy of a
-message handed over before: a new message has a new ciphertext.
-
-Bounds and what they cover: the marks of the last MAX_HANDED_OVER hand-overs, oldest out
-first (~70 KB), as many as the store's own receipts of accepted ids, so after a restore the
-agent recognises what the newer state itself would have recognised; and apart the marks of
-the last MAX_HANDED_OVER trusted requests (~70 KB more). A relay honest enough to redeliver
-only what was never acknowledged needs a handful (hand-overs are acknowledged right after
-their events); one that keeps every message and causes more than that many hand-overs in
-between (invented senders) can push the oldest marks of untrusted requests out, never those
-of trusted ones: only the trusted people's own messages move that window.
-
-Order: a request's mark is kept by the agent's store (Storage.mark: a journal a killed
-process keeps at once) right before its event, after the write that stored the request as received
-and before the write that accepts it (inbox/pipeline.py). So after a kill a received
-request with a mark was handed over (it is accepted then, without a second event), and one
-without a mark was not (its stored copy is handed over at the redelivery). Only a kill in
-the instant between a mark and its event (a few bytecodes, no system call) loses that
-event. The commit that accepts them makes the marks survive a power cut before any
-ACK_READ; a cut before that may take them back, and the relay's redelivery then fires the
-event again.
+A restored state still holds keys that open messages the newer state handed over; a relay
+redelivering them (under any id) would make the home act again. So each hand-over leaves a
+mark, kept outside the restorable folder (state/handed_over_file.py), and the pipeline
+refuses (acknowledges, logs, never hands over) a message whose mark it holds. A mark is what
+the relay cannot change without the message failing to open: the digest of the inner Signal
+message, of a group message's key name and IV, or of an unencrypted one's conversation and id.
+Bounds: the last MAX_HANDED_OVER hand-overs (as many as the store's receipts), and apart the
+last MAX_HANDED_OVER trusted ones, so invented senders can push out only untrusted marks.
+A mark is kept right before its event (Storage.mark), between the writes that store and accept
+the request (inbox/pipeline.py); after a kill, marked means its event fired.
 """
 
 import hashlib

@@ -1,4 +1,4 @@
-"""Recent requests and replies kept locally (the last MAX_HISTORY_ENTRIES of each), like seed 001.
+"""Recent requests and replies kept locally (the last MAX_HISTORY_ENTRIES of each).
 
 A reply's status says what we know of its delivery: "sent" (written on an open connection
 that then stayed up for the confirmation window, or not yet known otherwise), "uncertain"

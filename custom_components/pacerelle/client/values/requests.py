@@ -1,27 +1,16 @@
 """The inbox: what happened to each incoming message, so none is lost or handled twice.
 
-A message moves received (decrypted and stored, not yet handed over) -> accepted (handed
-over; ACK_READ due) and stays pending until marked processed. Receipts are keyed on the
-message id plus the digest of its routing fields and payload: a redelivery with the same
-digest is recognised, a different digest for a known id is a conflict. Immutable: every
-change returns a new Inbox (dict copies of bounded size), so a failed save rolls back by
-keeping the old one.
-
-A group message is sealed with its sender's static group key (no ratchet, no counter), so
-it would open again if the relay resent it under a new id (and any `from_device_id`): a
-new id makes a new receipt. So the inbox also remembers, per group key, the IVs of the
-group messages it took or sent with that key (`GroupSeal`: key and IV, unique to one
-message; sender.py: the agent seals with a member's key, so its own message reflected back
-"from" that member would open as theirs), and a message with a known seal is refused as a
-replay (inbox/pipeline.py). The seals of a key are kept as long as the key is held (they go
-with it: group_key_bounds.py, store_bounds.py) and for its last MAX_SEALS_PER_KEY messages,
-so no other sender can flush them: an invented member flooding the group fills only his own
-key's window. All seals together are bounded too (MAX_GROUP_SEALS, by evicting the least
-valuable keys with their seals, group_key_bounds.py rule 3).
-
-Stored as `group_seals: {key name: [IV base64, ...]}`, oldest first. A store from before
-kept one global list of digests (`payload_digest`), of the last 2,000 group messages: it
-loads as `legacy_seals`, still refused, never grown (written back as `legacy_group_seals`).
+A message moves received (stored, not handed over) -> accepted (handed over; ACK_READ due) and
+stays pending until marked processed. Receipts key on the id plus a digest of the routing
+fields and payload: same digest is a redelivery, a different one a conflict. Immutable: every
+change returns a new Inbox, so a failed save rolls back by keeping the old one.
+A group message has no ratchet, so it would open again under a new id: per group key the
+inbox keeps the IVs of the messages it took or sent (`GroupSeal`), and a known seal is refused
+as a replay (also the agent's own message reflected back "from" a member). A key's seals live
+as long as the key and cover its last MAX_SEALS_PER_KEY messages, so a flooding sender fills
+only his own window; all together within MAX_GROUP_SEALS (group_key_bounds.py rule 3).
+Stored as `group_seals: {key name: [IV base64, ...]}`, oldest first; an older store's global
+digests load as `legacy_seals`, still refused, never grown.
 """
 
 import base64

@@ -1,19 +1,12 @@
 """Sends made while the agent is offline, kept durably until the gateway takes them.
 
-A queued send is already encrypted (its Signal state advanced and saved with it, exactly
-as a direct send): what is kept is the gateway frame itself, ciphertext only, in the
-agent's encrypted store ("queued_sends"). On the next connection the queue is written in
-order, before any new send (sender.py holds the agent's lock throughout).
-
-At most once, never a second copy: before a batch is written it is marked `attempted` in
-the store; once written, it leaves the queue. A queued send still marked attempted when the
-store is loaded (a crash in between) may or may not have reached the relay: it becomes an
-uncertain send (outbox.py's rule), never written again.
-
-Each send expires (`expires_at`, wall clock): past it, it is dropped and reported
-`expired`, never sent late. The queue is bounded by MAX_QUEUED_SENDS and MAX_QUEUED_SEND_BYTES;
-past either a send is refused (the caller learns it at once), nothing already queued is
-evicted: an alert queued first must not be pushed out by later chatter.
+A queued send is already encrypted (its Signal state saved with it): the store keeps the
+gateway frame, ciphertext only ("queued_sends"). On the next connection the queue goes out in
+order, before any new send (sender.py holds the agent's lock). At most once: a batch is marked
+`attempted` before it is written and leaves the queue once written; one still attempted at load
+becomes an uncertain send (outbox.py), never written again. Past `expires_at` a send is
+dropped and reported `expired`, never sent late. Past MAX_QUEUED_SENDS or MAX_QUEUED_SEND_BYTES
+a new send is refused at once and nothing queued is evicted: a first alert is never pushed out.
 """
 
 from collections.abc import Iterable, Mapping, Sequence

@@ -1,29 +1,13 @@
 """Who the agent trusts: a state per (person, device, identity key), as Signal users know it.
 
-The relay can announce new devices and identity keys at will, so a key is only believed
-once the user has compared its verification code (or on the first use by the owner, who
-has just approved the agent). The rules, in one place (`TrustBook.observe`):
-
-- a device whose identity key is the one recorded for it keeps its state;
-- a device presenting a key already trusted for the same person is trusted (devices that
-  share an account identity);
-- the owner's first device ever seen is trusted on first use, unless the book says first use
-  is spent (`first_use`: a book that lost decisions, kept.py, never trusts on first use);
-- any other new device or key is unverified, and so is every other person at first
-  (group members included: the user trusts them in Home Assistant, as anyone else; a
-  group message is judged as the device that delivered its sender key, see ../trust.py);
-- a trusted device whose key changed is `changed` (not trusted) until confirmed again;
-- a blocked device stays blocked whatever key it presents, and a blocked key is blocked
-  under every device id of that person (the relay can present it as any device) unless
-  the user decided otherwise for that very device and key.
-
-`readable` is the same rule without trust on first use: whether the agent may seal for a
-key (trust/door.py), which only a decision or a key already trusted makes true.
-
-A decision binds to the key the user was shown (`TrustBook.decided` takes it): if the device
-presents another key by then (the relay can swap it at any moment), nothing is decided.
-
-Immutable: every change returns a new book, saved by the caller.
+The relay can announce devices and keys at will, so a key is believed only once the user
+compared its code, or on the owner's first use. `TrustBook.observe`: a device with its recorded
+key keeps its state; a key already trusted for the person is trusted; the owner's first device
+is trusted on first use unless `first_use` is spent (kept.py); any other new device or key is
+unverified (group members too); a trusted device with a new key is `changed`; a blocked device
+stays blocked under any key, and a blocked key under every device id of that person unless the
+user decided otherwise for that device and key. `readable` is the same rule without first use
+(trust/door.py). A decision binds to the key shown (`TrustBook.decided`). Immutable.
 """
 
 from collections.abc import Iterable, Mapping

@@ -1,32 +1,15 @@
 """Kyber1024 (CRYSTALS-Kyber round 3), the KEM of libsignal's PQXDH prekeys (key type 0x08).
 
-libsignal v0.97.4 takes it from libcrux-ml-kem 0.0.8 with the "kyber" feature. Round 3
-is not ML-KEM (FIPS 203) although keys and ciphertexts have the same sizes:
-- key generation hashes the 32-byte seed d alone, G(d), where ML-KEM hashes d || k;
-- encapsulation hashes its random bytes first, m = H(coins), and derives the shared
-  secret as KDF(K' || H(c)) with KDF = SHAKE-256, where ML-KEM returns K' itself;
-- on a ciphertext that does not re-encrypt, decapsulation returns
-  KDF(PRF(z || c) || H(c)). This is libcrux's rule (its Kyber variant passes its
-  ML-KEM-style rejection value through the Kyber KDF); the round 3 reference code
-  returns KDF(z || H(c)). Only a party holding the secret key can compute either, so
-  the difference is invisible to peers; we follow libcrux to be libsignal exactly.
+As libsignal (libcrux-ml-kem, "kyber" feature). Round 3 is not ML-KEM, although sizes match:
+key generation hashes d alone, G(d); encapsulation takes m = H(coins) and returns
+KDF(K' || H(c)) with KDF = SHAKE-256; on a ciphertext that does not re-encrypt,
+decapsulation returns KDF(PRF(z || c) || H(c)) (libcrux's rule, invisible to peers).
 Secret key layout (3168 bytes): s (1536) || public key (1568) || H(public key) || z.
-
-Role. New Kyber prekeys are made and decapsulated natively (kyber1024_native.py: ML-KEM-1024
-plus `kdf`). This pure-Python code remains for two jobs: decapsulating under prekeys that
-stores made before the native code, until they rotate out (7 days current, then 30 days of
-grace), and serving as the test oracle (the whole NIST round 3 KAT, libsignal's keys) that
-the native path is proven against.
-
-Side channels. This code is not constant-time: integer arithmetic and `%`, the CBD table
-lookups indexed by secret bytes, and CPython's cache of small ints all let timing depend on
-secret data. Someone who can make us decapsulate many chosen ciphertexts under one old key
-and time each run precisely could learn about its secret s (attacks of this kind, such as
-KyberSlash, need thousands of timed decapsulations or more). The exposure is now bounded by
-the remaining life of the old prekeys: one decapsulation per incoming PreKey message, no new
-key ever made here outside tests, and remote timing of a busy Python process is noisy. Both
-candidate secrets are always computed and compared with `hmac.compare_digest`, which removes
-the cheapest difference (an early exit on rejection).
+New prekeys are native (kyber1024_native.py); this code decapsulates under prekeys stored
+before that, until they rotate out, and is the test oracle for the native path.
+It is not constant-time (secret-indexed lookups, integer arithmetic): the exposure is bounded
+by the old prekeys' remaining life, one decapsulation per PreKey message, and no new key made
+here outside tests; both candidate secrets are always computed and compared in constant time.
 """
 
 import hmac

@@ -1,24 +1,14 @@
 """Kyber1024 round 3 prekeys on native ML-KEM-1024 (FIPS 203), constant-time.
 
-Round 3 Kyber and ML-KEM share K-PKE, the key formats and the hashes G, H and J; a key
-pair made by ML-KEM key generation is a valid round 3 key pair (the public key is the same
-t || rho encoding; only how rho and sigma came from the seed differs, which no peer can
-see). Decapsulation of any ciphertext c then relates as:
+An ML-KEM key pair is a valid round 3 key pair (same K-PKE, formats and hashes G, H, J), and
+for any ciphertext c:
 
     round 3 (libcrux) shared secret = SHAKE-256(ML-KEM.Decaps(dk, c) || SHA3-256(c))[:32]
 
-- c re-encrypts: both decrypt m', take (K', r') = G(m' || H(ek)) and re-encrypt; ML-KEM
-  returns K', round 3 returns KDF(K' || H(c)).
-- c does not: ML-KEM returns J(z || c) = SHAKE-256(z || c)[:32], and libcrux's Kyber
-  returns KDF(SHAKE-256(z || c)[:32] || H(c)) (see kyber1024.py): the same function of
-  the ML-KEM result. tests/client/signal/test_kyber1024_native.py proves both branches against an
-  expanded ML-KEM secret key built over our K-PKE, and against libsignal.
-
-We keep the 64-byte ML-KEM seed d || z (FIPS 203's private key format) and let
-`cryptography` (OpenSSL) expand it on each decapsulation, which is cheap (~0.1 ms). Its
-ML-KEM is constant-time, rejection included (no branch on whether c re-encrypts); what
-Python adds, the final SHAKE-256 and SHA3-256, runs in OpenSSL too and sees the result
-only as bytes, never branching on them.
+in both branches, re-encrypting or not (see kyber1024.py; its test proves both). We keep
+the 64-byte seed d || z (FIPS 203's private key format) and let `cryptography` (OpenSSL)
+expand it at each decapsulation (~0.1 ms); its ML-KEM is constant-time, rejection included,
+and the hashes Python adds run in OpenSSL too.
 """
 
 from cryptography.exceptions import UnsupportedAlgorithm

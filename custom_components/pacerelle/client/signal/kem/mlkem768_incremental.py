@@ -1,27 +1,14 @@
 """ML-KEM-768 with encapsulation split in two, as SPQR v1 sends it (spqr's incremental_mlkem768.rs).
 
-SPQR streams the public key in two pieces and lets the peer start encapsulating on the
-first. libcrux-ml-kem 0.0.8's "incremental" API defines the pieces:
-- header (pk1, 64 bytes) = rho || H(ek), where ek = t || rho is the FIPS 203
-  encapsulation key and H = SHA3-256;
-- encapsulation key (pk2, 1152 bytes) = t, ByteEncode_12 of the NTT-domain vector.
-Encapsulation splits FIPS 203 ML-KEM.Encaps at the K-PKE ciphertext boundary:
-(K, r) = G(m || H(ek)) and u = NTT^-1(A^T r) + e1 need only rho and H(ek), so
-ct1 = Compress_10(u) (960 bytes) comes from the header; ct2 = Compress_4(v) (128 bytes)
-with v = NTT^-1(t^T r) + e2 + Decompress_1(m) also needs t. ct1 || ct2 is an ordinary
-ML-KEM-768 ciphertext, so key generation and decapsulation run natively in
-`cryptography` from the 64-byte FIPS 203 seed, which is all we keep as the secret key.
-
-The encapsulation state carried from encaps1 to encaps2 is ours (libcrux's 2080-byte
-state holds its internal vector types and is never sent): NTT(r) and e2 as ByteEncode_12
-in standard order, then m. It holds the secret coins of one encapsulation: store it like
-a secret key and drop it after encaps2. This is pure Python and not constant-time (no
-native library offers the split encapsulation): it is the one place where secret-dependent
-work still runs in Python, and that is acceptable because its secrets are ephemeral. m and
-the coins are fresh randomness used for a single encapsulation and then dropped, so a
-timing observer gets one noisy look at each, never the repeated measurements under one key
-that timing attacks on KEMs need; no long-term key of ours reaches this code (SPQR's
-decapsulation, which uses our key, runs natively).
+The public key streams as header pk1 = rho || H(ek) (64 bytes) and pk2 = t (1152 bytes,
+ByteEncode_12), as libcrux's "incremental" API defines. ct1 = Compress_10(u) (960 bytes)
+needs only the header; ct2 = Compress_4(v) (128 bytes) also needs t; ct1 || ct2 is an
+ordinary ML-KEM-768 ciphertext, so key generation and decapsulation run natively in
+`cryptography` from the 64-byte FIPS 203 seed, all we keep as the secret key.
+The state from encaps1 to encaps2 is ours (NTT(r), e2, then m): it holds one encapsulation's
+secret coins, so treat it as a secret and drop it after encaps2. This part is pure Python,
+not constant-time (no native library splits encapsulation); acceptable because its secrets
+are used once, giving a timing observer no repeated measurements under one key.
 """
 
 import hmac
