@@ -253,7 +253,7 @@ async def test_the_device_page_offers_trust_and_block(
     agent_device = agent_device_of(hass, agent.entry.entry_id)
     found = await async_get_device_automations(hass, DeviceAutomationType.ACTION, [agent_device.id])
     ours = sorted(a["type"] for a in found[agent_device.id] if a["domain"] == DOMAIN)
-    assert ours == ["block_device", "trust_device"]
+    assert ours == ["block_device", "send_message", "trust_device"]
 
     assert await async_setup_component(
         hass,
