@@ -327,8 +327,10 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
             raise self._agent_left_behind(
                 "wrong_account", installation, account_id=installation.owner_id
             )
-        # The old runtime must let go of its store before the store goes away.
-        if entry.state.recoverable:
+        # The old runtime must let go of its store before the store goes away. An entry Home
+        # Assistant cannot unload (a failed migration) cannot be reloaded either.
+        recoverable = entry.state.recoverable
+        if recoverable:
             await self.hass.config_entries.async_unload(entry.entry_id)
         try:
             # Pacerelle makes a new agent for every approval: a store for its id that
@@ -339,6 +341,10 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
             raise
         await agent_store(self.hass, entry.data[CONF_AGENT_ID]).remove()
         async_follow_owner_conversation(self.hass, entry, installation.conversation_id)
+        if not recoverable:
+            return self.async_update_and_abort(
+                entry, data=self._entry_data(installation), reason="reauth_successful"
+            )
         return self.async_update_reload_and_abort(
             entry, data=self._entry_data(installation), reason="reauth_successful"
         )
