@@ -131,7 +131,7 @@ class GetCurrentConversationTool(PacerelleTool):
     name = "get_current_conversation"
     title = "Current Pacerelle conversation"
     description = (
-        "The most recently observed conversation (seed resource conversation://current): "
+        "The most recently observed conversation (as the MCP resource conversation://current): "
         "its id, whether it is a group, who wrote last and when, and its pending requests."
     )
     parameters = tool_schema({})
@@ -160,7 +160,7 @@ class GetPendingWidgetTool(PacerelleTool):
     name = "get_pending_widget"
     title = "Pending Pacerelle widget answer"
     description = (
-        "The latest widget answer not yet marked processed (seed resource widget://pending), "
+        "The latest widget answer not yet marked processed (as the MCP resource widget://pending), "
         "or null. Its widget field holds the answer: ref (the widget id), value or cancelled."
     )
     parameters = tool_schema({})
