@@ -1,0 +1,310 @@
+"""scripts/bench --soak: a busy household's year (or --months N) in minutes, one row a month.
+
+One real Home Assistant with two agents against the emulator (soak_system.py), both clocks
+moved forward while the connections are down:
+- every simulated hour: that hour's messages (soak_traffic.py, scaled by --scale), each in
+  fired before the hour ends; then the relay drops both connections (a clean close; at
+  04:00 a dead link without a close frame) and the hour passes on both clocks (the
+  emulator's first, then Home Assistant's: every timer of the hour runs, the backoff's
+  included, and the agents reconnect with new tokens, publishing prekeys, rotating them
+  when due);
+- runtime tokens of TOKEN_TTL real seconds, renewed by the integration on its own schedule
+  while connected;
+- at 12:00 the relay refuses the runtime token requests (503) for a few attempts;
+- a backup every day at 03:00 (older ones deleted), a restart of Home Assistant every week
+  (SIGTERM), one member of each group leaving or coming back every month.
+Each month's row: messages in and out, lost and doubled each way, Home Assistant's CPU per
+message, the event latency (p50/p95), the stores on disk (records, WAL), its RSS, asyncio
+tasks, open descriptors, open repairs and the largest table (rows, of either agent).
+"""
+
+import asyncio
+import collections
+import statistics
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tests.bench import soak_figures
+from tests.bench.soak_system import Household, change_members, running_household
+from tests.bench.soak_traffic import Ledger, Traffic
+from tests.system.harness import Agent
+
+HOURS_A_DAY = 24
+DAYS_A_MONTH = 30
+DAYS_A_WEEK = 7
+BACKUP_HOUR = 3
+ABORT_HOUR = 4
+REFUSAL_HOUR = 12
+REFUSED_ATTEMPTS = 3
+HOUR = 3600.0
+NUDGE_SECONDS = 2.0  # more simulated time when an agent is still backing off
+NUDGE_AFTER = 0.05  # real seconds of waiting for the agents before a nudge
+HOUR_TIMEOUT = 60.0
+OUTBOX_TIMEOUT = 60.0
+BACKUP_TIMEOUT = 120.0
+TOKEN_PATH = "/agent-connect/runtime-token"
+LOCAL_BACKUP = "backup.local"
+
+
+@dataclass
+class MonthRow:
+    month: int
+    messages_in: int
+    messages_out: int
+    lost: tuple[int, int]  # in, out
+    doubled: tuple[int, int]
+    cpu_ms: float
+    p50_ms: float
+    p95_ms: float
+    sample: soak_figures.Sample
+    wall_seconds: float
+
+
+@dataclass
+class Soak:
+    """A run: its rows, and the samples taken at each week's end (before its restart)."""
+
+    rows: list[MonthRow] = field(default_factory=list)
+    week_ends: list[soak_figures.Sample] = field(default_factory=list)
+    day_ones: list[soak_figures.Sample] = field(default_factory=list)  # a day after each start
+    refused: int = 0
+    nudges: int = 0
+    grown_sites: list[list[Any]] = field(default_factory=list)
+
+
+def run(months: int = 12, scale: float = 1.0, *, trace: bool = False) -> list[str]:
+    """Prints the rows as the months pass; returns the summary lines."""
+    print(HEADER, flush=True)
+    with tempfile.TemporaryDirectory(prefix="pacerelle-soak-") as directory:
+        soak = asyncio.run(simulate(Path(directory), months, scale, trace=trace, report=_print_row))
+    return summary(soak)
+
+
+def _print_row(row: MonthRow) -> None:
+    print(format_row(row), flush=True)
+
+
+HEADER = (
+    "month   in  out lost dbl  cpu/msg  p50/p95 ms  records+WAL KiB   RSS MiB tasks fds "
+    "repairs largest table (rows)  wall s"
+)
+
+
+def format_row(row: MonthRow) -> str:
+    s = row.sample
+    table, rows = s.largest_table
+    return (
+        f"{row.month:5d} {row.messages_in:5d} {row.messages_out:4d} "
+        f"{row.lost[0]}/{row.lost[1]} {row.doubled[0]}/{row.doubled[1]} "
+        f"{row.cpu_ms:6.1f} ms {row.p50_ms:5.1f}/{row.p95_ms:5.1f} "
+        f"{s.records_bytes / 1024:8.0f}+{s.wal_bytes / 1024:<6.0f} "
+        f"{s.rss / soak_figures.MIB:7.1f} {s.tasks:5d} {s.fds:3d} {len(s.repairs):7d} "
+        f"{table} ({rows})  {row.wall_seconds:6.1f}"
+    )
+
+
+async def simulate(
+    directory: Path,
+    months: int,
+    scale: float,
+    *,
+    trace: bool = False,
+    report: Any = None,
+) -> Soak:
+    """The household's `months`; `report` gets each month's row as it is made."""
+    soak = Soak()
+    async with running_household(directory) as household:
+        ledger = Ledger(household.hass_process.config_dir / "soak_events.jsonl")
+        traffic = Traffic(household, ledger, scale)
+        await traffic.introductions(HOUR_TIMEOUT)
+        if trace:
+            await household.probe("tracemalloc_start")
+        for month in range(months):
+            started, cpu = time.monotonic(), household.cpu_seconds()
+            sent_in, sent_out = len(ledger.inbound), len(ledger.outbound)
+            for group in household.groups:
+                await change_members(household, group, month)
+            for day in range(month * DAYS_A_MONTH, (month + 1) * DAYS_A_MONTH):
+                await _day(household, traffic, soak, day, trace=trace)
+            row = await _month_row(household, ledger, month + 1, (sent_in, sent_out), cpu, started)
+            soak.rows.append(row)
+            if trace:
+                soak.grown_sites = row.sample.probe.get("grown_sites", [])
+            if report is not None:
+                report(row)
+    return soak
+
+
+async def _day(
+    household: Household, traffic: Traffic, soak: Soak, day: int, *, trace: bool
+) -> None:
+    if day and day % DAYS_A_WEEK == 0:
+        soak.week_ends.append(await soak_figures.sample(household))
+        await household.restart()
+        if trace:
+            await household.probe("tracemalloc_start")
+    for hour in range(HOURS_A_DAY):
+        if hour == BACKUP_HOUR:
+            await backup(household)
+        await traffic.hour(hour, HOUR_TIMEOUT)
+        if hour == REFUSAL_HOUR:
+            soak.refused += await _refused_reconnection(household, soak)
+        await _pass_hour(household, soak, abort=hour == ABORT_HOUR)
+    if day % DAYS_A_WEEK == 0:
+        soak.day_ones.append(await soak_figures.sample(household))
+
+
+async def _pass_hour(household: Household, soak: Soak, *, abort: bool) -> None:
+    emulator = household.system.emulator
+    await emulator.faults(drop_connections="abort" if abort else "close")
+    await household.advance(HOUR)
+    await _online(household, soak)
+
+
+async def _online(household: Household, soak: Soak) -> None:
+    """Until both agents are connected with their bundles published; while one is still
+    backing off, both clocks move NUDGE_SECONDS on."""
+    async with asyncio.timeout(HOUR_TIMEOUT):
+        while True:
+            waited = time.monotonic()
+            while time.monotonic() - waited < NUDGE_AFTER:
+                if all([await _is_online(household, agent) for agent in household.agents]):
+                    return
+                await asyncio.sleep(0.005)
+            soak.nudges += 1
+            await household.advance(NUDGE_SECONDS)
+
+
+async def _is_online(household: Household, agent: Agent) -> bool:
+    status = await household.system.emulator.admin("GET", f"/agents/{agent.agent_id}")
+    return bool(status["connected"] and status["bundle_published"])
+
+
+async def _refused_reconnection(household: Household, soak: Soak) -> int:
+    """The relay refuses token requests for REFUSED_ATTEMPTS nudges; how many it refused."""
+    emulator = household.system.emulator
+    await emulator.faults(route_status={TOKEN_PATH: 503})
+    await emulator.faults(drop_connections="close")
+    for _ in range(REFUSED_ATTEMPTS):
+        await household.advance(NUDGE_SECONDS * 4)
+        soak.nudges += 1
+    await emulator.faults(reset=True)
+    await _online(household, soak)
+    return REFUSED_ATTEMPTS
+
+
+async def backup(household: Household) -> None:
+    """A backup through Home Assistant's backup integration; older ones deleted."""
+    async with household.hass.socket() as socket:
+        events = await socket.subscribe_to("backup/subscribe_events")
+        await socket.command("backup/generate", agent_ids=[LOCAL_BACKUP], include_database=False)
+        async with asyncio.timeout(BACKUP_TIMEOUT):
+            while True:
+                event = await events.get()
+                if event.get("manager_state") == "create_backup" and event.get("state") in (
+                    "completed",
+                    "failed",
+                ):
+                    if event["state"] != "completed":
+                        raise RuntimeError(f"the daily backup failed: {event}")
+                    break
+        info = await socket.command("backup/info")
+        backups = sorted(info["backups"], key=lambda item: item["date"])
+        for old in backups[:-1]:
+            await socket.command("backup/delete", backup_id=old["backup_id"])
+
+
+async def _month_row(
+    household: Household,
+    ledger: Ledger,
+    month: int,
+    before: tuple[int, int],
+    cpu: float,
+    started: float,
+) -> MonthRow:
+    inbound = list(ledger.inbound.items())[before[0] :]
+    outbound = list(ledger.outbound.items())[before[1] :]
+    lost_out, doubled_out = await _outbound_checked(household, ledger, outbound)
+    ledger.read_events()
+    lost_in = sum(1 for message_id, _ in inbound if min(ledger.counts(message_id)) == 0)
+    doubled_in = sum(1 for message_id, _ in inbound if ledger.doubled(message_id))
+    latencies = sorted(
+        (ledger.fired_at[message_id] - sent.wall) * 1000
+        for message_id, sent in inbound
+        if message_id in ledger.fired_at
+    )
+    total = len(inbound) + len(outbound)
+    cpu_ms = (household.cpu_seconds() - cpu) * 1000 / max(total, 1)
+    return MonthRow(
+        month=month,
+        messages_in=len(inbound),
+        messages_out=len(outbound),
+        lost=(lost_in, lost_out),
+        doubled=(doubled_in, doubled_out),
+        cpu_ms=cpu_ms,
+        p50_ms=_percentile(latencies, 0.5),
+        p95_ms=_percentile(latencies, 0.95),
+        sample=await soak_figures.sample(household),
+        wall_seconds=time.monotonic() - started,
+    )
+
+
+async def _outbound_checked(
+    household: Household, ledger: Ledger, sent: list[tuple[str, tuple[str, bool]]]
+) -> tuple[int, int]:
+    """(lost, doubled) of the texts sent: each in its conversation's inbox, never twice on
+    one device. Waits up to OUTBOX_TIMEOUT for the last ones."""
+    emulator = household.system.emulator
+    conversations = {conversation for _, (conversation, _) in sent}
+    deadline = time.monotonic() + OUTBOX_TIMEOUT
+    while True:
+        seen: collections.Counter[tuple[str, str, str, str]] = collections.Counter()
+        for conversation in conversations:
+            for entry in await emulator.inbox(conversation):
+                text = entry.get("text")
+                if isinstance(text, str):
+                    who = str(entry.get("user_id", ""))
+                    seen[(conversation, text, who, str(entry.get("device_id")))] += 1
+        texts = {(conversation, text) for conversation, text, _, _ in seen}
+        lost = sum(1 for text, (conversation, _) in sent if (conversation, text) not in texts)
+        if not lost or time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.2)
+    mine = {text for text, _ in sent}
+    doubled = len({text for (_, text, _, _), count in seen.items() if count > 1 and text in mine})
+    return lost, doubled
+
+
+def _percentile(samples: list[float], fraction: float) -> float:
+    if not samples:
+        return 0.0
+    return samples[min(len(samples) - 1, int(fraction * len(samples)))]
+
+
+def summary(soak: Soak) -> list[str]:
+    lines = [
+        f"relay refusals of token requests: {soak.refused}; backoff nudges: {soak.nudges}",
+    ]
+    if soak.week_ends:
+        lines.append(
+            "RSS at each week's end (MiB): "
+            + " ".join(f"{sample.rss / soak_figures.MIB:.1f}" for sample in soak.week_ends)
+        )
+    if soak.day_ones:
+        lines.append(
+            "RSS a day after each start (MiB): "
+            + " ".join(f"{sample.rss / soak_figures.MIB:.1f}" for sample in soak.day_ones)
+        )
+    if soak.rows:
+        last = soak.rows[-1].sample.probe
+        lines.append(f"tasks by coroutine at the end: {last.get('top_tasks')}")
+        lines.append(f"repairs open at the end: {last.get('repairs')}")
+        lines.append(
+            f"mean wall per month: {statistics.mean(r.wall_seconds for r in soak.rows):.0f} s"
+        )
+    for site, size, count in soak.grown_sites:
+        lines.append(f"  grown in the last month: {size / 1024:8.1f} KiB {count:+6d}  {site}")
+    return lines
