@@ -35,6 +35,7 @@ from tests.system.harness import Agent
 HOURS_A_DAY = 24
 DAYS_A_MONTH = 30
 DAYS_A_WEEK = 7
+RESTART_EVERY_DAYS = DAYS_A_WEEK
 BACKUP_HOUR = 3
 ABORT_HOUR = 4
 REFUSAL_HOUR = 12
@@ -47,6 +48,7 @@ OUTBOX_TIMEOUT = 60.0
 BACKUP_TIMEOUT = 120.0
 TOKEN_PATH = "/agent-connect/runtime-token"
 LOCAL_BACKUP = "backup.local"
+TRACE_FRAMES = 6
 
 
 @dataclass
@@ -68,11 +70,13 @@ class Soak:
     """A run: its rows, and the samples taken at each week's end (before its restart)."""
 
     rows: list[MonthRow] = field(default_factory=list)
+    start: soak_figures.Sample | None = None  # after the introductions
     week_ends: list[soak_figures.Sample] = field(default_factory=list)
     day_ones: list[soak_figures.Sample] = field(default_factory=list)  # a day after each start
     refused: int = 0
     nudges: int = 0
     grown_sites: list[list[Any]] = field(default_factory=list)
+    traced: list[float] = field(default_factory=list)  # MiB tracemalloc saw, month by month
 
 
 def run(months: int = 12, scale: float = 1.0, *, trace: bool = False) -> list[str]:
@@ -120,8 +124,9 @@ async def simulate(
         ledger = Ledger(household.hass_process.config_dir / "soak_events.jsonl")
         traffic = Traffic(household, ledger, scale)
         await traffic.introductions(HOUR_TIMEOUT)
+        soak.start = await soak_figures.sample(household)
         if trace:
-            await household.probe("tracemalloc_start")
+            await household.probe("tracemalloc_start", {"frames": TRACE_FRAMES})
         for month in range(months):
             started, cpu = time.monotonic(), household.cpu_seconds()
             sent_in, sent_out = len(ledger.inbound), len(ledger.outbound)
@@ -133,6 +138,8 @@ async def simulate(
             soak.rows.append(row)
             if trace:
                 soak.grown_sites = row.sample.probe.get("grown_sites", [])
+                traced = row.sample.probe.get("traced_bytes", 0) / soak_figures.MIB
+                soak.traced.append(round(traced, 1))
             if report is not None:
                 report(row)
     return soak
@@ -141,11 +148,11 @@ async def simulate(
 async def _day(
     household: Household, traffic: Traffic, soak: Soak, day: int, *, trace: bool
 ) -> None:
-    if day and day % DAYS_A_WEEK == 0:
+    if day and RESTART_EVERY_DAYS and day % RESTART_EVERY_DAYS == 0:
         soak.week_ends.append(await soak_figures.sample(household))
         await household.restart()
         if trace:
-            await household.probe("tracemalloc_start")
+            await household.probe("tracemalloc_start", {"frames": TRACE_FRAMES})
     for hour in range(HOURS_A_DAY):
         if hour == BACKUP_HOUR:
             await backup(household)
@@ -286,8 +293,16 @@ def _percentile(samples: list[float], fraction: float) -> float:
 
 def summary(soak: Soak) -> list[str]:
     lines = [
-        f"relay refusals of token requests: {soak.refused}; backoff nudges: {soak.nudges}",
+        f"token refusal windows: {soak.refused // REFUSED_ATTEMPTS} (each {REFUSED_ATTEMPTS} "
+        f"nudges long); backoff nudges: {soak.nudges}",
     ]
+    if soak.start is not None and soak.rows:
+        end = soak.rows[-1].sample
+        lines.append(
+            f"bus listeners and dispatcher targets: {soak.start.listeners} after the "
+            f"introductions, {end.listeners} at the end; threads {soak.start.probe['threads']}, "
+            f"then {end.probe['threads']}"
+        )
     if soak.week_ends:
         lines.append(
             "RSS at each week's end (MiB): "
@@ -305,6 +320,8 @@ def summary(soak: Soak) -> list[str]:
         lines.append(
             f"mean wall per month: {statistics.mean(r.wall_seconds for r in soak.rows):.0f} s"
         )
+    if soak.traced:
+        lines.append(f"traced by tracemalloc at each month's end (MiB): {soak.traced}")
     for site, size, count in soak.grown_sites:
         lines.append(f"  grown in the last month: {size / 1024:8.1f} KiB {count:+6d}  {site}")
     return lines

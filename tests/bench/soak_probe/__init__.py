@@ -20,7 +20,7 @@ import threading
 import tracemalloc
 from typing import Any
 
-import voluptuous as vol
+import probatio
 from homeassistant.core import Event, HomeAssistant, ServiceCall, SupportsResponse, callback
 from homeassistant.helpers import issue_registry
 from homeassistant.helpers.dispatcher import DATA_DISPATCHER
@@ -61,9 +61,10 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
 
     previous: list[tracemalloc.Snapshot] = []
 
-    async def start_tracing(call: ServiceCall) -> None:
+    async def start_tracing(call: ServiceCall) -> dict[str, Any]:
         tracemalloc.start(int(call.data.get("frames", 1)))
         previous[:] = [tracemalloc.take_snapshot()]
+        return {"tracing": True}
 
     async def figures(call: ServiceCall) -> dict[str, Any]:
         result = _figures(hass)
@@ -78,10 +79,12 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
         DOMAIN,
         "advance",
         advance,
-        schema=vol.Schema({vol.Required("seconds"): vol.Coerce(float)}),
+        schema=probatio.Schema({probatio.Required("seconds"): probatio.Coerce(float)}),
         supports_response=SupportsResponse.OPTIONAL,
     )
-    hass.services.async_register(DOMAIN, "tracemalloc_start", start_tracing)
+    hass.services.async_register(
+        DOMAIN, "tracemalloc_start", start_tracing, supports_response=SupportsResponse.ONLY
+    )
     hass.services.async_register(
         DOMAIN, "figures", figures, supports_response=SupportsResponse.ONLY
     )
