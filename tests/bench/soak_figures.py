@@ -30,10 +30,10 @@ class Sample:
     probe: dict[str, Any]
 
 
-async def sample(household: Household) -> Sample:
+async def sample(household: Household, *, objects: bool = False) -> Sample:
     folder = household.hass_process.config_dir.joinpath(".storage", *STORE_DIRECTORY)
     records, wal, largest = await asyncio.to_thread(_store, folder)
-    probe = await household.probe("figures")
+    probe = await household.probe("figures", {"objects": True} if objects else None)
     process = household.hass_process
     return Sample(
         records_bytes=records,

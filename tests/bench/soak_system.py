@@ -96,6 +96,7 @@ class Household:
     agents: tuple[Agent, Agent]
     groups: list[Group] = field(default_factory=list)
     cpu_before_restarts: float = 0.0  # CPU of the Home Assistant processes already ended
+    emulator_lag: float = 0.0  # seconds the emulator's clock is behind Home Assistant's
 
     @property
     def hass(self) -> HomeAssistantApi:
@@ -109,10 +110,20 @@ class Household:
         return response
 
     async def advance(self, seconds: float) -> None:
-        """Both clocks `seconds` forward: the emulator's, then Home Assistant's."""
-        await self.system.emulator.advance_clock(seconds)
+        """Both clocks `seconds` forward: the emulator's (with what `nudge` moved Home
+        Assistant's alone), then Home Assistant's."""
+        await self.system.emulator.advance_clock(seconds + self.emulator_lag)
+        self.emulator_lag = 0.0
+        await self.nudge(seconds)
+        self.emulator_lag = 0.0
+
+    async def nudge(self, seconds: float) -> None:
+        """Home Assistant's clock alone `seconds` forward, to end a backoff: moving the
+        relay's too would expire the two-second token an agent may have just been given.
+        The emulator's catches up at the next `advance`."""
         answer = await self.probe("advance", {"seconds": seconds})
         self.hass_process.clock_offset = float(answer["offset"])
+        self.emulator_lag += seconds
 
     def cpu_seconds(self) -> float:
         return self.cpu_before_restarts + self.hass_process.cpu_seconds()

@@ -5,7 +5,8 @@ Linked into the soak's config dir as custom_components/pacerelle_soak_probe (soa
 - `figures` (a response) tells what only the process itself can count: asyncio tasks (by
   coroutine), event bus listeners, dispatcher connections, threads, open repairs of the
   integration; with `tracemalloc_start` called first, the allocation sites that grew most
-  since the previous `figures`.
+  since the previous `figures`; with `objects`, the types whose live objects (gc) grew most
+  since the previous such call.
 - every `pacerelle_message`, `pacerelle_widget_response` and `pacerelle_decryption_failed`
   is appended to soak_events.jsonl with the real time it fired at (one `write` on an
   O_APPEND descriptor, in the listener: the record exists before the bus returns; it
@@ -14,6 +15,7 @@ Linked into the soak's config dir as custom_components/pacerelle_soak_probe (soa
 
 import asyncio
 import collections
+import gc
 import json
 import os
 import threading
@@ -66,8 +68,16 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
         previous[:] = [tracemalloc.take_snapshot()]
         return {"tracing": True}
 
+    counted: list[collections.Counter[str]] = []
+
     async def figures(call: ServiceCall) -> dict[str, Any]:
         result = _figures(hass)
+        if call.data.get("objects"):
+            counts = collections.Counter(type(item).__qualname__ for item in gc.get_objects())
+            if counted:
+                grown = counts - counted[0]
+                result["grown_types"] = grown.most_common(TOP_SITES)
+            counted[:] = [counts]
         if tracemalloc.is_tracing():
             snapshot = tracemalloc.take_snapshot()
             result["traced_bytes"] = tracemalloc.get_traced_memory()[0]
