@@ -72,6 +72,7 @@ class MonthRow:
 class Soak:
     """A run: its rows, and the samples taken at each week's end (before its restart)."""
 
+    hours_a_step: int = 1  # simulated hours between two drops of the relay (a divisor of 24)
     rows: list[MonthRow] = field(default_factory=list)
     start: soak_figures.Sample | None = None  # after the introductions
     week_ends: list[soak_figures.Sample] = field(default_factory=list)
@@ -120,9 +121,13 @@ async def simulate(
     *,
     trace: bool = False,
     report: Any = None,
+    hours_a_step: int = 1,
 ) -> Soak:
-    """The household's `months`; `report` gets each month's row as it is made."""
-    soak = Soak()
+    """The household's `months`; `report` gets each month's row as it is made;
+    `hours_a_step`: the hours that pass between two drops of the relay (1 in the bench)."""
+    if HOURS_A_DAY % hours_a_step:
+        raise ValueError("the hours of a step must divide a day")
+    soak = Soak(hours_a_step)
     async with running_household(directory) as household:
         ledger = Ledger(household.hass_process.config_dir / "soak_events.jsonl")
         traffic = Traffic(household, ledger, scale)
@@ -156,21 +161,22 @@ async def _day(
         await household.restart()
         if trace and day >= TRACE_FROM_MONTH * DAYS_A_MONTH:
             await household.probe("tracemalloc_start", {"frames": TRACE_FRAMES})
-    for hour in range(HOURS_A_DAY):
-        if hour == BACKUP_HOUR:
+    for hour in range(0, HOURS_A_DAY, soak.hours_a_step):
+        hours = range(hour, hour + soak.hours_a_step)
+        if BACKUP_HOUR in hours:
             await backup(household)
-        await traffic.hour(hour, HOUR_TIMEOUT)
-        if hour == REFUSAL_HOUR:
+        await traffic.hours(hours, HOUR_TIMEOUT)
+        if REFUSAL_HOUR in hours:
             soak.refused += await _refused_reconnection(household, soak)
-        await _pass_hour(household, soak, abort=hour == ABORT_HOUR)
+        await _pass(household, soak, HOUR * len(hours), abort=ABORT_HOUR in hours)
     if day % DAYS_A_WEEK == 0:
         soak.day_ones.append(await soak_figures.sample(household))
 
 
-async def _pass_hour(household: Household, soak: Soak, *, abort: bool) -> None:
+async def _pass(household: Household, soak: Soak, seconds: float, *, abort: bool) -> None:
     emulator = household.system.emulator
     await emulator.faults(drop_connections="abort" if abort else "close")
-    await household.advance(HOUR)
+    await household.advance(seconds)
     await _online(household, soak)
 
 

@@ -1,4 +1,4 @@
-"""A busy household's messages, hour by hour, both ways, and what became of each.
+"""A busy household's messages, an hour (or a few) at a time, both ways, and what became of each.
 
 About YEARLY_MESSAGES a year at scale 1 (both directions, both agents), more by day than by
 night: texts from the owners' two phones, texts in the three groups, files and voice notes,
@@ -134,11 +134,12 @@ class Traffic:
         whole = int(expected)
         return whole + (self.rng.random() < expected - whole)
 
-    async def hour(self, hour_of_day: int, within: float) -> list[str]:
-        """One hour's messages (last hour's widgets answered first); every message in fired
-        before it returns. The ids of the messages in."""
+    async def hours(self, hours: range, within: float) -> list[str]:
+        """The messages of those hours of the day (the widgets of the hours before answered
+        first); every message in fired before it returns. The ids of the messages in."""
         kinds, shares = zip(*KINDS.items(), strict=True)
-        plan = self.rng.choices(kinds, shares, k=self._count(hour_of_day))
+        count = sum(self._count(hour) for hour in hours)
+        plan = self.rng.choices(kinds, shares, k=count)
         answers, self.unanswered = self.unanswered, []
         self.answerable = dict(self.last_in_group)  # fired already, unlike this hour's
         limit = asyncio.Semaphore(SEND_CONCURRENCY)
