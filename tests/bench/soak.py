@@ -8,8 +8,8 @@ moved forward while the connections are down:
   emulator's first, then Home Assistant's: every timer of the hour runs, the backoff's
   included, and the agents reconnect with new tokens, publishing prekeys, rotating them
   when due);
-- runtime tokens of TOKEN_TTL real seconds, renewed by the integration on its own schedule
-  while connected;
+- runtime tokens of TOKEN_TTL seconds; at 06:00 and 18:00 Home Assistant's clock moves past
+  their renewal point while connected, and each agent renews on its own schedule;
 - at 12:00 the relay refuses the runtime token requests (503) for a few attempts;
 - a backup every day at 03:00 (older ones deleted), a restart of Home Assistant every week
   (SIGTERM), one member of each group leaving or coming back every month.
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.bench import soak_figures
-from tests.bench.soak_system import Household, change_members, running_household
+from tests.bench.soak_system import TOKEN_TTL, Household, change_members, running_household
 from tests.bench.soak_traffic import Ledger, Traffic
 from tests.system.harness import Agent
 
@@ -41,6 +41,8 @@ ABORT_HOUR = 4
 REFUSAL_HOUR = 12
 REFUSED_ATTEMPTS = 3
 REFUSED_WAIT = 0.02
+RENEWAL_HOURS = {6, 18}
+RENEWAL_NUDGE = TOKEN_TTL * 0.9  # past RENEW_FRACTION (80 %) of a token's life
 HOUR = 3600.0
 NUDGE_SECONDS = 2.0  # more simulated time when an agent is still backing off
 NUDGE_AFTER = 0.015  # real seconds of waiting for the agents before a nudge
@@ -78,6 +80,7 @@ class Soak:
     week_ends: list[soak_figures.Sample] = field(default_factory=list)
     day_ones: list[soak_figures.Sample] = field(default_factory=list)  # a day after each start
     refused: int = 0
+    renewals: int = 0
     nudges: int = 0
     grown_sites: list[list[Any]] = field(default_factory=list)
     traced: list[float] = field(default_factory=list)  # MiB tracemalloc saw, month by month
@@ -168,6 +171,8 @@ async def _day(
         await traffic.hours(hours, HOUR_TIMEOUT)
         if REFUSAL_HOUR in hours:
             soak.refused += await _refused_reconnection(household, soak)
+        if RENEWAL_HOURS & set(hours):
+            soak.renewals += await _renewal(household)
         await _pass(household, soak, HOUR * len(hours), abort=ABORT_HOUR in hours)
     if day % DAYS_A_WEEK == 0:
         soak.day_ones.append(await soak_figures.sample(household))
@@ -197,6 +202,26 @@ async def _online(household: Household, soak: Soak) -> None:
 async def _is_online(household: Household, agent: Agent) -> bool:
     status = await household.system.emulator.admin("GET", f"/agents/{agent.agent_id}")
     return bool(status["connected"] and status["bundle_published"])
+
+
+async def _renewal(household: Household) -> int:
+    """Home Assistant's clock moved past the renewal point of the agents' tokens while they
+    are connected (well within the link's receive timeout): each renews on its own
+    schedule, a new token and a new connection. How many renewed."""
+    emulator = household.system.emulator
+    since = time.time()
+    await household.nudge(RENEWAL_NUDGE)
+    agents = {agent.agent_id for agent in household.agents}
+    async with asyncio.timeout(HOUR_TIMEOUT):
+        while True:
+            issued = await emulator.admin("GET", "/events?kind=runtime_token_issued")
+            renewed = {item["agent_id"] for item in issued if item["wall"] > since}
+            if agents <= renewed:
+                break
+            await asyncio.sleep(0.005)
+    for agent in household.agents:
+        await household.system.wait_online(agent)
+    return len(agents)
 
 
 async def _refused_reconnection(household: Household, soak: Soak) -> int:
@@ -304,7 +329,8 @@ def _percentile(samples: list[float], fraction: float) -> float:
 def summary(soak: Soak) -> list[str]:
     lines = [
         f"token refusal windows: {soak.refused // REFUSED_ATTEMPTS} (each {REFUSED_ATTEMPTS} "
-        f"nudges long); backoff nudges: {soak.nudges}",
+        f"nudges long); backoff nudges: {soak.nudges}; token renewals on schedule: "
+        f"{soak.renewals}",
     ]
     if soak.start is not None and soak.rows:
         end = soak.rows[-1].sample

@@ -34,9 +34,9 @@ PEOPLE = OWNERS + OTHERS
 DEVICES = ("1", "2")
 LONG_TOKEN_DAYS = 3650
 TOKEN_TTL = 2.0
-"""Runtime tokens of two real seconds: renewed on the integration's own schedule (at 80 %
-of their life) whenever a connection outlasts that, which the relay's hourly drops and the
-jumps of the clocks would otherwise never let happen."""
+"""Runtime tokens of two seconds: the hours pass while the connections are down, so a
+token's life is that of a connection; soak.py moves Home Assistant's clock past 80 % of it
+twice a day, and the integration renews on its own schedule."""
 
 
 @dataclass(frozen=True)
