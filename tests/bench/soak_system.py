@@ -24,7 +24,7 @@ import aiohttp
 from tests.bench.soak_clock import OFFSET_ENV
 from tests.system.harness import Agent, System
 from tests.system.home_assistant_api import HomeAssistantApi
-from tests.system.processes import ROOT, EmulatorProcess, HomeAssistantProcess
+from tests.system.processes import ROOT, EmulatorProcess, HomeAssistantProcess, log_tail
 
 PROBE = "pacerelle_soak_probe"
 PROBE_COMPONENT = Path(__file__).resolve().parent / "soak_probe"
@@ -33,6 +33,8 @@ OTHERS = ("usr_ana", "usr_ben", "usr_cleo")
 PEOPLE = OWNERS + OTHERS
 DEVICES = ("1", "2")
 LONG_TOKEN_DAYS = 3650
+CORE_LOGS = "    homeassistant.core: info\n    homeassistant.bootstrap: info\n"
+PROBE_EXIT_WAIT = 1.0
 TOKEN_TTL = 2.0
 """Runtime tokens of two seconds: the hours pass while the connections are down, so a
 token's life is that of a connection; soak.py moves Home Assistant's clock past 80 % of it
@@ -60,6 +62,10 @@ class SoakHomeAssistant(HomeAssistantProcess):
         link = config_dir / "custom_components" / PROBE
         if not link.exists():
             link.symlink_to(PROBE_COMPONENT)
+        configuration = config_dir / "configuration.yaml"
+        text = configuration.read_text()
+        if CORE_LOGS not in text:  # Home Assistant's own start and stop, in its log
+            configuration.write_text(text.replace("  logs:\n", f"  logs:\n{CORE_LOGS}", 1))
         self.clock_offset = 0.0
 
     async def start(self) -> None:
@@ -103,9 +109,18 @@ class Household:
         return self.system.hass
 
     async def probe(self, service: str, data: dict[str, Any] | None = None) -> dict[str, Any]:
-        answer = await self.hass.rest(
-            "POST", f"/api/services/{PROBE}/{service}?return_response", data or {}
-        )
+        try:
+            answer = await self.hass.rest(
+                "POST", f"/api/services/{PROBE}/{service}?return_response", data or {}
+            )
+        except aiohttp.ClientError as err:
+            process = self.hass_process.process
+            await asyncio.sleep(PROBE_EXIT_WAIT)  # for its exit status, if it is exiting
+            raise AssertionError(
+                f"{service}: {err!r}; Home Assistant's exit status: "
+                f"{process.returncode if process else None}; its log:\n"
+                f"{log_tail(self.hass_process.log_path)}"
+            ) from err
         response: dict[str, Any] = answer["service_response"]
         return response
 
