@@ -9,6 +9,9 @@ python -m tests.bench --system --state busy
                                     busy state (tests/helpers/store_states.py; seeded.py)
 python -m tests.bench --profile     hass under cProfile during the latency loop (hass_profile.py)
 python -m tests.bench --store       the .enc store beside the per-record store (store.py)
+python -m tests.bench --soak [--months N] [--scale X] [--trace]
+                                    a busy household's simulated months, one row each
+                                    (soak.py); --trace adds tracemalloc's grown sites
 python -m tests.bench --emulator [--messages N]
                                     the demo emulator's own CPU and writes per message, fresh
                                     and after N messages (emulator.py)
@@ -16,7 +19,7 @@ python -m tests.bench --emulator [--messages N]
 
 import argparse
 
-from tests.bench import crypto, emulator, hass_profile, store, system
+from tests.bench import crypto, emulator, hass_profile, soak, store, system
 from tests.helpers.store_states import SHAPES
 
 
@@ -29,6 +32,10 @@ def main() -> None:
     only.add_argument("--profile", action="store_true", help="cProfile of hass, per message")
     only.add_argument("--store", action="store_true", help="old and new store, per commit")
     only.add_argument("--emulator", action="store_true", help="the emulator's own cost")
+    only.add_argument("--soak", action="store_true", help="a busy household's year")
+    parser.add_argument("--months", type=int, default=12, help="with --soak")
+    parser.add_argument("--scale", type=float, default=1.0, help="with --soak: traffic")
+    parser.add_argument("--trace", action="store_true", help="with --soak: tracemalloc")
     parser.add_argument("--messages", type=int, default=5000, help="with --emulator")
     parser.add_argument("--conversations", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=100)
@@ -62,6 +69,8 @@ def _only(args: argparse.Namespace) -> list[str] | None:
     """The figures of a single-benchmark option, or None without one."""
     if args.emulator:
         return emulator.run(args.messages)
+    if args.soak:
+        return soak.run(args.months, args.scale, trace=args.trace)
     if args.store:
         return store.run()
     if args.profile:
