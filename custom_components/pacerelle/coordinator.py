@@ -80,8 +80,6 @@ class AgentCoordinator:
         self.options = AgentOptions.from_options(entry.options)
         self.store = agent_store(hass, self.agent_id)
         self.failures = DecryptFailures()
-        self._agent: Agent | None = None  # set by async_setup, before anything calls it
-        self._stopping: asyncio.Future[None] | None = None
 
     async def async_setup(self) -> PacerelleRuntime:
         """Open the agent (the client decides the rest) and arrange its start and stop."""
@@ -93,7 +91,6 @@ class AgentCoordinator:
             entry.entry_id,
             self.agent_id,
             self.options.media_folder,
-            self._download,
             voice=voice,
         )
         async_keep_messages_unrecorded(hass)
@@ -106,30 +103,25 @@ class AgentCoordinator:
             trust_changed=news.changed,
             opened=partial(self._opened, news),
         )
-        agent = self._agent = await self._async_open(host)
+        agent = await self._async_open(host)
         # The device repairs follow the book from now on (issues/devices.py), starting with
         # the devices the start made unverified.
         trust = TrustManager(agent.trust, news)
         entry.async_on_unload(async_watch_devices(hass, entry.entry_id, self.agent_name, trust))
         news.announce_reset()
-        entry.async_on_unload(async_at_started(hass, self._start))
-        stop_listener = hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, self.async_stop)
+        running = RunningAgent(hass, agent, self.agent_id)
+        entry.async_on_unload(async_at_started(hass, running.start))
+        stop_listener = hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, running.async_stop)
 
         async def unloaded() -> None:
-            if self._stopping is None:  # the stop event has not come (it removes itself)
+            if not running.stopping:  # the stop event has not come (it removes itself)
                 stop_listener()
-            await self.async_stop()
+            await running.async_stop()
 
         entry.async_on_unload(unloaded)
         return PacerelleRuntime(
             agent, entry.entry_id, trust=trust, voice=voice, decryption_failures=self.failures
         )
-
-    @property
-    def agent(self) -> Agent:
-        """The hosted Agent: opened by `async_setup` before anything here can call it."""
-        assert self._agent is not None
-        return self._agent
 
     # What set-up is made of
 
@@ -240,33 +232,39 @@ class AgentCoordinator:
     def revoked(self) -> None:
         async_start_reauth(self.hass, self.entry)
 
-    async def _download(self, message_id: str, index: int) -> bytes:
-        return await self.agent.download(message_id, index)  # once the agent runs
 
-    # Start and stop
+class RunningAgent:
+    """The opened agent's start and stop in Home Assistant."""
+
+    def __init__(self, hass: HomeAssistant, agent: Agent, agent_id: str) -> None:
+        self._hass = hass
+        self._agent = agent
+        self._agent_id = agent_id
+        self._stopping: asyncio.Future[None] | None = None
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping is not None
 
     @callback
-    def _start(self, _hass: HomeAssistant) -> None:
+    def start(self, _hass: HomeAssistant) -> None:
         """Connect once Home Assistant has started (at once on a reload).
 
         Automations arm their triggers only once Home Assistant has started: messages taken
         from the relay before then would fire events that nothing listens to. The relay
         keeps them until the agent connects.
         """
-        self.agent.start()
+        self._agent.start()
 
     async def async_stop(self, _event: Event | None = None) -> None:
         """Stop the agent, advance the generation, close the store (its lock released: the
         next start reads the disk, a folder put back). Once: Home Assistant's stop and the
         entry's unload may come together, and the second waits for the first."""
         if self._stopping is None:
-            self._stopping = self.hass.async_create_task(
-                self._async_stop(), f"pacerelle stop {self.agent_id}", eager_start=True
+            self._stopping = self._hass.async_create_task(
+                self._agent.close(), f"pacerelle stop {self._agent_id}", eager_start=True
             )
         await asyncio.shield(self._stopping)
 
-    async def _async_stop(self) -> None:
-        await self.agent.close()
 
-
-__all__ = ["AgentCoordinator", "async_setup_runtime"]
+__all__ = ["AgentCoordinator", "RunningAgent", "async_setup_runtime"]

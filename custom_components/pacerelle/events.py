@@ -152,7 +152,6 @@ class MessageEvents:
         entry_id: str,
         agent_id: str,
         media_folder: str,
-        download: Download,
         *,
         download_deadline: float = DOWNLOAD_DEADLINE,
         max_downloads: int = MAX_CONCURRENT_DOWNLOADS,
@@ -162,22 +161,23 @@ class MessageEvents:
         self._entry_id = entry_id
         self._agent_id = agent_id
         self._media_folder = media_folder
-        self._download = download
         self._download_deadline = download_deadline
         self._downloads = asyncio.Semaphore(max_downloads)
         self._voice = voice
         self._saved: dict[str, Mapping[str, str | None]] = {}
 
-    def prepare(self, request: Request) -> Awaitable[None] | None:
+    def prepare(self, request: Request, download: Download) -> Awaitable[None] | None:
         """Transcribe the request's voice note, if wanted, and save its files into the
-        media folder, when one is set."""
+        media folder, when one is set (`download`: the agent's, for its files)."""
         note = self._voice.wanted(request) if self._voice is not None else None
         save = bool(self._media_folder and request.attachments)
         if note is None and not save:
             return None
-        return self._prepare(request, note, save)
+        return self._prepare(request, note, save, download)
 
-    async def _prepare(self, request: Request, note: Mapping[str, Any] | None, save: bool) -> None:
+    async def _prepare(
+        self, request: Request, note: Mapping[str, Any] | None, save: bool, download: Download
+    ) -> None:
         loop = asyncio.get_running_loop()
         # The voice note's bytes, once downloaded for speech-to-text, are saved as they are.
         fetched: dict[str, bytes] = {}
@@ -188,7 +188,7 @@ class MessageEvents:
                 return fetched.pop(key)
             try:
                 async with asyncio.timeout_at(deadline), self._downloads:
-                    data = await self._download(request.message_id, index)
+                    data = await download(request.message_id, index)
             except TimeoutError:
                 # async_save_incoming marks the file unsaved and goes on.
                 raise DownloadTimeoutError(

@@ -18,7 +18,6 @@ from pathlib import Path
 from homeassistant.core import HomeAssistant
 from pytest_homeassistant_custom_component.common import async_capture_events
 
-from custom_components.pacerelle.client.agent.agent import Agent
 from custom_components.pacerelle.client.values.requests import Request
 from custom_components.pacerelle.events import EVENT_MESSAGE, MessageEvents
 from tests.helpers.client_agent import Recorder, connected_agent, wait_for
@@ -41,19 +40,14 @@ async def test_send_never_waits_for_a_slow_download(
     hass.config.allowlist_external_dirs = {str(tmp_path)}
     installed = await hostile_emulator.install()
     events = async_capture_events(hass, EVENT_MESSAGE)
-    running: list[Agent] = []  # the agent, once started (files arrive only then)
-
-    async def download(message_id: str, index: int) -> bytes:
-        return await running[0].download(message_id, index)
-
+    # The agent hands the events its own download with each request to prepare.
     message_events = MessageEvents(
-        hass, "entry", installed.agent_id, str(tmp_path), download, download_deadline=DEADLINE
+        hass, "entry", installed.agent_id, str(tmp_path), download_deadline=DEADLINE
     )
     recorder = Recorder()
     recorder.prepare = message_events.prepare  # type: ignore[method-assign]
     recorder.deliver = message_events.deliver  # type: ignore[method-assign]
     async with asyncio.timeout(30), connected_agent(hostile_emulator, installed, recorder) as agent:
-        running.append(agent)
         hello = await hostile_emulator.send(installed.conversation_id, text="hello")
         await wait_for(lambda: len(events) == 1)
 
@@ -130,12 +124,12 @@ async def test_downloads_are_bounded_in_number_and_in_time(
         raise AssertionError("unreachable")
 
     message_events = MessageEvents(
-        hass, "entry", "a1", str(tmp_path), never_ending, download_deadline=0.5, max_downloads=2
+        hass, "entry", "a1", str(tmp_path), download_deadline=0.5, max_downloads=2
     )
     requests = [_request(number) for number in range(4)]
     before = time.monotonic()
     async with asyncio.timeout(5):
-        await asyncio.gather(*(message_events.prepare(request) for request in requests))
+        await asyncio.gather(*(message_events.prepare(r, never_ending) for r in requests))
     elapsed = time.monotonic() - before
     for request in requests:
         message_events.deliver(request)

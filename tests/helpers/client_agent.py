@@ -19,6 +19,7 @@ from custom_components.pacerelle.client.agent_core import (
     AgentConfig,
     AgentHooks,
     ConnectionState,
+    Download,
 )
 from custom_components.pacerelle.client.relay.agent_connect import request_runtime_token
 from custom_components.pacerelle.client.relay.tokens import IssuedToken, RuntimeTokens
@@ -58,7 +59,7 @@ class Recorder:
     def mark(self, mark: str, trusted: bool) -> None:
         self.marks.append((mark, trusted))
 
-    def prepare(self, request: Request) -> None:
+    def prepare(self, request: Request, _download: Download) -> None:
         """Nothing to prepare (tests replace it to interrupt a hand-over: see ONE_FILE)."""
 
     def on_revoked(self) -> None:

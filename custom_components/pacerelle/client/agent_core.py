@@ -52,6 +52,8 @@ class ConnectionState(StrEnum):
 
 
 type Bound = Callable[[AgentData], AgentData]
+type Download = Callable[[str, int], Awaitable[bytes]]
+"""The bytes of a request's file (message id, index from 0), checked and decrypted."""
 
 
 class BlockingRunner(Protocol):
@@ -96,7 +98,8 @@ class AgentHooks:
     """How the agent reaches its host.
 
     `prepare` readies a request with files before it is saved as accepted (saves them,
-    transcribes a voice note; may await); the client calls it for those only, and hands a
+    transcribes a voice note; may await), given the agent's `Download` for its files; the
+    client calls it for those only, and hands a
     batch without files over under the hold of the lock that saved it (inbox/delivery.py).
     `deliver` then hands a request over (fires the event) synchronously, right after its
     hand-over mark.
@@ -105,7 +108,7 @@ class AgentHooks:
 
     run_blocking: BlockingRunner
     deliver: Callable[[Request], None]
-    prepare: Callable[[Request], Awaitable[None] | None] = field(default=_nothing)
+    prepare: Callable[[Request, Download], Awaitable[None] | None] = field(default=_nothing)
     status_changed: Callable[[], None] = field(default=_nothing)
     revoked: Callable[[], None] = field(default=_nothing)
     # Each direct message's decryption outcome, once the state after it is saved.

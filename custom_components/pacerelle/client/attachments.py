@@ -21,7 +21,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from .agent_core import AgentCore, AgentHooks
+from .agent_core import AgentCore, AgentHooks, Download
 from .errors import PacerelleError, SendError, SendRefusal
 from .limits import (
     GCM_NONCE_BYTES,
@@ -168,7 +168,7 @@ def hooks_for_host(hooks: AgentHooks) -> AgentHooks:
     def delivered(request: Request) -> None:
         deliver(request.for_host())
 
-    def prepared(request: Request) -> Awaitable[None] | None:
-        return prepare(request.for_host())
+    def prepared(request: Request, download: Download) -> Awaitable[None] | None:
+        return prepare(request.for_host(), download)
 
     return replace(hooks, deliver=delivered, prepare=prepared)

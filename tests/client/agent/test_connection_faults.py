@@ -93,7 +93,7 @@ async def test_interrupted_hand_over_is_redelivered_from_the_stored_copy(
     installed = await emulator.install()
     crashing = Recorder()
 
-    def crash(_request: Request) -> None:
+    def crash(_request: Request, _download: object) -> None:
         raise RuntimeError("Home Assistant stopped mid-way")
 
     crashing.prepare = crash  # type: ignore[method-assign]

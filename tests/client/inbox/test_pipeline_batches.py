@@ -62,7 +62,7 @@ async def test_the_same_message_twice_in_a_batch_is_handed_over_once(
 class FailingPreparation(Recorder):
     """A host whose preparation (saving files) fails for every request."""
 
-    def prepare(self, request: Request) -> Awaitable[None]:  # type: ignore[override]
+    def prepare(self, request: Request, _download: object) -> Awaitable[None]:  # type: ignore[override]
         async def fail() -> None:
             await asyncio.sleep(0)
             raise OSError("disk full")

@@ -38,7 +38,7 @@ async def test_a_request_being_handed_over_is_found_from_its_stored_copy(
     installed = await emulator.install()
     recorder = Recorder()
 
-    def crash(_request: Request) -> None:
+    def crash(_request: Request, _download: object) -> None:
         raise RuntimeError("Home Assistant stopped mid-way")
 
     recorder.prepare = crash  # type: ignore[method-assign]

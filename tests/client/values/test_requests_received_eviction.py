@@ -19,7 +19,7 @@ from tests.helpers.client_agent import ONE_FILE, Recorder, make_agent, wait_for
 from tests.helpers.emulator import EmulatorHandle
 
 
-def _crash(_request: Request) -> None:
+def _crash(_request: Request, _download: object) -> None:
     raise RuntimeError("Home Assistant stopped mid-way")
 
 

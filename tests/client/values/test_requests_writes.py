@@ -132,7 +132,7 @@ async def test_a_batch_with_one_request_to_prepare_keeps_two_writes_and_its_orde
     host = WatchingHost(emulator, installed)
     prepared: list[str] = []
 
-    def prepare(request: Request) -> None:
+    def prepare(request: Request, _download: object) -> None:
         # When it runs, the batch is saved as received and not yet accepted.
         inbox = host.documents[-1]["inbox"]
         received = [item["request"]["message_id"] for item in inbox["received"]]
@@ -160,12 +160,12 @@ async def test_only_a_request_with_files_is_given_to_the_host_to_prepare(
     async def download(_message_id: str, _index: int) -> bytes:
         raise AssertionError("nothing is downloaded")
 
-    events = MessageEvents(hass, "entry", "agent", "/media/pacerelle", download)
+    events = MessageEvents(hass, "entry", "agent", "/media/pacerelle")
     text = Request("m-1", "c-1", "u-1", "1", "a-1", True, "text", "hi", None, 0.0)
     assert with_files([text]) == []
-    assert events.prepare(text) is None
+    assert events.prepare(text, download) is None
     with_file = replace(text, attachments=({"id": "f-1", "mime": "audio/ogg"},))
     assert with_files([text, with_file]) == [with_file]
-    preparation = events.prepare(with_file)
+    preparation = events.prepare(with_file, download)
     assert preparation is not None
     preparation.close()  # type: ignore[attr-defined]  # a coroutine, never started

@@ -200,12 +200,10 @@ async def test_a_persons_later_note_waits_its_turn_without_losing_its_download(
         await asyncio.sleep(0)  # a real download waits for the relay
         return data
 
-    events = MessageEvents(
-        hass, "entry", "agt_home", "", download, download_deadline=deadline, voice=notes
-    )
+    events = MessageEvents(hass, "entry", "agt_home", "", download_deadline=deadline, voice=notes)
     voice.stt.hold = asyncio.Event()
     first, second = request("m1"), request("m2")
-    preparing = [events.prepare(first), events.prepare(second)]
+    preparing = [events.prepare(first, download), events.prepare(second, download)]
     assert all(p is not None for p in preparing)
     both = asyncio.gather(*(p for p in preparing if p is not None))
     await wait_until(lambda: voice.stt.active == 1)

@@ -83,7 +83,8 @@ class Agent(AgentReads):
         door = trust if trust is not None else TrustDoor(config.owner_id, book)
         self._core = AgentCore(config, hooks, data, extra, door, store=store)
         self._api = AgentApi(session, config.server_url, tokens)
-        self._inbox = InboxPipeline(self._core, self._api)
+        # The host prepares a request's files with `download`, looked up at each call.
+        self._inbox = InboxPipeline(self._core, self._api, lambda m, i: self.download(m, i))
         self._prekeys = PrekeyPublisher(self._core, self._api)
         self._sender = Sender(self._core, self._api)
         self._files = Files(self._core, self._api)

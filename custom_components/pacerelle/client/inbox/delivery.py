@@ -13,7 +13,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ..agent_core import AgentCore
+from ..agent_core import AgentCore, Download
 from ..relay.frames import InboundMessage
 from ..values.agent_data import AgentData
 from ..values.handed_over import hand_over_mark
@@ -33,7 +33,7 @@ def with_files(requests: Sequence[Request]) -> list[Request]:
     return [request for request in requests if request.attachments]
 
 
-async def prepare(core: AgentCore, requests: Sequence[Request]) -> None:
+async def prepare(core: AgentCore, requests: Sequence[Request], download: Download) -> None:
     """Let the host ready each request with files, concurrently, without the lock.
 
     The host bounds each preparation (events.py: a semaphore and a deadline per file);
@@ -42,7 +42,7 @@ async def prepare(core: AgentCore, requests: Sequence[Request]) -> None:
     pending = [
         awaitable
         for request in with_files(requests)
-        if (awaitable := core.hooks.prepare(request)) is not None
+        if (awaitable := core.hooks.prepare(request, download)) is not None
     ]
     results = await asyncio.gather(*pending, return_exceptions=True)
     for result in results:

@@ -18,7 +18,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ..agent_core import AgentCore
+from ..agent_core import AgentCore, Download
 from ..conversations.group_key_fetch import fetch_envelopes, still_wanted, wanted_groups
 from ..crypto_jobs import Opened, open_batch, peer_of
 from ..errors import PacerelleError
@@ -43,9 +43,10 @@ _LOGGER = logging.getLogger(__name__)
 
 
 class InboxPipeline:
-    def __init__(self, core: AgentCore, api: AgentApi) -> None:
+    def __init__(self, core: AgentCore, api: AgentApi, download: Download) -> None:
         self._core = core
         self._api = api
+        self._download = download  # given to the host's `prepare` (delivery.py)
         self.queue = InboundQueue()
         self._deferred: dict[str, InboundMessage] = {}
         self.prekeys_used = asyncio.Event()
@@ -114,7 +115,7 @@ class InboxPipeline:
             if len(core.data.signal.prekeys.one_time_prekeys) < prekeys_before:
                 self.prekeys_used.set()
         if requests and not at_once:
-            await prepare(core, requests)  # without the lock
+            await prepare(core, requests, self._download)  # without the lock
             clock.lap("prepare")
             async with core.lock:
                 await self._commit_accepted(stored)
