@@ -53,6 +53,7 @@ from homeassistant.components.assist_pipeline import (  # type: ignore[attr-defi
 from homeassistant.core import Context, HomeAssistant, callback
 
 from ..client import DeviceTrust, PacerelleError, Request
+from ..files.attachments import DownloadTimeoutError
 from ..limits import (
     MAX_VOICE_BYTES,
     MAX_VOICE_OUTCOMES,
@@ -230,7 +231,7 @@ class VoiceNotes:
         except VoiceAudioError as err:
             _LOGGER.info("Voice note of %s not transcribed: %s", message_id, err)
             return VoiceOutcome(problem=err.reason)
-        except PacerelleError as err:
+        except (PacerelleError, DownloadTimeoutError) as err:
             _LOGGER.warning("Voice note of %s could not be downloaded: %s", message_id, err)
             return VoiceOutcome(problem=DOWNLOAD_FAILED)
         del data  # the note's bytes are not kept longer than needed

@@ -19,6 +19,7 @@ from custom_components.pacerelle.events import MessageEvents
 from custom_components.pacerelle.limits import MAX_VOICE_BYTES, MAX_VOICE_SECONDS
 from custom_components.pacerelle.voice.audio import VoiceAudioError
 from custom_components.pacerelle.voice.transcripts import (
+    DOWNLOAD_FAILED,
     VoiceNotes,
     VoiceOutcome,
     VoicePolicy,
@@ -212,3 +213,21 @@ async def test_a_persons_later_note_waits_its_turn_without_losing_its_download(
     await both
     assert notes.take("m1") == VoiceOutcome(transcript=voice.stt.text)
     assert notes.take("m2") == VoiceOutcome(transcript=voice.stt.text)
+
+
+async def test_a_note_not_downloaded_in_time_is_a_failed_download(
+    hass: HomeAssistant, voice: VoiceAssistant
+) -> None:
+    """Past its download deadline the note is told as not downloaded (its own answer),
+    not as a speech-to-text failure."""
+    notes = VoiceNotes(hass, policy(voice.pipeline.id, every_trusted_device=True))
+
+    async def never(_message_id: str, _index: int) -> bytes:
+        await asyncio.Event().wait()
+        raise AssertionError
+
+    events = MessageEvents(hass, "entry", "agt_home", "", download_deadline=0.05, voice=notes)
+    preparing = events.prepare(request("m1"), never)
+    assert preparing is not None
+    await preparing
+    assert notes.take("m1") == VoiceOutcome(problem=DOWNLOAD_FAILED)
