@@ -14,6 +14,7 @@ from ..limits import MAX_ATTACHMENT_TEXT_CHARS
 from .widgets import WIDGET_RESPONSE, WIDGET_UPDATE
 
 CHAT_MESSAGE = "chat.message"
+PLAIN_TEXT = "text"  # the kind of a plain-text payload
 _SECRET_STRINGS = ("key_b64", "iv_b64")
 _SECRET_TEXT = ("name", "mime")
 _SECRET_COUNTS = ("size", "width", "height", "duration_ms")
@@ -35,7 +36,7 @@ def parse_content(plaintext: str, public: Sequence[Mapping[str, Any]]) -> Conten
     """The request inside `plaintext`, with the envelope's attachment descriptors merged."""
     parsed = json_object(plaintext)
     if parsed is None:
-        return Content("text", plaintext, _merge(public, {}))
+        return Content(PLAIN_TEXT, plaintext, _merge(public, {}))
     kind = parsed.get("type")
     if kind == WIDGET_RESPONSE and _ids(parsed, "id", "ref"):
         text = "Widget cancelled" if parsed.get("cancelled") is True else "Widget response"
@@ -48,7 +49,7 @@ def parse_content(plaintext: str, public: Sequence[Mapping[str, Any]]) -> Conten
         return Content(WIDGET_UPDATE, "Widget update", (), parsed)
     if parsed.get("kind") == CHAT_MESSAGE and isinstance(parsed.get("text"), str):
         return Content(CHAT_MESSAGE, parsed["text"], _merge(public, _secrets(parsed)))
-    return Content("text", plaintext, _merge(public, {}))
+    return Content(PLAIN_TEXT, plaintext, _merge(public, {}))
 
 
 def public_attachment(item: Mapping[str, Any]) -> dict[str, Any]:

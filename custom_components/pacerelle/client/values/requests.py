@@ -31,12 +31,12 @@ from ..limits import (
 )
 from ..relay.frames import InboundMessage, is_group_recipient
 from .groups import parse_message
-from .payloads import CHAT_MESSAGE, Content, public_attachment
+from .payloads import CHAT_MESSAGE, PLAIN_TEXT, Content, public_attachment
 from .trust_book import DeviceTrust, TrustState
 from .widget_answers import WidgetResponse, parse_response
 from .widgets import WIDGET_RESPONSE
 
-CHAT_KINDS: Final = frozenset({"text", CHAT_MESSAGE})  # what a person writes
+CHAT_KINDS: Final = frozenset({PLAIN_TEXT, CHAT_MESSAGE})  # what a person writes
 
 __all__ = ["MAX_ACCEPTED_RECEIPTS", "MAX_PENDING", "MAX_REJECTED_RECEIPTS"]
 
