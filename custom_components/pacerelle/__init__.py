@@ -10,6 +10,7 @@ from homeassistant.helpers.typing import ConfigType
 from .assist.bridge import async_setup_assist_bridge
 from .client import native_crypto_unavailable
 from .const import CONF_AGENT_ID, DOMAIN
+from .conversation_names import async_name_conversations
 from .coordinator import async_setup_runtime
 from .device import async_follow_subentry_titles, async_register_device
 from .group_membership import async_watch_groups
@@ -42,6 +43,7 @@ async def async_setup_entry(hass: HomeAssistant, entry: PacerelleConfigEntry) ->
     """Set up a Pacerelle agent from a config entry: load its store, bring it online."""
     await _async_require_native_crypto(hass)
     entry.runtime_data = await async_setup_runtime(hass, entry)
+    await async_name_conversations(hass, entry)
     # The device once, here; the platforms' entities point at it by its identifiers.
     await async_register_device(hass, entry)
     entry.async_on_unload(async_follow_subentry_titles(hass, entry))

@@ -309,7 +309,7 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
                 configured_agent_id=str(configured.data.get(CONF_AGENT_ID, "")),
             )
         await self._async_create_store(installation)
-        owner = owner_subentry_data(installation.conversation_id, installation.owner_id)
+        owner = owner_subentry_data(installation.conversation_id)
         return self.async_create_entry(
             title=self._agent_name, data=self._entry_data(installation), subentries=[owner]
         )

@@ -16,7 +16,6 @@ CONF_CONVERSATION_ID: Final = "conversation_id"
 # A named conversation (config subentry, subentry_flow.py): its data is the conversation id
 # and the `to` a message for all of it takes (`group:<id>`, or the person of a direct one).
 SUBENTRY_CONVERSATION: Final = "conversation"
-CONF_RECIPIENT: Final = "recipient"
 # The owner's direct conversation's subentry, made with the entry (owner_conversation.py).
 OWNER_CONVERSATION_TITLE: Final = "Owner"
 

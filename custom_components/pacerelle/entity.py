@@ -27,7 +27,7 @@ from homeassistant.helpers.entity import Entity, EntityDescription
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from .client import AgentStatus, ConnectionState
-from .const import CONF_CONVERSATION_ID, CONF_RECIPIENT, SUBENTRY_CONVERSATION
+from .const import CONF_CONVERSATION_ID, SUBENTRY_CONVERSATION
 from .device import agent_name, conversation_device_info, conversation_name, device_identifiers
 from .owner_conversation import is_owner_subentry
 from .runtime import PacerelleConfigEntry, PacerelleRuntime
@@ -80,11 +80,11 @@ class PacerelleEntity(Entity):
 
 @dataclass(frozen=True, slots=True)
 class NamedConversation:
-    """A `conversation` subentry: the conversation, the `to` that reaches all of it, its name."""
+    """A `conversation` subentry: the conversation and its name (whom a send to it reaches
+    is the client's to say: `Agent.recipient`)."""
 
     subentry_id: str
     conversation_id: str
-    recipient: str | None  # None: the client's default one (the owner), when none is named
     title: str
     owner: bool  # the owner's direct conversation (the entry's conversation id)
 
@@ -95,7 +95,6 @@ class NamedConversation:
         return cls(
             subentry.subentry_id,
             conversation_id,
-            str(data.get(CONF_RECIPIENT) or "") or None,
             conversation_name(subentry.title),
             is_owner_subentry(entry, subentry),
         )

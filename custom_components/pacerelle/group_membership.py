@@ -43,8 +43,7 @@ def async_watch_groups(hass: HomeAssistant, entry: PacerelleConfigEntry) -> None
         groups = [
             c.conversation_id
             for c in named_conversations(entry)
-            if c.recipient is not None
-            and agent.recipient(conversation_id=c.conversation_id, to=c.recipient).is_group
+            if agent.recipient(conversation_id=c.conversation_id).is_group
         ]
         if groups and runtime.status.state is ConnectionState.CONNECTED:
             running = entry.async_create_background_task(

@@ -82,12 +82,9 @@ class ConversationNotify(ConversationEntity, PacerelleNotify):
     ) -> None:
         key = conversation.key()
         super().__init__(hass, entry, conversation, NotifyEntityDescription(key=key))
-        self.recipient = conversation.recipient
 
     @override
     async def async_send_message(self, message: str, title: str | None = None) -> None:
         text = f"{title}\n{message}" if title else message
         with client_errors(self.hass, self.entry):
-            await self.runtime.agent.send_text(
-                text, conversation_id=self.conversation_id, to=self.recipient
-            )
+            await self.runtime.agent.send_text(text, conversation_id=self.conversation_id)

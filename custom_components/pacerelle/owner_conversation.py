@@ -2,11 +2,11 @@
 
 The entry's data says which conversation is the owner's (CONF_CONVERSATION_ID, from the
 installation; a reauth brings a new one): the owner's subentry is the one that names it,
-found by that id and nothing else. Its data is what any named conversation holds, the
-recipient being the owner's account. notify.home and the agent's device stay the entry's
-(Home Assistant gives a device to one subentry only, and removes a subentry's entities and
-devices with it), so the owner's subentry holds only what is its own and removing it never
-takes notify.home, the sensors or the agent's device with it.
+found by that id and nothing else. Its data is what any named conversation holds (its
+conversation id; the agent knows the owner is who it reaches). notify.home and the agent's
+device stay the entry's (Home Assistant gives a device to one subentry only, and removes a
+subentry's entities and devices with it), so the owner's subentry holds only what is its
+own and removing it never takes notify.home, the sensors or the agent's device with it.
 
 Default title "Owner": subentry titles are user data that Home Assistant shows as stored
 (not translated) and that the user may rename; a fixed default gives the same names, and
@@ -20,22 +20,19 @@ from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers import device_registry as dr
 from homeassistant.helpers import entity_registry as er
 
-from .client import SeenConversation
 from .const import (
     CONF_CONVERSATION_ID,
-    CONF_OWNER_ID,
-    CONF_RECIPIENT,
     OWNER_CONVERSATION_TITLE,
     SUBENTRY_CONVERSATION,
 )
 
 
 def owner_subentry_data(
-    conversation_id: str, owner_id: str, title: str = OWNER_CONVERSATION_TITLE
+    conversation_id: str, title: str = OWNER_CONVERSATION_TITLE
 ) -> ConfigSubentryData:
     """The owner's subentry as the config flow and the migration create it."""
     return ConfigSubentryData(
-        data={CONF_CONVERSATION_ID: conversation_id, CONF_RECIPIENT: owner_id},
+        data={CONF_CONVERSATION_ID: conversation_id},
         subentry_type=SUBENTRY_CONVERSATION,
         title=title,
         unique_id=conversation_id,
@@ -58,25 +55,12 @@ def owner_subentry(entry: ConfigEntry) -> ConfigSubentry | None:
     return next((s for s in entry.subentries.values() if is_owner_subentry(entry, s)), None)
 
 
-def owner_seen(entry: ConfigEntry, seen: SeenConversation | None) -> SeenConversation:
-    """The owner's direct conversation as "Add conversation" offers it (after a removal),
-    seen or not: always with the owner as its recipient."""
-    owner_id = str(entry.data[CONF_OWNER_ID])
-    return SeenConversation(
-        conversation_id=owner_conversation_id(entry),
-        is_group=False,
-        member_ids=seen.member_ids if seen is not None and seen.member_ids else (owner_id,),
-        last_active_at=seen.last_active_at if seen is not None else None,
-        recipient=owner_id,
-    )
-
-
 @callback
 def async_add_owner_subentry(hass: HomeAssistant, entry: ConfigEntry) -> None:
     """Name the owner's direct conversation in an entry made before it was (migration)."""
     if owner_subentry(entry) is not None:
         return
-    made = owner_subentry_data(owner_conversation_id(entry), str(entry.data[CONF_OWNER_ID]))
+    made = owner_subentry_data(owner_conversation_id(entry))
     subentry = ConfigSubentry(
         data=MappingProxyType(dict(made["data"])),
         subentry_type=made["subentry_type"],

@@ -28,11 +28,11 @@ from homeassistant.helpers.selector import (
 )
 
 from .client import SeenConversation, is_relay_id
-from .const import CONF_CONVERSATION_ID, CONF_RECIPIENT, SUBENTRY_CONVERSATION
+from .const import CONF_CONVERSATION_ID, SUBENTRY_CONVERSATION
 from .entity import named_conversations
 from .issues.markdown import markdown_text
 from .limits import MAX_CONVERSATION_NAME_CHARS, MAX_LISTED_MEMBERS
-from .owner_conversation import owner_conversation_id, owner_seen
+from .owner_conversation import owner_conversation_id
 from .runtime import PacerelleConfigEntry
 
 
@@ -45,12 +45,13 @@ def unnamed(entry: PacerelleConfigEntry) -> list[SeenConversation]:
     """The conversations a user may name: the seen ones not named yet, and the owner's
     direct one (first) when its subentry was removed."""
     taken = named_conversation_ids(entry)
-    seen = [c for c in entry.runtime_data.agent.conversations() if c.conversation_id not in taken]
+    agent = entry.runtime_data.agent
+    seen = [c for c in agent.conversations() if c.conversation_id not in taken]
     direct = owner_conversation_id(entry)
-    if direct in taken:
+    owner = agent.conversation(direct)  # always known to the agent, seen or not
+    if direct in taken or owner is None:
         return seen
-    found = next((c for c in seen if c.conversation_id == direct), None)
-    return [owner_seen(entry, found), *(c for c in seen if c.conversation_id != direct)]
+    return [owner, *(c for c in seen if c.conversation_id != direct)]
 
 
 def label(conversation: SeenConversation) -> str:
@@ -94,7 +95,7 @@ class ConversationSubentryFlow(ConfigSubentryFlow):
             elif name and len(name) <= MAX_CONVERSATION_NAME_CHARS:
                 return self.async_create_entry(
                     title=name,
-                    data={CONF_CONVERSATION_ID: chosen, CONF_RECIPIENT: found.recipient},
+                    data={CONF_CONVERSATION_ID: chosen},
                     unique_id=chosen,
                 )
             else:

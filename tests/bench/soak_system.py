@@ -159,7 +159,11 @@ async def running_household(directory: Path) -> AsyncIterator[Household]:
     try:
         await emulator_process.start()
         await hass_process.start()
-        async with aiohttp.ClientSession() as session:
+        # A new connection per request: Home Assistant's loop clock jumps at each `advance`,
+        # so its server closes idle keep-alive connections at once, and a request that reused
+        # one in that instant would meet a server that just hung up (ServerDisconnectedError).
+        connector = aiohttp.TCPConnector(force_close=True)
+        async with aiohttp.ClientSession(connector=connector) as session:
             hass = await HomeAssistantApi.onboard(
                 session, hass_process.base_url, hass_process.config_dir
             )

@@ -119,7 +119,7 @@ async def add_entry(
                 }
             }
         )
-    owner = owner_subentry_data(installed.conversation_id, installed.owner_id)
+    owner = owner_subentry_data(installed.conversation_id)
     entry = MockConfigEntry(
         domain=DOMAIN,
         version=ENTRY_VERSION,

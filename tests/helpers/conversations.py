@@ -46,6 +46,13 @@ def the_subentry(agent: Agent, conversation_id: str) -> ConfigSubentry:
     return found
 
 
+async def kept_recipient(agent: Agent, conversation_id: str) -> str:
+    """The recipient the agent's store keeps for a named conversation, once it was told
+    (conversation_names.py tells it in the background)."""
+    await wait_until(lambda: conversation_id in agent.runtime.agent.data.conversations.named)
+    return agent.runtime.agent.data.conversations.named[conversation_id]
+
+
 def subentry_of(agent: Agent, conversation_id: str) -> ConfigSubentry | None:
     found = [
         s for s in agent.entry.subentries.values() if s.data["conversation_id"] == conversation_id

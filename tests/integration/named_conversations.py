@@ -41,7 +41,7 @@ async def name_owners_conversation(hass: HomeAssistant, agent: Agent) -> ConfigS
     if made:  # entries made by the flow name it from the start
         await wait_until(lambda: all(hass.states.get(e) for e in OWNER_ENTITIES))
         return made[0]
-    data = {"conversation_id": agent.conversation_id, "recipient": agent.installed.owner_id}
+    data = {"conversation_id": agent.conversation_id}
     subentry = ConfigSubentry(
         data=MappingProxyType(data),
         subentry_type="conversation",

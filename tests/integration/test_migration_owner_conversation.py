@@ -89,10 +89,7 @@ async def test_a_1_2_entry_gets_the_owners_subentry_with_every_id_unchanged(
         "Owner",
         installed.conversation_id,
     )
-    assert dict(owner.data) == {
-        "conversation_id": installed.conversation_id,
-        "recipient": installed.owner_id,
-    }
+    assert dict(owner.data) == {"conversation_id": installed.conversation_id}
     assert entry.unique_id == unique_id
 
     # Every entity 1.2 registered is as it was: same entity id (the renamed one too), same

@@ -90,10 +90,10 @@ async def test_a_new_entry_names_the_owners_conversation_and_reauth_keeps_it(
     [subentry] = entry.subentries.values()
     assert (subentry.subentry_type, subentry.title) == (SUBENTRY_CONVERSATION, "Owner")
     assert subentry.unique_id == entry.data["conversation_id"]
-    assert dict(subentry.data) == {
-        "conversation_id": entry.data["conversation_id"],
-        "recipient": entry.data["owner_id"],
-    }
+    # Only the conversation: whom it reaches is the client's to say (the owner, here).
+    assert dict(subentry.data) == {"conversation_id": entry.data["conversation_id"]}
+    found = entry.runtime_data.agent.recipient(conversation_id=entry.data["conversation_id"])
+    assert (found.to, found.is_group) == (entry.data["owner_id"], False)
     # notify.home is the owner's notify, the entry's, on the agent's device: no second one.
     notify_home = er.async_get(hass).async_get("notify.home")
     assert notify_home is not None
@@ -133,7 +133,11 @@ async def test_a_new_entry_names_the_owners_conversation_and_reauth_keeps_it(
     [followed] = entry.subentries.values()
     assert (followed.subentry_id, followed.title) == (subentry.subentry_id, "Owner")
     assert (followed.unique_id, followed.data["conversation_id"]) == (new_conversation,) * 2
-    assert followed.data["recipient"] == entry.data["owner_id"]
+    assert dict(followed.data) == {"conversation_id": new_conversation}
+    assert (
+        entry.runtime_data.agent.recipient(conversation_id=new_conversation).to
+        == (entry.data["owner_id"])
+    )
     assert registered(hass, entry) == agent
 
     await wait_until(lambda: entry.runtime_data.status.state is ConnectionState.CONNECTED)
@@ -207,7 +211,9 @@ async def test_a_removed_owners_conversation_is_offered_even_if_never_seen(
         form["flow_id"], {"conversation_id": agent.conversation_id, "name": "Owner"}
     )
     assert done["type"] is FlowResultType.CREATE_ENTRY, done
-    assert owner_of(agent.entry).data["recipient"] == agent.installed.owner_id
+    assert dict(owner_of(agent.entry).data) == {"conversation_id": agent.conversation_id}
+    found = agent.runtime.agent.recipient(conversation_id=agent.conversation_id)
+    assert found.to == agent.installed.owner_id
 
 
 async def test_a_new_direct_conversation_rekeys_only_the_owners_subentry(

@@ -21,7 +21,13 @@ from custom_components.pacerelle.client import ConnectionState
 from custom_components.pacerelle.const import SUBENTRY_CONVERSATION
 from custom_components.pacerelle.issues.markdown import markdown_text
 from tests.helpers.agent import start_agent
-from tests.helpers.conversations import name_flow, notify_of, start_naming, the_subentry
+from tests.helpers.conversations import (
+    kept_recipient,
+    name_flow,
+    notify_of,
+    start_naming,
+    the_subentry,
+)
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.groups import DEVICES, family_group, member_writes
 from tests.helpers.runtime import wait_until
@@ -69,7 +75,9 @@ async def test_a_group_is_named_and_its_notify_reaches_all_its_members_devices(
     )
     assert done["type"] is FlowResultType.CREATE_ENTRY, done
     subentry = the_subentry(agent, group_id)
-    assert (subentry.title, subentry.data["recipient"]) == ("Family", f"group:{group_id}")
+    # The subentry holds the conversation only; the agent's store keeps whom it reaches.
+    assert (subentry.title, dict(subentry.data)) == ("Family", {"conversation_id": group_id})
+    assert await kept_recipient(agent, group_id) == f"group:{group_id}"
 
     entity_id = notify_of(hass, agent, group_id)
     assert entity_id == "notify.family"

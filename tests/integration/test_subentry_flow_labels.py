@@ -7,7 +7,7 @@ from homeassistant.data_entry_flow import FlowResultType
 
 from custom_components.pacerelle.limits import MAX_LISTED_MEMBERS
 from tests.helpers.agent import add_group, start_agent
-from tests.helpers.conversations import name_flow, start_naming, the_subentry
+from tests.helpers.conversations import kept_recipient, name_flow, start_naming, the_subentry
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.groups import member_writes
 
@@ -38,4 +38,5 @@ async def test_a_large_group_lists_its_first_members_then_an_ellipsis(
     # Named, its subentry addresses the whole group, not only the members listed.
     named = await name_flow(hass, agent, group_id, "Club")
     assert named["type"] is FlowResultType.CREATE_ENTRY, named
-    assert the_subentry(agent, group_id).data["recipient"] == f"group:{group_id}"
+    assert dict(the_subentry(agent, group_id).data) == {"conversation_id": group_id}
+    assert await kept_recipient(agent, group_id) == f"group:{group_id}"

@@ -156,7 +156,7 @@ def conversation_field(call: ServiceCall) -> str | None:
 
 def target_fields(call: ServiceCall) -> dict[str, Any]:
     """The routing fields of a send, checked for contradictions; a conversation entity
-    becomes its conversation id and `to` (checked by the client as any other target)."""
+    becomes its conversation id, whom it reaches the client's to say (`to` left out)."""
     data = call.data
     source = data.get(ATTR_SOURCE_MESSAGE_ID)
     explicit = _given(call, (ATTR_ENTITY_ID, ATTR_CONVERSATION_ID, ATTR_TO, ATTR_TO_DEVICE_ID))
@@ -170,7 +170,7 @@ def target_fields(call: ServiceCall) -> dict[str, Any]:
     return {
         "source_message_id": source,
         "conversation_id": named.conversation_id if named else data.get(ATTR_CONVERSATION_ID),
-        "to": named.recipient if named else data.get(ATTR_TO),
+        "to": None if named else data.get(ATTR_TO),
         "to_device_id": data.get(ATTR_TO_DEVICE_ID),
     }
 

@@ -20,7 +20,6 @@ from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import entity_registry as er
 
 from ..const import (
-    CONF_OWNER_ID,
     DOMAIN,
     SUBENTRY_CONVERSATION,
 )
@@ -33,12 +32,10 @@ OWNER_NOTIFY_KEY: Final = "owner"
 
 @dataclass(frozen=True, slots=True)
 class ConversationTarget:
-    """Where an entity's conversation is: its agent's entry, its id and its `to`."""
+    """Where an entity's conversation is: its agent's entry and its id."""
 
     entry_id: str
     conversation_id: str
-    # None: the client's default recipient (the owner), for a subentry that names none.
-    recipient: str | None
 
 
 def named_conversation(hass: HomeAssistant, call: ServiceCall) -> ConversationTarget | None:
@@ -75,12 +72,10 @@ def _conversation_of(hass: HomeAssistant, entity_id: str) -> ConversationTarget 
         if subentry is None or subentry.subentry_type != SUBENTRY_CONVERSATION:
             return None
         named = NamedConversation.of(entry, subentry)  # the one reading of a subentry's data
-        return ConversationTarget(entry.entry_id, named.conversation_id, named.recipient)
+        return ConversationTarget(entry.entry_id, named.conversation_id)
     owner = entity_unique_id(entry.entry_id, OWNER_NOTIFY_KEY)
     if entity.domain == Platform.NOTIFY and entity.unique_id == owner:
-        return ConversationTarget(
-            entry.entry_id, owner_conversation_id(entry), str(entry.data[CONF_OWNER_ID])
-        )
+        return ConversationTarget(entry.entry_id, owner_conversation_id(entry))
     return None
 
 

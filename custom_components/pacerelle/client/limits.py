@@ -129,6 +129,10 @@ MAX_UNCERTAIN_SENDS: Final = 100
 """Sends that may or may not have reached the relay (the link dropped right after), kept
 for the status and its sensor; the oldest are forgotten first."""
 
+MAX_NAMED_CONVERSATIONS: Final = 1000
+"""Conversations whose recipient the store keeps while the host names them (a subentry
+each: conversations/seen.py); past it, the rest resolve as unnamed ones do."""
+
 MAX_TRUST_RECORDS: Final = 1000
 """Trust decisions kept (values/trust_book.py): undecided records go first, trusted and blocked
 ones only when nothing else is left, so invented devices cannot erase a decision."""

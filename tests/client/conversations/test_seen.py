@@ -3,10 +3,16 @@ the person, a group to `group:<id>` with its members of now, the agent never amo
 the most recently active first and groups known only by a key last."""
 
 import asyncio
+from dataclasses import replace
 
 import pytest
 
-from custom_components.pacerelle.client.conversations.seen import seen_conversations
+from custom_components.pacerelle.client.conversations.seen import (
+    conversation_recipient,
+    known_conversation,
+    named_recipients,
+    seen_conversations,
+)
 from custom_components.pacerelle.client.signal.state import AgentSignalState
 from custom_components.pacerelle.client.values.agent_data import AgentData
 from custom_components.pacerelle.client.values.groups import GroupKey
@@ -46,3 +52,51 @@ def test_conversations_are_listed_as_a_host_addresses_them(signal: AgentSignalSt
     assert club.last_active_at is None
     assert club.is_group
     assert "agt" not in {member for c in seen for member in c.member_ids}
+
+
+class Whose:
+    agent_id = "agt"
+    owner_id = "own"
+    conversation_id = "mine"
+
+
+def test_a_named_conversation_reaches_its_kept_recipient_after_its_history_rolled_off(
+    signal: AgentSignalState,
+) -> None:
+    """Nothing of `family` in the history any more: the kept record alone says it is a
+    group; the agent's own conversation is its owner's, seen or not; an unknown one is sent
+    as a send without `to` always went, to the owner."""
+    data = AgentData(signal)
+    named = replace(data.conversations, named={"family": "group:family", "ana": "usr_ana"})
+    data = replace(data, conversations=named)
+    assert conversation_recipient(data, Whose(), "family") == "group:family"
+    assert conversation_recipient(data, Whose(), "ana") == "usr_ana"
+    assert conversation_recipient(data, Whose(), "mine") == "own"
+    assert conversation_recipient(data, Whose(), "unknown") == "own"
+    family = known_conversation(data, Whose(), "family")
+    assert family is not None
+    assert (family.is_group, family.member_ids, family.recipient) == (True, (), "group:family")
+    mine = known_conversation(data, Whose(), "mine")
+    assert mine is not None
+    assert (mine.is_group, mine.member_ids, mine.recipient) == (False, ("own",), "own")
+    assert known_conversation(data, Whose(), "unknown") is None
+
+
+def test_named_recipients_keep_what_is_kept_check_what_the_host_knew_and_see_the_rest(
+    signal: AgentSignalState,
+) -> None:
+    history = History().with_request(request("m1", "club", "bo", 10.0, "group:club"))
+    data = AgentData(signal, history=history)
+    data = replace(data, conversations=replace(data.conversations, named={"kept": "usr_x"}))
+    known = {
+        "kept": "usr_other",  # what the store keeps already wins
+        "forged": "group:elsewhere",  # another conversation's group: never kept
+        "direct": "usr_ana",  # a person: kept
+        "bad": "\x00",  # no relay id
+    }
+    named = ["kept", "forged", "direct", "bad", "club", "mine", "nobody"]
+    assert named_recipients(data, Whose(), named, known) == {
+        "club": "group:club",  # seen now
+        "direct": "usr_ana",
+        "kept": "usr_x",
+    }  # the agent's own is always known; an unseen one with nothing known is left out

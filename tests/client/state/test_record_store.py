@@ -115,10 +115,15 @@ def test_a_commit_writes_only_what_changed_and_loads_back(tmp_path: Path, data: 
     )
     assert len(record.previous) == SHAPE.archived
     assert store.commit(EXTRA, used) == 1
+    # A conversation named by the host: one row, kept as it is.
+    named = replace(used.conversations, named={"cnv_0": "group:cnv_0"})
+    used = replace(used, conversations=named)
+    assert store.commit(EXTRA, used) == 1
     store.close()
 
     again, loaded = _loaded(tmp_path)
     assert loaded.sections() == used.sections()
+    assert loaded.conversations.named == {"cnv_0": "group:cnv_0"}
     assert _orders(loaded) == _orders(used)  # what is evicted first stays first
     assert again.commit(EXTRA, loaded) == 0  # a start writes nothing it did not change
     again.close()
@@ -310,7 +315,7 @@ def test_every_field_of_the_data_has_its_records() -> None:
         Inbox: {"received", "accepted", "pending", "rejected", "group_seals", "legacy_seals"},
         History: {"requests", "replies"},
         HandledRequest: {"request", "processed_at", "note"},
-        Conversations: {"history_keys", "group_keys", "last_devices", "group_epochs"},
+        Conversations: {"history_keys", "group_keys", "last_devices", "group_epochs", "named"},
         SessionRecord: {"trusted_identity", "current", "previous"},
     }
     for kind, names in covered.items():

@@ -24,6 +24,7 @@ from custom_components.pacerelle.issues.markdown import markdown_text
 from custom_components.pacerelle.limits import MAX_GROUP_NOTICES
 from tests.helpers.agent import Agent, add_group, start_agent
 from tests.helpers.conversations import (
+    kept_recipient,
     name_conversation,
     name_flow,
     notify_of,
@@ -101,7 +102,8 @@ async def test_a_new_group_raises_one_notice_whose_fix_flow_names_it(
     # Named through "Add conversation"'s own flow: the subentry and its notify entity.
     subentry = subentry_of(agent, family)
     assert subentry is not None
-    assert (subentry.title, subentry.data["recipient"]) == ("Family", f"group:{family}")
+    assert (subentry.title, dict(subentry.data)) == ("Family", {"conversation_id": family})
+    assert await kept_recipient(agent, family) == f"group:{family}"
     await wait_until(lambda: notify_of(hass, agent, family) == "notify.family")
     assert notices(hass, agent) == {}
     # No half-done subentry flow is left behind.
@@ -271,5 +273,6 @@ async def test_relay_made_group_ids_are_text_and_named_exactly_as_received(
         assert done["type"] is FlowResultType.CREATE_ENTRY, done
         subentry = subentry_of(agent, group_id)
         assert subentry is not None
-        assert (subentry.title, subentry.data["recipient"]) == (name, f"group:{group_id}")
+        assert (subentry.title, dict(subentry.data)) == (name, {"conversation_id": group_id})
+        assert await kept_recipient(agent, group_id) == f"group:{group_id}"
     assert list(notices(hass, agent)) == [ghost]  # its refusal named nothing

@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -24,6 +24,7 @@ from ..attachments import (
     secret_descriptor,
 )
 from ..conversations.membership import GroupMemberships, relay_answers
+from ..conversations.seen import named_recipients
 from ..errors import SendError, SendRefusal
 from ..inbox import handling
 from ..inbox.pipeline import InboxPipeline
@@ -247,6 +248,20 @@ class Agent(AgentReads):
             source_message_id=source_message_id,
             expire_after=expire_after,
         )
+
+    async def name_conversations(
+        self, conversation_ids: Collection[str], known: Mapping[str, str] | None = None
+    ) -> None:
+        """The conversations the host names from now on: the store keeps each one's
+        recipient while it is named (`known`: one the host kept from before, checked) and
+        forgets those no longer named (conversations/seen.py `named_recipients`); nothing
+        is written when nothing changed."""
+        async with self._core.lock:
+            data = self._core.data
+            named = named_recipients(data, self._core.config, conversation_ids, known or {})
+            if named != dict(data.conversations.named):
+                conversations = replace(data.conversations, named=named)
+                await self._core.commit(replace(data, conversations=conversations))
 
     async def clear_queue(self) -> int:
         """Drop every send still queued (reported `cleared`); how many were dropped."""

@@ -13,7 +13,12 @@ from typing import Any
 
 from ..agent_core import AgentCore, ConnectionState
 from ..conversations.membership import GroupMemberships, Member, members_with_trust
-from ..conversations.seen import SeenConversation, seen_conversation, seen_conversations
+from ..conversations.seen import (
+    SeenConversation,
+    known_conversation,
+    seen_conversation,
+    seen_conversations,
+)
 from ..limits import MAX_HISTORY_ENTRIES
 from ..outbox.sender import Recipient, Sender
 from ..signal.identity import verification_code
@@ -217,12 +222,14 @@ class AgentReads:
         return seen_conversations(self._core.data, self._core.config.agent_id)
 
     def conversation(self, conversation_id: str) -> SeenConversation | None:
-        return seen_conversation(self._core.data, self._core.config.agent_id, conversation_id)
+        """The conversation as seen, named or the agent's own (conversations/seen.py
+        `known_conversation`); None when the agent knows nothing of it."""
+        return known_conversation(self._core.data, self._core.config, conversation_id)
 
     def members(self, conversation_id: str) -> tuple[Member, ...]:
-        """A conversation's members (as `conversations` lists them), each with the trust
-        state of each of their devices (the trust door's book)."""
-        seen = self.conversation(conversation_id)
+        """A conversation's members (as `conversations` lists them: those seen), each with
+        the trust state of each of their devices (the trust door's book)."""
+        seen = seen_conversation(self._core.data, self._core.config.agent_id, conversation_id)
         return members_with_trust(self._core.trust.book, seen.member_ids if seen else ())
 
     def has_left(self, conversation_id: str) -> bool:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..agent_core import AgentCore, ConnectionState
+from ..conversations.seen import conversation_recipient
 from ..crypto_jobs import Sealed, UntrustedGroupKeysError, seal
 from ..device_ids import is_device_id
 from ..errors import (
@@ -95,8 +96,10 @@ class Sender:
         self, source_message_id: str | None, conversation_id: str | None, to: str | None
     ) -> Recipient:
         """Who a send goes to, the one rule: the sender of the request it answers (its
-        group, for a group request), else `to` (the owner by default) in `conversation_id`
-        (the agent's own by default). SendError: the request answered is unknown."""
+        group, for a group request), else `to` in `conversation_id` (the agent's own by
+        default); without `to`, whoever reaches all of that conversation (its group, the
+        person, the owner in the agent's own: conversations/seen.py
+        `conversation_recipient`). SendError: the request answered is unknown."""
         if source_message_id is not None:
             request = self.find_request(source_message_id)
             if request is None:
@@ -105,7 +108,9 @@ class Sender:
             return Recipient(request.conversation_id, to, request)
         core = self._core
         conversation = conversation_id or core.config.conversation_id
-        return Recipient(conversation, to or core.config.owner_id, None)
+        if to is None:
+            to = conversation_recipient(core.data, core.config, conversation)
+        return Recipient(conversation, to, None)
 
     def resolve(
         self,

@@ -147,6 +147,7 @@ def document_of(loaded: Loaded) -> dict[str, Any]:
                 "group_keys": values("group_keys"),
                 "last_devices": mapping("last_devices"),
                 "group_epochs": mapping("group_epochs"),
+                "named": mapping("named"),
             },
             "uncertain_sends": single("uncertain", []),
             "published_prekeys": single("published", []),

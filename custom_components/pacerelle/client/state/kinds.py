@@ -150,6 +150,7 @@ KINDS: tuple[Kind, ...] = (
         lambda g: g.to_json(),
     ),
     Kind("last_devices", lambda d, e: d.conversations.last_devices, mapping_items, lambda v: v),
+    Kind("named", lambda d, e: d.conversations.named, mapping_items, lambda v: v, False),
     Kind(
         "uncertain",
         lambda d, e: d.uncertain,

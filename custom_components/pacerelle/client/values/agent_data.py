@@ -80,6 +80,9 @@ class Conversations:
     # Conversation -> the group's current epoch (group_epochs.py); absent for a group
     # whose keys came before it was kept: derived from its keys until the next ones come.
     group_epochs: Mapping[str, GroupEpoch] = field(default_factory=dict)
+    # Conversation -> the `to` that reaches all of it, for each conversation the host named
+    # (a Home Assistant subentry): kept as long as it is named, whatever else rolls off.
+    named: Mapping[str, str] = field(default_factory=dict)
 
     def keys_of(self, conversation_id: str) -> tuple[GroupKey, ...]:
         """The held keys of the group, the least recently used first."""
@@ -182,6 +185,7 @@ class Conversations:
             "group_keys": [key.to_json() for key in self.group_keys.values()],
             "last_devices": dict(self.last_devices),
             "group_epochs": {cid: epoch.to_json() for cid, epoch in self.group_epochs.items()},
+            "named": dict(self.named),
         }
 
     @classmethod
@@ -196,6 +200,8 @@ class Conversations:
                 str(cid): GroupEpoch.from_json(epoch)
                 for cid, epoch in (data.get("group_epochs") or {}).items()
             },
+            # Absent in stores written before conversations were named in the store.
+            {str(cid): str(to) for cid, to in (data.get("named") or {}).items()},
         )
 
 
