@@ -33,7 +33,6 @@ from .signal.native import native_crypto_unavailable
 from .state.agent_store import AgentStore, AgentStores, StoreLocation
 from .state.errors import StoreError, StoreProblem
 from .trust.door import TrustDoor, TrustListener
-from .trust.kept import TrustLoss
 from .values.checkpoints import CheckpointStatus
 from .values.decrypt_failures import DecryptFailures, DecryptionOutcome, DeviceKey
 from .values.history import Reply
@@ -106,7 +105,6 @@ __all__ = [
     "TrustBook",
     "TrustDoor",
     "TrustListener",
-    "TrustLoss",
     "TrustState",
     "WidgetError",
     "WidgetResponse",
