@@ -20,14 +20,7 @@ from .errors import (
 )
 from .limits import BOUNDS
 from .outbox.sender import Recipient
-from .relay.agent_connect import (
-    AuthorizationRequest,
-    Installation,
-    begin,
-    exchange_code,
-    normalize_server_url,
-    register_client,
-)
+from .relay.agent_connect import AgentConnect, Installation
 from .relay.frames import is_relay_id
 from .signal.native import native_crypto_unavailable
 from .state.agent_store import AgentStore, AgentStores, StoreLocation
@@ -71,13 +64,13 @@ __all__ = [
     "Addressee",
     "Agent",
     "AgentConfig",
+    "AgentConnect",
     "AgentHooks",
     "AgentHost",
     "AgentStatus",
     "AgentStore",
     "AgentStores",
     "AgentSummary",
-    "AuthorizationRequest",
     "CheckpointStatus",
     "ConnectionState",
     "DecryptFailures",
@@ -109,18 +102,14 @@ __all__ = [
     "WidgetError",
     "WidgetResponse",
     "answer_problem",
-    "begin",
     "build_update",
     "build_widget",
     "check_patch",
     "check_widget",
-    "exchange_code",
     "install_agent",
     "is_relay_id",
     "native_crypto_unavailable",
-    "normalize_server_url",
     "open_agent",
     "public_attachment",
-    "register_client",
     "same_code",
 ]
