@@ -30,6 +30,7 @@ from .values.checkpoints import CheckpointStatus
 from .values.decrypt_failures import DecryptFailures, DecryptionOutcome, DeviceKey
 from .values.history import Reply
 from .values.payloads import public_attachment
+from .values.question import Question
 from .values.requests import Request
 from .values.send_queue import QueueFullError
 from .values.trust_book import (
@@ -39,12 +40,7 @@ from .values.trust_book import (
     TrustState,
     same_code,
 )
-from .values.widget_answers import (
-    Addressee,
-    MemberAnswers,
-    WidgetResponse,
-    answer_problem,
-)
+from .values.widget_answers import WidgetResponse
 from .values.widgets import (
     ASKABLE_KINDS,
     DATETIME_MODES,
@@ -61,7 +57,6 @@ __all__ = [
     "BOUNDS",
     "DATETIME_MODES",
     "RESPONSE_MODES",
-    "Addressee",
     "Agent",
     "AgentConfig",
     "AgentConnect",
@@ -80,11 +75,11 @@ __all__ = [
     "ErrorKind",
     "Installation",
     "KeyChangedError",
-    "MemberAnswers",
     "Opening",
     "OutgoingFile",
     "PacerelleApiError",
     "PacerelleError",
+    "Question",
     "QueueFullError",
     "Recipient",
     "Reply",
@@ -101,7 +96,6 @@ __all__ = [
     "TrustState",
     "WidgetError",
     "WidgetResponse",
-    "answer_problem",
     "build_update",
     "build_widget",
     "check_patch",
