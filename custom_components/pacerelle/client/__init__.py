@@ -32,7 +32,6 @@ from .values.history import Reply
 from .values.payloads import public_attachment
 from .values.question import Question
 from .values.requests import Request
-from .values.send_queue import QueueFullError
 from .values.trust_book import (
     DeviceTrust,
     KeyChangedError,
@@ -80,7 +79,6 @@ __all__ = [
     "PacerelleApiError",
     "PacerelleError",
     "Question",
-    "QueueFullError",
     "Recipient",
     "Reply",
     "Request",
