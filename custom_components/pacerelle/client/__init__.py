@@ -37,7 +37,6 @@ from .values.trust_book import (
     KeyChangedError,
     TrustBook,
     TrustState,
-    same_code,
 )
 from .values.widget_answers import WidgetResponse
 from .values.widgets import (
@@ -103,5 +102,4 @@ __all__ = [
     "native_crypto_unavailable",
     "open_agent",
     "public_attachment",
-    "same_code",
 ]
