@@ -29,7 +29,6 @@ from .trust.door import TrustDoor, TrustListener
 from .values.checkpoints import CheckpointStatus
 from .values.decrypt_failures import DecryptFailures, DecryptionOutcome, DeviceKey
 from .values.history import Reply
-from .values.payloads import public_attachment
 from .values.question import Question
 from .values.requests import Request
 from .values.trust_book import (
@@ -101,5 +100,4 @@ __all__ = [
     "is_relay_id",
     "native_crypto_unavailable",
     "open_agent",
-    "public_attachment",
 ]
