@@ -43,9 +43,7 @@ from .values.widgets import (
     DATETIME_MODES,
     RESPONSE_MODES,
     WidgetError,
-    build_update,
     build_widget,
-    check_patch,
     check_widget,
 )
 
@@ -92,9 +90,7 @@ __all__ = [
     "TrustState",
     "WidgetError",
     "WidgetResponse",
-    "build_update",
     "build_widget",
-    "check_patch",
     "check_widget",
     "install_agent",
     "is_relay_id",
