@@ -19,7 +19,6 @@ from .errors import (
     SendRefusal,
 )
 from .limits import BOUNDS
-from .outbox.sender import Recipient
 from .relay.agent_connect import AgentConnect, Installation
 from .relay.frames import is_relay_id
 from .signal.native import native_crypto_unavailable
@@ -75,7 +74,6 @@ __all__ = [
     "PacerelleApiError",
     "PacerelleError",
     "Question",
-    "Recipient",
     "Reply",
     "Request",
     "SeenConversation",
