@@ -14,7 +14,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers.storage import Store
 from homeassistant.util.hass_dict import HassKey
 
-from .client import register_client
+from .client import AgentConnect
 from .const import DOMAIN
 
 STORAGE_KEY = f"{DOMAIN}.oauth_clients"
@@ -52,7 +52,7 @@ class ClientRegistry:
             known = clients.get((server_url, redirect_uri))
             if known is not None:
                 return known, True
-            client_id = await register_client(
+            client_id = await AgentConnect.register(
                 session, server_url, client_name=CLIENT_NAME, redirect_uri=redirect_uri
             )
             clients[(server_url, redirect_uri)] = client_id

@@ -38,13 +38,11 @@ from homeassistant.helpers.selector import (
 
 from .client import (
     BOUNDS,
-    AuthorizationRequest,
+    AgentConnect,
     ErrorKind,
     Installation,
     PacerelleApiError,
     PacerelleError,
-    begin,
-    exchange_code,
     install_agent,
 )
 from .client_registry import client_registry
@@ -105,9 +103,8 @@ REAUTH_SCHEMA = probatio.Schema({probatio.Required(CONF_CONNECTION_KEY): CONNECT
 class _Authorization:
     """What the flow keeps between sending the browser away and its return."""
 
-    client_id: str
     state: CallbackState
-    request: AuthorizationRequest
+    request: AgentConnect  # its client id, callback URL and PKCE verifier
     deadline: float  # time.monotonic() after which Pacerelle refuses the code
 
 
@@ -226,7 +223,7 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
             errors["base"] = connect_begin_error(err)
             return None
         deadline = time.monotonic() + request.expires_in
-        self._authorization = _Authorization(client_id, state, request, deadline)
+        self._authorization = _Authorization(state, request, deadline)
         return self.async_external_step(step_id="authorize", url=request.authorization_url)
 
     async def _async_request(
@@ -235,8 +232,8 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
         connection_key: str,
         client_id: str,
         state: CallbackState,
-    ) -> AuthorizationRequest:
-        return await begin(
+    ) -> AgentConnect:
+        return await AgentConnect.begin(
             session,
             self._server_url,
             connection_key=connection_key,
@@ -284,14 +281,7 @@ class PacerelleConfigFlow(ConfigFlow, domain=DOMAIN):
         if time.monotonic() >= authorization.deadline:
             raise AbortFlow("authorization_expired")
         try:
-            return await exchange_code(
-                async_get_clientsession(self.hass),
-                self._server_url,
-                client_id=authorization.client_id,
-                redirect_uri=authorization.state.redirect_uri,
-                code=code,
-                code_verifier=authorization.request.pkce.verifier,
-            )
+            return await authorization.request.exchange(async_get_clientsession(self.hass), code)
         except PacerelleError as err:
             _LOGGER.warning("Pacerelle did not complete the installation: %s", err)
             raise AbortFlow(connect_exchange_error(err)) from err

@@ -26,7 +26,6 @@ from .client import (
     KeyChangedError,
     PacerelleApiError,
     PacerelleError,
-    QueueFullError,
     SendError,
     SendRefusal,
     StoreError,
@@ -80,6 +79,8 @@ ERRORS: Final[dict[ErrorKind, Translation]] = {
     # The installation token itself was refused: signing in again is the only way back.
     ErrorKind.REVOKED: Translation("revoked", "llm_revoked"),
     ErrorKind.STORE: _STORE,
+    # The send queue's own error: the sender refuses the send with its limit as the detail
+    # (SendRefusal.QUEUE_FULL) before a host could meet it.
     ErrorKind.QUEUE_FULL: Translation("queue_full", "llm_queue_full", True),
     ErrorKind.INVALID_WIDGET: Translation("invalid_widget", "llm_invalid_widget", True),
     ErrorKind.KEY_CHANGED: Translation(
@@ -99,8 +100,6 @@ def _own(err: PacerelleError) -> dict[str, str]:
     """The placeholders an error brings of its own (detail: what it names, for both)."""
     if isinstance(err, SendError):
         return {"detail": err.detail}
-    if isinstance(err, QueueFullError):
-        return {"detail": err.limit}
     if isinstance(err, WidgetError):
         return {"detail": str(err), "path": err.path, "problem": err.problem}
     if isinstance(err, KeyChangedError):

@@ -16,11 +16,7 @@ from typing import Any, Final
 from homeassistant.core import Context, Event, HomeAssistant, callback
 from homeassistant.helpers.dispatcher import async_dispatcher_send
 
-from .client import (
-    DeviceTrust,
-    Request,
-    public_attachment,
-)
+from .client import DeviceTrust, Request
 from .files.attachments import Download, DownloadTimeoutError, async_save_incoming
 from .limits import DOWNLOAD_DEADLINE, MAX_CONCURRENT_DOWNLOADS
 from .signals import (
@@ -73,7 +69,7 @@ def event_data(
     """
     attachments = []
     for item in request.attachments:
-        public = public_attachment(item)
+        public = dict(item)  # the client hands the host only its public fields
         if saved is not None:
             public["path"] = saved.get(str(item.get("id")))
         attachments.append(public)

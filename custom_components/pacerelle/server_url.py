@@ -11,13 +11,22 @@ on another machine is reached over https or through an SSH tunnel to a loopback 
 import ipaddress
 from urllib.parse import urlsplit
 
-from .client import normalize_server_url
-
 LOOPBACK_NAMES = frozenset({"localhost"})
 
 
 class InsecureServerUrlError(ValueError):
     """A plain http URL that would send tokens over a network in cleartext."""
+
+
+def normalize_server_url(url: str) -> str:
+    """The base URL without trailing slash; ValueError unless absolute http(s) without query."""
+    stripped = url.strip().rstrip("/")
+    parts = urlsplit(stripped)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{url!r} is not an absolute http(s) URL")
+    if parts.query or parts.fragment:
+        raise ValueError(f"{url!r} must not carry a query or fragment")
+    return stripped
 
 
 def checked_server_url(url: str) -> str:

@@ -169,5 +169,5 @@ def test_every_client_error_is_in_one_tree_with_a_kind_on_the_face() -> None:
 
 def test_the_face_is_narrow() -> None:
     """What Home Assistant shows and calls, nothing of how the client keeps it."""
-    assert len(client.__all__) <= 60, len(client.__all__)
+    assert len(client.__all__) <= 47, len(client.__all__)
     assert sorted(client.__all__) == sorted(set(client.__all__))

@@ -21,6 +21,7 @@ from custom_components.pacerelle.client import DeviceTrust, PacerelleError, Trus
 from custom_components.pacerelle.client.errors import PacerelleAuthError
 from custom_components.pacerelle.client.relay.tokens import InstallationRevokedError
 from custom_components.pacerelle.client.state.errors import DocumentTooLargeError
+from custom_components.pacerelle.client.values.send_queue import QueueFullError
 from custom_components.pacerelle.const import DOMAIN
 from custom_components.pacerelle.errors import (
     ERRORS,
@@ -51,7 +52,7 @@ def _tree() -> set[type[PacerelleError]]:
 SAMPLES: dict[type[PacerelleError], Callable[[], PacerelleError]] = {
     client.StoreError: lambda: client.StoreError(client.StoreProblem.CORRUPT, "a bad row"),
     DocumentTooLargeError: lambda: DocumentTooLargeError(10, 5),
-    client.QueueFullError: lambda: client.QueueFullError("100 messages"),
+    QueueFullError: lambda: QueueFullError("100 messages"),
     client.WidgetError: lambda: client.WidgetError("spec.title", "must be text"),
     client.KeyChangedError: lambda: client.KeyChangedError(
         DeviceTrust("usr_1", "2", b"\x05" * 33, TrustState.TRUSTED)
@@ -83,7 +84,7 @@ def _placeholders(key: str) -> dict[str, set[str]]:
 
 def test_every_refusal_and_every_error_class_has_a_row() -> None:
     tree = _tree()
-    assert {client.StoreError, client.QueueFullError, client.WidgetError} <= tree
+    assert {client.StoreError, QueueFullError, client.WidgetError} <= tree
     assert client.KeyChangedError in tree
     assert set(REFUSALS) == set(client.SendRefusal)
     # SendError takes its refusal's row; every other kind has its own.

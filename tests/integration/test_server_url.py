@@ -15,7 +15,11 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 from homeassistant.core import HomeAssistant
 
-from custom_components.pacerelle.server_url import InsecureServerUrlError, checked_server_url
+from custom_components.pacerelle.server_url import (
+    InsecureServerUrlError,
+    checked_server_url,
+    normalize_server_url,
+)
 from tests.helpers.config_flow_driver import FlowDriver, user_input
 
 pytest_plugins = ["tests.helpers.config_flow_fixtures"]
@@ -111,3 +115,11 @@ def test_cleartext_off_loopback_is_refused(url: str) -> None:
 )
 def test_https_anywhere_and_http_on_loopback_are_accepted(url: str) -> None:
     assert checked_server_url(url) == url.rstrip("/")
+
+
+def test_server_url_is_normalized() -> None:
+    assert normalize_server_url(" https://api.pacerelle.com/ ") == "https://api.pacerelle.com"
+    assert normalize_server_url("http://127.0.0.1:8080") == "http://127.0.0.1:8080"
+    for bad in ("api.pacerelle.com", "ftp://x", "https://x/?a=1", "https://x/#f", "https://"):
+        with pytest.raises(ValueError, match=r"URL|query"):
+            normalize_server_url(bad)

@@ -2,7 +2,7 @@
 
 Returns `status` `answered` (with `value`), `cancelled` or `timeout`; the widget expires when
 the wait ends. An answer counts only if it fits the question and comes from the person asked
-(or, with a `response_mode`, a current member), in this conversation (`Addressee`), from a
+(or, with a `response_mode`, a current member), in this conversation (`Question`), from a
 trusted device (trust.py): a group member or a forging relay cannot answer for someone else.
 Others are logged and ignored; every answer that counted is marked processed. Asked offline,
 the question is queued (client/values/send_queue.py) with the ask's `timeout` as its expiry.
@@ -31,7 +31,6 @@ from ..client import (
     ASKABLE_KINDS,
     DATETIME_MODES,
     RESPONSE_MODES,
-    Addressee,
     PacerelleError,
     SendError,
     WidgetError,
@@ -43,7 +42,7 @@ from ..events import widget_response_data
 from ..limits import MAX_ASK_TIMEOUT
 from ..runtime import PacerelleConfigEntry
 from ..signals import WidgetAnswer
-from .ask_answers import INDIVIDUAL, AnswerWait
+from .ask_answers import AnswerWait
 from .common import (
     AGENT_FIELDS,
     TARGET_FIELDS,
@@ -185,12 +184,10 @@ async def async_ask(call: ServiceCall) -> ServiceResponse:
         asked = agent.find_request(source) if source is not None else None
         conversation.append(reply.conversation_id)
         wait.addressed(
-            Addressee.of(
-                reply.conversation_id,
-                reply.to,
-                asked.sender_id if asked is not None else None,
-                str(entry.data[CONF_OWNER_ID]),
-            )
+            reply.conversation_id,
+            reply.to,
+            asked.sender_id if asked is not None else None,
+            str(entry.data[CONF_OWNER_ID]),
         )
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout):
@@ -204,7 +201,7 @@ async def async_ask(call: ServiceCall) -> ServiceResponse:
         with client_errors(hass, entry), contextlib.suppress(SendError):
             await agent.mark_processed(data["message_id"], f"Answer to pacerelle.ask {widget_id}")
     question = {"widget_id": widget_id, "message_id": reply.message_id}
-    if mode == INDIVIDUAL:
+    if wait.question.each_member:
         return {**question, **_first_of(answers), "answers": [_answer(d) for d in answers]}
     if not answers:
         return {**question, **_no_answer(STATUS_TIMEOUT)}

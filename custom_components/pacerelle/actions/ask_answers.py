@@ -1,12 +1,8 @@
-"""The answers `pacerelle.ask` waits for: which count, and when the wait is over.
+"""The answers `pacerelle.ask` waits for, until the question is settled.
 
-An answer counts when it comes from the question's addressee (client/values/widget_answers.py
-`Addressee`), from a trusted device (trust.py), and fits the question. Without a response
-mode, and in `collective` mode, the first answer that counts settles the question; in
-`individual` mode each member's first answer is kept and the wait is over once every
-member known now has answered (members are recomputed at each answer: a member who
-leaves meanwhile is no longer waited for, and their answer no longer counts). Asked in a
-group without a mode, the person asked must still be a member when they answer.
+Which answers count and when the wait is over is the client's rule (`Question`,
+client/values/question.py); here an answer also needs a trusted device (trust.py), and
+answers that come before the question went out wait until it has.
 
 An answer refused only because its device is not trusted yet is held: its sender is told
 why (`untrusted`, once per answer), and it is judged again when a trust decision is made
@@ -16,18 +12,15 @@ why (`untrusted`, once per answer), and it is judged again when a trust decision
 import asyncio
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import Any
 
 from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
 from homeassistant.helpers.dispatcher import async_dispatcher_connect
 
-from ..client import Addressee, MemberAnswers, TrustState, answer_problem
+from ..client import Question
 from ..signals import WidgetAnswer, widget_answer_signal
 
 _LOGGER = logging.getLogger(__name__)
-
-INDIVIDUAL: Final = "individual"
-COLLECTIVE: Final = "collective"
 
 
 class AnswerWait:
@@ -47,29 +40,27 @@ class AnswerWait:
         untrusted: Callable[[WidgetAnswer], None] | None = None,
     ) -> None:
         self._widget_id = widget_id
-        self._kind = kind
-        self._spec = spec
-        self._mode = response_mode
-        self._members = members
         # Who may answer is known once the question is sent; answers before that wait.
-        self._addressee: Addressee | None = None
+        self.question = Question[WidgetAnswer](
+            kind, spec, response_mode=response_mode, members=members
+        )
         self._early: list[WidgetAnswer] = []
         self._trusted_now = trusted_now
         self._untrusted = untrusted
         self._held: list[WidgetAnswer] = []
         self._hass = hass
         self.settled: asyncio.Future[None] = hass.loop.create_future()
-        self.collected = MemberAnswers[WidgetAnswer]()
 
     @property
     def answers(self) -> list[WidgetAnswer]:
         """The answers that count, in arrival order (one per member)."""
-        return list(self.collected.answers.values())
+        return self.question.answers
 
     @callback
-    def addressed(self, addressee: Addressee) -> None:
-        """The question went out: judge the answers that came before we knew where."""
-        self._addressee = addressee
+    def addressed(self, conversation_id: str, to: str, asked_by: str | None, owner_id: str) -> None:
+        """The question went out (`Question.address`): judge the answers that came before
+        we knew where."""
+        self.question.address(conversation_id, to, asked_by, owner_id)
         early, self._early = self._early, []
         for answer in early:
             self._consider(answer)
@@ -90,7 +81,7 @@ class AnswerWait:
     @callback
     def answered(self, answer: WidgetAnswer) -> None:
         """An answer to this question."""
-        if self._addressee is None:
+        if not self.question.addressed:
             self._early.append(answer)
         else:
             self._consider(answer)
@@ -112,7 +103,7 @@ class AnswerWait:
         if self.settled.done():
             return
         request = answer.request
-        refusal = self._refusal(answer)
+        refusal = self.question.refusal(request, answer.response)
         if refusal is not None:
             _LOGGER.warning("Ignored an answer to widget %s: %s", self._widget_id, refusal)
             return
@@ -129,29 +120,12 @@ class AnswerWait:
             if self._untrusted is not None:
                 self._untrusted(answer)
             return
-        if not self.collected.add(request.sender_id, answer):
+        if not self.question.add(request.sender_id, answer):
             _LOGGER.info(
                 "Ignored a later answer to widget %s from %s: their first one counts",
                 self._widget_id,
                 request.sender_id,
             )
             return
-        if self._mode != INDIVIDUAL or self.collected.complete(self._members()):
+        if self.question.settled:
             self.settled.set_result(None)
-
-    def _refusal(self, answer: WidgetAnswer) -> str | None:
-        """Why the answer never counts (its trust aside: see `_consider`), or None."""
-        addressee = self._addressee
-        assert addressee is not None
-        request = answer.request
-        if self._mode is not None:
-            addressee = Addressee.group(addressee.conversation_id, self._members())
-        elif addressee.in_group:
-            addressee = addressee.among(self._members())
-        refusal = addressee.refusal(request.conversation_id, request.sender_id)
-        if refusal is None and request.judged.state is TrustState.BLOCKED:
-            refusal = f"device {request.sender_device_id} is blocked"
-        if refusal is None and not answer.response.cancelled:
-            # Never hand a script something it could mistake for consent: wait on.
-            refusal = answer_problem(self._kind, self._spec, answer.value)
-        return refusal

@@ -8,10 +8,7 @@ from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse
 from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import config_validation as cv
 
-from ..client import (
-    BOUNDS,
-    public_attachment,
-)
+from ..client import BOUNDS
 from ..const import CONF_AGENT_ID, DOMAIN
 from ..device import agent_name
 from ..events import event_data
@@ -155,8 +152,7 @@ async def async_download_attachment(call: ServiceCall) -> ServiceResponse:
         # Numbered as in the message, so a fallback name is the same as in the media folder.
         target = target_of(folder, item, index, None)
         path = await async_save(hass, target, await _download(hass, entry, message_id, index))
-        public = public_attachment(item)
-        files.append({**public, "path": path})
+        files.append({**item, "path": path})  # the client hands over only public fields
     return {"message_id": message_id, "files": files}
 
 

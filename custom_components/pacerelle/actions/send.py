@@ -19,8 +19,6 @@ from ..client import (
     OutgoingFile,
     Reply,
     WidgetError,
-    build_update,
-    check_patch,
     check_widget,
 )
 from ..const import DOMAIN
@@ -202,10 +200,9 @@ async def async_update_widget(call: ServiceCall) -> ServiceResponse:
         )
     patch = {name: call.data[name] for name in (ATTR_SPEC, ATTR_EXPIRES_AT) if name in call.data}
     try:
-        checked = check_patch(sent.kind, sent.spec if sent.kind is not None else None, patch)
+        update = sent.update(patch)
     except WidgetError as err:
         raise action_error(err) from err
-    update = build_update(widget_id, checked)
     with client_errors(call.hass, entry):
         reply = await agent.send_widget(
             update,

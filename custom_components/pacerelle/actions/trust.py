@@ -17,7 +17,7 @@ from homeassistant.core import ServiceCall, ServiceResponse
 from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import config_validation as cv
 
-from ..client import KeyChangedError, TrustState, same_code
+from ..client import KeyChangedError, TrustState
 from ..const import CONF_OWNER_ID, DOMAIN
 from ..device import agent_name
 from ..errors import action_error
@@ -62,7 +62,7 @@ async def _decide(call: ServiceCall, state: TrustState) -> dict[str, Any]:
             translation_placeholders=names,
         )
     typed = call.data.get(ATTR_VERIFICATION_CODE)
-    if typed is not None and not same_code(device.code, typed):
+    if typed is not None and not device.shows_code(typed):
         raise _mismatch(names)
     try:
         decided = await trust.async_decide(person, device_id, state, key=device.identity_key)

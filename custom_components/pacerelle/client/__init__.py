@@ -19,48 +19,30 @@ from .errors import (
     SendRefusal,
 )
 from .limits import BOUNDS
-from .outbox.sender import Recipient
-from .relay.agent_connect import (
-    AuthorizationRequest,
-    Installation,
-    begin,
-    exchange_code,
-    normalize_server_url,
-    register_client,
-)
+from .relay.agent_connect import AgentConnect, Installation
 from .relay.frames import is_relay_id
 from .signal.native import native_crypto_unavailable
 from .state.agent_store import AgentStore, AgentStores, StoreLocation
 from .state.errors import StoreError, StoreProblem
 from .trust.door import TrustDoor, TrustListener
-from .trust.kept import TrustLoss
 from .values.checkpoints import CheckpointStatus
 from .values.decrypt_failures import DecryptFailures, DecryptionOutcome, DeviceKey
 from .values.history import Reply
-from .values.payloads import public_attachment
+from .values.question import Question
 from .values.requests import Request
-from .values.send_queue import QueueFullError
 from .values.trust_book import (
     DeviceTrust,
     KeyChangedError,
     TrustBook,
     TrustState,
-    same_code,
 )
-from .values.widget_answers import (
-    Addressee,
-    MemberAnswers,
-    WidgetResponse,
-    answer_problem,
-)
+from .values.widget_answers import WidgetResponse
 from .values.widgets import (
     ASKABLE_KINDS,
     DATETIME_MODES,
     RESPONSE_MODES,
     WidgetError,
-    build_update,
     build_widget,
-    check_patch,
     check_widget,
 )
 
@@ -69,16 +51,15 @@ __all__ = [
     "BOUNDS",
     "DATETIME_MODES",
     "RESPONSE_MODES",
-    "Addressee",
     "Agent",
     "AgentConfig",
+    "AgentConnect",
     "AgentHooks",
     "AgentHost",
     "AgentStatus",
     "AgentStore",
     "AgentStores",
     "AgentSummary",
-    "AuthorizationRequest",
     "CheckpointStatus",
     "ConnectionState",
     "DecryptFailures",
@@ -88,13 +69,11 @@ __all__ = [
     "ErrorKind",
     "Installation",
     "KeyChangedError",
-    "MemberAnswers",
     "Opening",
     "OutgoingFile",
     "PacerelleApiError",
     "PacerelleError",
-    "QueueFullError",
-    "Recipient",
+    "Question",
     "Reply",
     "Request",
     "SeenConversation",
@@ -106,23 +85,13 @@ __all__ = [
     "TrustBook",
     "TrustDoor",
     "TrustListener",
-    "TrustLoss",
     "TrustState",
     "WidgetError",
     "WidgetResponse",
-    "answer_problem",
-    "begin",
-    "build_update",
     "build_widget",
-    "check_patch",
     "check_widget",
-    "exchange_code",
     "install_agent",
     "is_relay_id",
     "native_crypto_unavailable",
-    "normalize_server_url",
     "open_agent",
-    "public_attachment",
-    "register_client",
-    "same_code",
 ]

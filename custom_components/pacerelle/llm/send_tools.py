@@ -56,10 +56,7 @@ def _check_target(ref: AgentRef, args: Mapping[str, Any]) -> None:
         ref.request_in_scope(source)
         ref.check_answerable(source)
         return
-    found = ref.runtime.agent.recipient(
-        conversation_id=args.get("conversationId"), to=args.get("to")
-    )
-    ref.scope.check_recipient(found)
+    ref.check_recipient(args.get("conversationId"), args.get("to"))
 
 
 def _sent(reply: Reply) -> dict[str, Any]:

@@ -22,10 +22,7 @@ from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import llm
 
 from ..callers import async_require_admin
-from ..client import (
-    Recipient,
-    Request,
-)
+from ..client import Request
 from ..const import CONF_AGENT_ID, CONF_CONVERSATION_ID, CONF_OWNER_ID, DOMAIN
 from ..device import agent_name
 from ..errors import tool_errors
@@ -66,16 +63,6 @@ class LlmScope:
                 translation_placeholders={"conversation_id": conversation_id},
             )
 
-    def check_recipient(self, found: Recipient) -> None:
-        """A tool error unless the send goes, in scope, to the owner or the whole group."""
-        self.check_conversation(found.conversation_id)
-        if found.to != self.owner_id and not found.is_group:
-            raise HomeAssistantError(
-                translation_domain=DOMAIN,
-                translation_key="llm_recipient_out_of_scope",
-                translation_placeholders={"to": found.to, "conversation_id": found.conversation_id},
-            )
-
 
 @dataclass(frozen=True, slots=True)
 class AgentRef:
@@ -85,6 +72,18 @@ class AgentRef:
     name: str
     runtime: PacerelleRuntime
     scope: LlmScope
+
+    def check_recipient(self, conversation_id: str | None, to: str | None) -> None:
+        """A tool error unless the send goes, as the client resolves it, to a conversation
+        in scope and there to the owner or the whole group."""
+        found = self.runtime.agent.recipient(conversation_id=conversation_id, to=to)
+        self.scope.check_conversation(found.conversation_id)
+        if found.to != self.scope.owner_id and not found.is_group:
+            raise HomeAssistantError(
+                translation_domain=DOMAIN,
+                translation_key="llm_recipient_out_of_scope",
+                translation_placeholders={"to": found.to, "conversation_id": found.conversation_id},
+            )
 
     def request_in_scope(self, message_id: str) -> None:
         """A tool error if `message_id` is a request of a conversation out of scope."""

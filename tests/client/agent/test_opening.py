@@ -21,11 +21,11 @@ from custom_components.pacerelle.client import (
     StoreError,
     StoreLocation,
     StoreProblem,
-    TrustLoss,
     install_agent,
     open_agent,
 )
 from custom_components.pacerelle.client.agent.generation import GENERATION_KEY
+from custom_components.pacerelle.client.trust.kept import TrustLoss
 from tests.helpers.emulator import EmulatorHandle, Installed
 
 

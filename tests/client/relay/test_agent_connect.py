@@ -1,6 +1,7 @@
 """The Agent Connect client against the running emulator: every call and its refusals."""
 
 import base64
+import dataclasses
 import hashlib
 from collections.abc import AsyncIterator
 from urllib.parse import parse_qs, urlsplit
@@ -17,13 +18,9 @@ from custom_components.pacerelle.client.errors import (
     PacerelleResponseError,
 )
 from custom_components.pacerelle.client.relay.agent_connect import (
-    AuthorizationRequest,
+    AgentConnect,
     Pkce,
-    begin,
     code_challenge,
-    exchange_code,
-    normalize_server_url,
-    register_client,
     request_runtime_token,
 )
 from tests.helpers.emulator import REDIRECT_URI, EmulatorHandle
@@ -48,18 +45,8 @@ def test_pkce_pair_follows_rfc_7636() -> None:
     )
 
 
-def test_server_url_is_normalized() -> None:
-    assert normalize_server_url(" https://api.pacerelle.com/ ") == "https://api.pacerelle.com"
-    assert normalize_server_url("http://127.0.0.1:8080") == "http://127.0.0.1:8080"
-    for bad in ("api.pacerelle.com", "ftp://x", "https://x/?a=1", "https://x/#f", "https://"):
-        with pytest.raises(ValueError, match=r"URL|query"):
-            normalize_server_url(bad)
-
-
-async def _begin(
-    emulator: EmulatorHandle, client_id: str, key: str | None = None
-) -> AuthorizationRequest:
-    return await begin(
+async def _begin(emulator: EmulatorHandle, client_id: str, key: str | None = None) -> AgentConnect:
+    return await AgentConnect.begin(
         emulator.session,
         emulator.base_url,
         connection_key=key or await emulator.connect_key(),
@@ -78,7 +65,7 @@ def _callback_query(redirect_url: str) -> dict[str, str]:
 
 async def test_whole_flow_and_runtime_token(emulator: EmulatorHandle) -> None:
     session = emulator.session
-    client_id = await register_client(
+    client_id = await AgentConnect.register(
         session, emulator.base_url + "/", client_name="Home Assistant", redirect_uri=REDIRECT_URI
     )
     pending = await _begin(emulator, client_id)
@@ -88,14 +75,7 @@ async def test_whole_flow_and_runtime_token(emulator: EmulatorHandle) -> None:
     query = _callback_query(approved["redirect_url"])
     assert query["state"] == "flow-state"
 
-    installation = await exchange_code(
-        session,
-        emulator.base_url,
-        client_id=client_id,
-        redirect_uri=REDIRECT_URI,
-        code=query["code"],
-        code_verifier=pending.pkce.verifier,
-    )
+    installation = await pending.exchange(session, query["code"])
     [record] = await emulator.admin("GET", "/installations")
     assert installation.agent_id == record["agent_id"]
     assert installation.owner_id == record["owner_id"] == "usr_demo"
@@ -157,23 +137,13 @@ async def test_refused_exchanges(emulator: EmulatorHandle) -> None:
     approved = await emulator.admin("POST", f"/requests/{pending.request_id}/approve")
     code = _callback_query(approved["redirect_url"])["code"]
 
-    async def exchange(verifier: str) -> None:
-        await exchange_code(
-            emulator.session,
-            emulator.base_url,
-            client_id=client_id,
-            redirect_uri=REDIRECT_URI,
-            code=code,
-            code_verifier=verifier,
-        )
-
     with pytest.raises(PacerelleApiError) as err:
-        await exchange(Pkce.new().verifier)
+        await dataclasses.replace(pending, pkce=Pkce.new()).exchange(emulator.session, code)
     assert err.value.status == 400
     assert "code_verifier" in err.value.message
-    await exchange(pending.pkce.verifier)
+    await pending.exchange(emulator.session, code)
     with pytest.raises(PacerelleApiError, match="already used"):
-        await exchange(pending.pkce.verifier)
+        await pending.exchange(emulator.session, code)
 
 
 @pytest.fixture
@@ -193,7 +163,7 @@ async def garbage_url(socket_enabled: None) -> AsyncIterator[str]:
 
 async def test_unreachable_and_garbage(emulator: EmulatorHandle, garbage_url: str) -> None:
     with pytest.raises(PacerelleConnectionError):
-        await register_client(
+        await AgentConnect.register(
             emulator.session,
             "http://127.0.0.1:9",
             client_name="Home Assistant",
@@ -201,7 +171,7 @@ async def test_unreachable_and_garbage(emulator: EmulatorHandle, garbage_url: st
         )
     # A web page where the API should be is a broken server, not a refusal.
     with pytest.raises(PacerelleResponseError):
-        await register_client(
+        await AgentConnect.register(
             emulator.session, garbage_url, client_name="x", redirect_uri=REDIRECT_URI
         )
     await emulator.faults(route_status={"/agent-connect/requests": 502})

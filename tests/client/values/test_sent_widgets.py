@@ -10,7 +10,11 @@ from custom_components.pacerelle.client.values.history import History, Reply
 from custom_components.pacerelle.client.values.payloads import Content
 from custom_components.pacerelle.client.values.sent_widgets import sent_widget, typed_content
 from custom_components.pacerelle.client.values.widget_answers import answer_problem, typed_answer
-from custom_components.pacerelle.client.values.widgets import build_update, build_widget
+from custom_components.pacerelle.client.values.widgets import (
+    WidgetError,
+    build_update,
+    build_widget,
+)
 
 
 def _sent(message_id: str, payload: dict[str, Any] | str, to_device_id: str = "1") -> Reply:
@@ -45,6 +49,24 @@ def test_updates_alone_when_the_widget_left_the_history() -> None:
     found = sent_widget(history, "w")
     assert found is not None
     assert (found.last.message_id, found.kind, dict(found.spec)) == ("m9", None, {"value": 70})
+
+
+def test_an_update_is_checked_against_the_widget_it_patches() -> None:
+    widget = build_widget("progress", {"title": "Backup", "value": 10, "max": 80}, widget_id="w")
+    found = sent_widget(History((), (_sent("m1", widget),)), "w")
+    assert found is not None
+    update = found.update({"spec": {"value": 40}})
+    assert (update["type"], update["ref"], update["patch"]) == (
+        "widget.update",
+        "w",
+        {"spec": {"value": 40}},
+    )
+    with pytest.raises(WidgetError):
+        found.update({"spec": {"value": 81}})  # over the widget's max
+    earlier = _sent("m9", build_update("w", {"spec": {"value": 70}}))
+    alone = sent_widget(History((), (earlier,)), "w")
+    assert alone is not None
+    assert alone.update({"spec": {"value": 90}})["patch"] == {"spec": {"value": 90}}
 
 
 def test_deep_nesting_is_text_not_a_fault() -> None:

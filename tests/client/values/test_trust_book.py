@@ -8,7 +8,6 @@ from custom_components.pacerelle.client.values.trust_book import (
     KeyChangedError,
     TrustBook,
     TrustState,
-    same_code,
 )
 
 OWNER = "usr_owner"
@@ -82,11 +81,13 @@ def test_a_decision_binds_to_the_key_it_was_shown_for() -> None:
 
 
 def test_codes_compare_without_spaces_or_case() -> None:
-    code = seen(TrustBook(), OWNER, "1", KEY_A).devices[f"{OWNER}|1"].code
-    assert same_code(code, code.replace(" ", "").lower())
-    assert same_code(code, f"  {code}\n")
-    assert not same_code(code, code[:-1] + ("0" if code[-1] != "0" else "1"))
-    assert not same_code("", "")  # a device without a key shows no code to confirm
+    device = seen(TrustBook(), OWNER, "1", KEY_A).devices[f"{OWNER}|1"]
+    code = device.code
+    assert device.shows_code(code.replace(" ", "").lower())
+    assert device.shows_code(f"  {code}\n")
+    assert not device.shows_code(code[:-1] + ("0" if code[-1] != "0" else "1"))
+    keyless = DeviceTrust(OWNER, "2", None, TrustState.UNVERIFIED)
+    assert not keyless.shows_code("")  # a device without a key shows no code to confirm
 
 
 def test_a_decision_belongs_to_the_key_under_every_device_id() -> None:

@@ -278,7 +278,8 @@ class Agent(AgentReads):
         return await self._files.download(request.attachments[index])
 
     async def mark_processed(self, message_id: str, note: str | None = None) -> Request:
-        return await handling.mark_processed(self._core, message_id, note)
+        request = await handling.mark_processed(self._core, message_id, note)
+        return request.for_host()
 
     async def save_checkpoint(
         self,

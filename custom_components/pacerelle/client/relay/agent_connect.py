@@ -50,17 +50,6 @@ def code_challenge(verifier: str) -> str:
 
 
 @dataclass(frozen=True)
-class AuthorizationRequest:
-    """An installation waiting for the user's answer in Pacerelle."""
-
-    request_id: str
-    authorization_url: str
-    expires_in: int
-    expires_at: str
-    pkce: Pkce
-
-
-@dataclass(frozen=True)
 class Installation:
     """What the code exchange returns: the agent and its long-lived credential."""
 
@@ -81,102 +70,103 @@ class RuntimeToken:
     expires_in: int
 
 
-def normalize_server_url(url: str) -> str:
-    """The base URL without trailing slash; ValueError unless absolute http(s) without query."""
-    stripped = url.strip().rstrip("/")
-    parts = urlsplit(stripped)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"{url!r} is not an absolute http(s) URL")
-    if parts.query or parts.fragment:
-        raise ValueError(f"{url!r} must not carry a query or fragment")
-    return stripped
+@dataclass(frozen=True)
+class AgentConnect:
+    """One installation waiting for the user's answer in Pacerelle: `begin` starts it,
+    the browser goes to `authorization_url`, `exchange` trades the callback's code for the
+    `Installation` (before `expires_in` seconds have passed)."""
 
+    server_url: str
+    client_id: str
+    redirect_uri: str
+    request_id: str
+    authorization_url: str
+    expires_in: int
+    expires_at: str
+    pkce: Pkce
 
-async def register_client(
-    session: aiohttp.ClientSession, server_url: str, *, client_name: str, redirect_uri: str
-) -> str:
-    """Register an OAuth client for one callback URL; returns its client_id (not a secret)."""
-    body = await request_json(
-        session,
-        "POST",
-        _url(server_url, REGISTER_PATH),
-        json_body={"client_name": client_name, "redirect_uris": [redirect_uri]},
-    )
-    return answers.identifier(body, "client_id")
+    @staticmethod
+    async def register(
+        session: aiohttp.ClientSession, server_url: str, *, client_name: str, redirect_uri: str
+    ) -> str:
+        """Register an OAuth client for one callback URL; its client_id (not a secret)."""
+        body = await request_json(
+            session,
+            "POST",
+            _url(server_url, REGISTER_PATH),
+            json_body={"client_name": client_name, "redirect_uris": [redirect_uri]},
+        )
+        return answers.identifier(body, "client_id")
 
+    @classmethod
+    async def begin(
+        cls,
+        session: aiohttp.ClientSession,
+        server_url: str,
+        *,
+        connection_key: str,
+        client_id: str,
+        redirect_uri: str,
+        state: str,
+        agent_name: str,
+        agent_description: str,
+    ) -> AgentConnect:
+        """Start an installation with the user's connection key (spent by a success).
 
-async def begin(
-    session: aiohttp.ClientSession,
-    server_url: str,
-    *,
-    connection_key: str,
-    client_id: str,
-    redirect_uri: str,
-    state: str,
-    agent_name: str,
-    agent_description: str,
-) -> AuthorizationRequest:
-    """Start an installation with the user's connection key (spent by a success).
+        PacerelleAuthError: the key is unknown or already used.
+        """
+        pkce = Pkce.new()
+        body = await request_json(
+            session,
+            "POST",
+            _url(server_url, REQUESTS_PATH),
+            token=connection_key,
+            json_body={
+                "client_id": client_id,
+                "redirect_uri": redirect_uri,
+                "state": state,
+                "code_challenge": pkce.challenge,
+                "code_challenge_method": CODE_CHALLENGE_METHOD,
+                "agent_name": agent_name,
+                "agent_description": agent_description,
+                "scope": SCOPE,
+            },
+        )
+        authorization_url = answers.text(body, "authorization_url")
+        if urlsplit(authorization_url).scheme not in ("http", "https"):
+            raise PacerelleResponseError("authorization_url is not an http(s) URL")
+        return cls(
+            server_url=server_url,
+            client_id=client_id,
+            redirect_uri=redirect_uri,
+            request_id=answers.identifier(body, "request_id"),
+            authorization_url=authorization_url,
+            expires_in=answers.seconds(body, "expires_in"),
+            expires_at=answers.text(body, "expires_at"),
+            pkce=pkce,
+        )
 
-    PacerelleAuthError: the key is unknown or already used.
-    """
-    pkce = Pkce.new()
-    body = await request_json(
-        session,
-        "POST",
-        _url(server_url, REQUESTS_PATH),
-        token=connection_key,
-        json_body={
-            "client_id": client_id,
-            "redirect_uri": redirect_uri,
-            "state": state,
-            "code_challenge": pkce.challenge,
-            "code_challenge_method": CODE_CHALLENGE_METHOD,
-            "agent_name": agent_name,
-            "agent_description": agent_description,
-            "scope": SCOPE,
-        },
-    )
-    authorization_url = answers.text(body, "authorization_url")
-    if urlsplit(authorization_url).scheme not in ("http", "https"):
-        raise PacerelleResponseError("authorization_url is not an http(s) URL")
-    return AuthorizationRequest(
-        request_id=answers.identifier(body, "request_id"),
-        authorization_url=authorization_url,
-        expires_in=answers.seconds(body, "expires_in"),
-        expires_at=answers.text(body, "expires_at"),
-        pkce=pkce,
-    )
-
-
-async def exchange_code(
-    session: aiohttp.ClientSession,
-    server_url: str,
-    *,
-    client_id: str,
-    redirect_uri: str,
-    code: str,
-    code_verifier: str,
-) -> Installation:
-    """Trade the callback's one-time code for the installation (PacerelleApiError if refused)."""
-    body = await request_json(
-        session,
-        "POST",
-        _url(server_url, EXCHANGE_PATH),
-        form={
-            "grant_type": "authorization_code",
-            "client_id": client_id,
-            "redirect_uri": redirect_uri,
-            "code": code,
-            "code_verifier": code_verifier,
-        },
-    )
-    return Installation(
-        agent_id=answers.identifier(body, "agent_id"),
-        owner_id=answers.identifier(body, "owner_id"),
-        conversation_id=answers.identifier(body, "conversation_id"),
-        installation_token=answers.token(body, "installation_token"),
-    )
+    async def exchange(self, session: aiohttp.ClientSession, code: str) -> Installation:
+        """Trade the callback's one-time code for the installation (PacerelleApiError if
+        refused)."""
+        body = await request_json(
+            session,
+            "POST",
+            _url(self.server_url, EXCHANGE_PATH),
+            form={
+                "grant_type": "authorization_code",
+                "client_id": self.client_id,
+                "redirect_uri": self.redirect_uri,
+                "code": code,
+                "code_verifier": self.pkce.verifier,
+            },
+        )
+        return Installation(
+            agent_id=answers.identifier(body, "agent_id"),
+            owner_id=answers.identifier(body, "owner_id"),
+            conversation_id=answers.identifier(body, "conversation_id"),
+            installation_token=answers.token(body, "installation_token"),
+        )
 
 
 async def request_runtime_token(

@@ -14,14 +14,21 @@ from typing import Any
 from .history import History, Reply
 from .payloads import Content, json_object
 from .widget_answers import typed_answer
-from .widgets import WIDGET_RESPONSE, WIDGET_STANDARD, WIDGET_UPDATE
+from .widgets import WIDGET_RESPONSE, WIDGET_STANDARD, WIDGET_UPDATE, build_update, check_patch
 
 
 @dataclass(frozen=True, slots=True)
 class SentWidget:
+    id: str
     last: Reply  # the newest send about it, where an update goes
     kind: str | None  # None when the widget itself left the history
     spec: Mapping[str, Any] = field(default_factory=dict)
+
+    def update(self, patch: Any) -> dict[str, Any]:
+        """The widget.update payload of `patch`, checked against this widget's kind and
+        current spec (each field by its own rule when the widget left the history)."""
+        checked = check_patch(self.kind, self.spec if self.kind is not None else None, patch)
+        return build_update(self.id, checked)
 
 
 def sent_widget(history: History, widget_id: str) -> SentWidget | None:
@@ -40,7 +47,7 @@ def sent_widget(history: History, widget_id: str) -> SentWidget | None:
             patch = payload.get("patch")
             if isinstance(patch, Mapping) and isinstance(patch.get("spec"), Mapping):
                 spec.update(patch["spec"])
-    return None if last is None else SentWidget(last, kind, spec)
+    return None if last is None else SentWidget(widget_id, last, kind, spec)
 
 
 def typed_content(content: Content, history: History) -> Content:

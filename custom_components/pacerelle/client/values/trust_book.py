@@ -53,6 +53,11 @@ class DeviceTrust:
         """The verification code the person's app shows for this key, or "" without one."""
         return verification_code(self.identity_key) if self.identity_key else ""
 
+    def shows_code(self, typed: str) -> bool:
+        """Whether a typed verification code is this device's (spaces and case aside; never
+        for a device without a key, which shows no code to confirm)."""
+        return bool(self.code) and _bare(self.code) == _bare(typed)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "person_id": self.person_id,
@@ -82,11 +87,6 @@ class KeyChangedError(PacerelleError):
     def __init__(self, current: DeviceTrust) -> None:
         super().__init__(f"{current.person_id} device {current.device_id} presents another key")
         self.current = current
-
-
-def same_code(shown: str, typed: str) -> bool:
-    """Whether a typed verification code is the shown one (spaces and case aside)."""
-    return bool(shown) and _bare(shown) == _bare(typed)
 
 
 def _bare(code: str) -> str:

@@ -51,7 +51,9 @@ ASKABLE_KINDS: Final = (CONFIRM, CHOICE, FORM, DATETIME, PERMISSION)
 """The questions a host may ask and wait for: each answered by a value (a file picker's answer
 is files, which no waiting caller can take)."""
 
-RESPONSE_MODES: Final = ("individual", "collective")
+INDIVIDUAL: Final = "individual"  # every member answers (values/question.py)
+COLLECTIVE: Final = "collective"  # the first member who answers settles it
+RESPONSE_MODES: Final = (INDIVIDUAL, COLLECTIVE)
 FIELD_TYPES: Final = (
     "text",
     "textarea",
