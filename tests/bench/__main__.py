@@ -9,6 +9,8 @@ python -m tests.bench --system --state busy
                                     busy state (tests/helpers/store_states.py; seeded.py)
 python -m tests.bench --profile     hass under cProfile during the latency loop (hass_profile.py)
 python -m tests.bench --store       the .enc store beside the per-record store (store.py)
+python -m tests.bench --load        where a per-record store's load goes, phase by phase
+                                    (load_phases.py)
 python -m tests.bench --soak [--months N] [--scale X] [--trace]
                                     a busy household's simulated months, one row each
                                     (soak.py); --trace adds tracemalloc's grown sites
@@ -19,7 +21,7 @@ python -m tests.bench --emulator [--messages N]
 
 import argparse
 
-from tests.bench import crypto, emulator, hass_profile, soak, store, system
+from tests.bench import crypto, emulator, hass_profile, load_phases, soak, store, system
 from tests.helpers.store_states import SHAPES
 
 
@@ -31,6 +33,7 @@ def main() -> None:
     only.add_argument("--latency", action="store_true", help="only the event latency")
     only.add_argument("--profile", action="store_true", help="cProfile of hass, per message")
     only.add_argument("--store", action="store_true", help="old and new store, per commit")
+    only.add_argument("--load", action="store_true", help="a store's load, phase by phase")
     only.add_argument("--emulator", action="store_true", help="the emulator's own cost")
     only.add_argument("--soak", action="store_true", help="a busy household's year")
     parser.add_argument("--months", type=int, default=12, help="with --soak")
@@ -67,18 +70,13 @@ def main() -> None:
 
 def _only(args: argparse.Namespace) -> list[str] | None:
     """The figures of a single-benchmark option, or None without one."""
-    if args.emulator:
-        return emulator.run(args.messages)
-    if args.soak:
-        return soak.run(args.months, args.scale, trace=args.trace)
-    if args.store:
-        return store.run()
-    if args.profile:
-        return hass_profile.run()
-    if args.latency:
-        return system.run(latency_only=True)
-    return None
-
-
-if __name__ == "__main__":
-    main()
+    runs = {
+        "emulator": lambda: emulator.run(args.messages),
+        "soak": lambda: soak.run(args.months, args.scale, trace=args.trace),
+        "store": store.run,
+        "load": load_phases.run,
+        "profile": hass_profile.run,
+        "latency": lambda: system.run(latency_only=True),
+    }
+    chosen = next((run for option, run in runs.items() if getattr(args, option)), None)
+    return None if chosen is None else chosen()
