@@ -80,3 +80,7 @@ def _only(args: argparse.Namespace) -> list[str] | None:
     }
     chosen = next((run for option, run in runs.items() if getattr(args, option)), None)
     return None if chosen is None else chosen()
+
+
+if __name__ == "__main__":
+    main()
