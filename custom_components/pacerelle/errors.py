@@ -48,6 +48,9 @@ class Translation(NamedTuple):
 
 REFUSALS: Final[dict[SendRefusal, Translation]] = {
     SendRefusal.UNKNOWN_REQUEST: Translation("unknown_message", "llm_unknown_request", True),
+    SendRefusal.UNKNOWN_CONVERSATION: Translation(
+        "unknown_conversation", "llm_unknown_conversation", True
+    ),
     SendRefusal.NO_SESSION: Translation("not_spoken_yet", "llm_no_session", True),
     SendRefusal.TOO_LONG: Translation("text_too_long", "llm_too_long", True),
     SendRefusal.NOTE_TOO_LONG: Translation("refused_note_too_long", "llm_note_too_long", True),

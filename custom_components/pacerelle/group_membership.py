@@ -43,7 +43,7 @@ def async_watch_groups(hass: HomeAssistant, entry: PacerelleConfigEntry) -> None
         groups = [
             c.conversation_id
             for c in named_conversations(entry)
-            if agent.recipient(conversation_id=c.conversation_id).is_group
+            if agent.is_group(c.conversation_id)
         ]
         if groups and runtime.status.state is ConnectionState.CONNECTED:
             running = entry.async_create_background_task(

@@ -21,7 +21,7 @@ from tests.helpers.conversations import kept_recipient, notify_of, the_subentry
 from tests.helpers.emulator import EmulatorHandle
 from tests.helpers.groups import DEVICES, family_group, member_writes
 from tests.helpers.runtime import wait_until
-from tests.helpers.services import human_writes
+from tests.helpers.services import human_writes, refused
 
 
 def legacy(conversation_id: str, recipient: str, title: str) -> ConfigSubentry:
@@ -90,3 +90,21 @@ async def test_a_removed_subentry_is_forgotten_by_the_store(
     subentry = the_subentry(agent, group_id)
     assert hass.config_entries.async_remove_subentry(agent.entry, subentry.subentry_id)
     await wait_until(lambda: group_id not in agent.runtime.agent.data.conversations.named)
+
+
+async def test_a_send_to_a_conversation_the_agent_does_not_know_is_refused_translated(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    """Not its own, not named, never written in: the agent knows nobody it would reach
+    there, so nothing is sent (not a direct message to the owner in a stranger's
+    conversation, as a send without `to` went before)."""
+    agent = await start_agent(hass, emulator, spoken=True)
+    before = agent.runtime.agent.history().replies
+    error = await refused(
+        hass,
+        "send_message",
+        {"text": "hi", "conversation_id": "conv_nobody"},
+        "unknown_conversation",
+    )
+    assert "conv_nobody" in error.translation_placeholders["detail"]
+    assert agent.runtime.agent.history().replies == before  # nothing sent, nothing recorded

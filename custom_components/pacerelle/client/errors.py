@@ -59,6 +59,7 @@ class SendRefusal(StrEnum):
     """Why a send was refused: each has one translation on the Home Assistant side."""
 
     UNKNOWN_REQUEST = "unknown_request"
+    UNKNOWN_CONVERSATION = "unknown_conversation"  # not the agent's, not named, never seen
     NO_SESSION = "no_session"
     TOO_LONG = "too_long"
     NOTE_TOO_LONG = "note_too_long"

@@ -64,15 +64,15 @@ def test_a_named_conversation_reaches_its_kept_recipient_after_its_history_rolle
     signal: AgentSignalState,
 ) -> None:
     """Nothing of `family` in the history any more: the kept record alone says it is a
-    group; the agent's own conversation is its owner's, seen or not; an unknown one is sent
-    as a send without `to` always went, to the owner."""
+    group; the agent's own conversation is its owner's, seen or not; of an unknown one the
+    agent knows no recipient (a send to it is refused: outbox/sender.py)."""
     data = AgentData(signal)
     named = replace(data.conversations, named={"family": "group:family", "ana": "usr_ana"})
     data = replace(data, conversations=named)
     assert conversation_recipient(data, Whose(), "family") == "group:family"
     assert conversation_recipient(data, Whose(), "ana") == "usr_ana"
     assert conversation_recipient(data, Whose(), "mine") == "own"
-    assert conversation_recipient(data, Whose(), "unknown") == "own"
+    assert conversation_recipient(data, Whose(), "unknown") is None
     family = known_conversation(data, Whose(), "family")
     assert family is not None
     assert (family.is_group, family.member_ids, family.recipient) == (True, (), "group:family")

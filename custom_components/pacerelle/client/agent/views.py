@@ -221,6 +221,13 @@ class AgentReads:
         """The conversations seen (conversations/seen.py), the most recently active first."""
         return seen_conversations(self._core.data, self._core.config.agent_id)
 
+    def is_group(self, conversation_id: str) -> bool:
+        """Whether the conversation is a group, as far as the agent knows it (a send to it
+        without `to` reaches the group); False for one it knows nothing of. Never raises:
+        status callbacks ask it."""
+        found = known_conversation(self._core.data, self._core.config, conversation_id)
+        return found is not None and found.is_group
+
     def conversation(self, conversation_id: str) -> SeenConversation | None:
         """The conversation as seen, named or the agent's own (conversations/seen.py
         `known_conversation`); None when the agent knows nothing of it."""

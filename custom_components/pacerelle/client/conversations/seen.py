@@ -142,17 +142,15 @@ def known_conversation(
     )
 
 
-def conversation_recipient(data: AgentData, whose: Whose, conversation_id: str) -> str:
+def conversation_recipient(data: AgentData, whose: Whose, conversation_id: str) -> str | None:
     """The `to` that reaches all of a conversation: the owner in the agent's own, the one
-    kept for a named one, the one seen there; the owner where nothing of it is known, as a
-    send with no `to` always went."""
-    found = _recipient(
+    kept for a named one, the one seen there; None when the agent knows nothing of it."""
+    return _recipient(
         data,
         whose,
         conversation_id,
         lambda: seen_conversation(data, whose.agent_id, conversation_id),
     )
-    return whose.owner_id if found is None else found
 
 
 def _recipient(

@@ -99,7 +99,8 @@ class Sender:
         group, for a group request), else `to` in `conversation_id` (the agent's own by
         default); without `to`, whoever reaches all of that conversation (its group, the
         person, the owner in the agent's own: conversations/seen.py
-        `conversation_recipient`). SendError: the request answered is unknown."""
+        `conversation_recipient`). SendError: the request answered, or the conversation
+        without `to`, is unknown to the agent."""
         if source_message_id is not None:
             request = self.find_request(source_message_id)
             if request is None:
@@ -110,6 +111,8 @@ class Sender:
         conversation = conversation_id or core.config.conversation_id
         if to is None:
             to = conversation_recipient(core.data, core.config, conversation)
+            if to is None:
+                raise SendError(SendRefusal.UNKNOWN_CONVERSATION, conversation)
         return Recipient(conversation, to, None)
 
     def resolve(
