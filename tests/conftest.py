@@ -1,5 +1,6 @@
 """Shared fixtures of the Home Assistant tests."""
 
+import logging
 from collections.abc import Generator
 from pathlib import Path
 
@@ -7,6 +8,11 @@ import pytest
 from pytest_homeassistant_custom_component.common import get_test_config_dir
 
 from tests.helpers.loop_blocking import BlockingCatches, strict_loop_blocking
+
+# The harness's plugin logs every SQL statement (INFO); the recorder's thread goes on
+# committing after a test's output capture ended, and those lines landed in the suite's
+# output between the progress dots. No test reads them.
+logging.getLogger("sqlalchemy.engine").setLevel(logging.WARNING)
 
 
 @pytest.fixture(autouse=True)
