@@ -14,7 +14,7 @@ CONF_AGENT_ID: Final = "agent_id"
 CONF_OWNER_ID: Final = "owner_id"
 CONF_CONVERSATION_ID: Final = "conversation_id"
 # A named conversation (config subentry, subentry_flow.py): its data is the conversation id
-# and the `to` a message for all of it takes (`group:<id>`, or the person of a direct one).
+# (whom it reaches the agent's store keeps: conversation_names.py).
 SUBENTRY_CONVERSATION: Final = "conversation"
 # The owner's direct conversation's subentry, made with the entry (owner_conversation.py).
 OWNER_CONVERSATION_TITLE: Final = "Owner"

@@ -75,7 +75,11 @@ class AgentRef:
 
     def check_recipient(self, conversation_id: str | None, to: str | None) -> None:
         """A tool error unless the send goes, as the client resolves it, to a conversation
-        in scope and there to the owner or the whole group."""
+        in scope and there to the owner or the whole group. A named conversation's scope is
+        checked before the client resolves it: whether the agent knows a conversation out
+        of scope is none of the model's business."""
+        if conversation_id is not None:
+            self.scope.check_conversation(conversation_id)
         found = self.runtime.agent.recipient(conversation_id=conversation_id, to=to)
         self.scope.check_conversation(found.conversation_id)
         if found.to != self.scope.owner_id and not found.is_group:

@@ -86,3 +86,17 @@ async def test_the_options_widen_the_scope(hass: HomeAssistant, emulator: Emulat
     only = await call(hass, "wait_for_messages", timeoutMs=0, conversationId=FAMILY)
     assert [m["message_id"] for m in only["messages"]] == [secret]
     await call(hass, "mark_processed", messageId=secret)
+
+
+async def test_a_conversation_out_of_scope_is_refused_alike_known_or_not(
+    hass: HomeAssistant, emulator: EmulatorHandle
+) -> None:
+    """Whether the agent knows a conversation outside the scope is not for the model to
+    learn: one it knows and one it never saw get the same refusal, before any resolving."""
+    agent, _ = await owner_asks(hass, emulator, "hello")
+    await someone_writes_elsewhere(emulator, agent.installed, agent.runtime, "hi")
+    for conversation_id in (FAMILY, "conv_never_seen"):
+        with pytest.raises(HomeAssistantError) as caught:
+            await call(hass, "send_message", text="x", conversationId=conversation_id)
+        assert caught.value.translation_key == "llm_out_of_scope", conversation_id
+    assert await emulator.inbox(agent.conversation_id) == []
