@@ -15,12 +15,14 @@ from ..agent_core import AgentCore, ConnectionState
 from ..conversations.membership import GroupMemberships, Member, members_with_trust
 from ..conversations.seen import (
     SeenConversation,
+    conversation_recipient,
     known_conversation,
     seen_conversation,
     seen_conversations,
 )
 from ..limits import MAX_HISTORY_ENTRIES
 from ..outbox.sender import Recipient, Sender
+from ..relay.frames import is_group_recipient
 from ..signal.identity import verification_code
 from ..values.agent_data import AgentData, UncertainSend
 from ..values.checkpoints import Checkpoint
@@ -225,8 +227,8 @@ class AgentReads:
         """Whether the conversation is a group, as far as the agent knows it (a send to it
         without `to` reaches the group); False for one it knows nothing of. Never raises:
         status callbacks ask it."""
-        found = known_conversation(self._core.data, self._core.config, conversation_id)
-        return found is not None and found.is_group
+        to = conversation_recipient(self._core.data, self._core.config, conversation_id)
+        return is_group_recipient(to, conversation_id)
 
     def conversation(self, conversation_id: str) -> SeenConversation | None:
         """The conversation as seen, named or the agent's own (conversations/seen.py
